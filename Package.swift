@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "reachd",
+    products: [
+        .library(name: "Reachability", targets: ["Reachability"]),
+        .executable(name: "reachd", targets: ["reachd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // pkg-config's libnl-route-3.0 requires libnl-3.0, so this one line gives
+        // the include path and both libraries.
+        .systemLibrary(
+            name: "CNetlink",
+            pkgConfig: "libnl-route-3.0",
+            providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
+        ),
+        .target(
+            name: "Reachability",
+            dependencies: [
+                "CNetlink",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "reachd",
+            dependencies: [
+                "Reachability",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "ReachabilityTests",
+            dependencies: ["Reachability"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "reachdTests",
+            dependencies: ["reachd", "Reachability"]
+        ),
+    ]
+)

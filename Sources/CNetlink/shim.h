@@ -1,0 +1,29 @@
+#ifndef REACHD_CNETLINK_SHIM_H
+#define REACHD_CNETLINK_SHIM_H
+
+// The libnl-3 and libnl-route-3 headers reachd uses, plus the kernel's own
+// rtnetlink definitions (message types, multicast groups, attribute ids).
+// Only files under Sources/Reachability/Netlink import this module.
+
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/if_addr.h>
+#include <netlink/netlink.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
+#include <netlink/socket.h>
+#include <netlink/route/rtnl.h>
+#include <netlink/route/link.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/route.h>
+#include <netlink/route/nexthop.h>
+
+// NLMSG_* and NLMSG_ALIGN are function-like macros, which Swift cannot import.
+
+static inline unsigned int cnl_nlmsg_hdrlen(void) { return NLMSG_HDRLEN; }
+static inline unsigned int cnl_nlmsg_align(unsigned int len) { return NLMSG_ALIGN(len); }
+static inline unsigned int cnl_nlm_f_dump(void) { return NLM_F_DUMP; }
+
+#endif

@@ -1,0 +1,17 @@
+/// What a connectivity check (an HTTP probe to a known endpoint) found, in
+/// NetworkManager's terms.
+///
+/// reachd v1 reports `.unknown` until a check is configured; the other cases
+/// are part of the protocol so that clients can already handle them.
+public enum Connectivity: String, Codable, Sendable, CaseIterable {
+    /// No check has run.
+    case unknown
+    /// The check could not get out at all.
+    case none
+    /// A captive portal answered instead of the endpoint: the user must sign in.
+    case portal
+    /// The check reached something but not the endpoint.
+    case limited
+    /// The endpoint answered as expected.
+    case full
+}

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 address as the kernel sends it: network-order bytes.
+struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    let family: AddressFamily
+    let bytes: [UInt8]
+
+    init?(family: AddressFamily, bytes: [UInt8]) {
+        switch family {
+        case .ipv4: guard bytes.count == 4 else { return nil }
+        case .ipv6: guard bytes.count == 16 else { return nil }
+        }
+        self.family = family
+        self.bytes = bytes
+    }
+
+    /// Parses dotted-quad or RFC 4291 text with `inet_pton`.
+    init?(_ text: String) {
+        var storage = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, text, &storage) == 1 {
+            self.init(family: .ipv4, bytes: Array(storage.prefix(4)))
+        } else if inet_pton(AF_INET6, text, &storage) == 1 {
+            self.init(family: .ipv6, bytes: storage)
+        } else {
+            return nil
+        }
+    }
+
+    var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let af = family == .ipv4 ? AF_INET : AF_INET6
+        _ = bytes.withUnsafeBytes { inet_ntop(af, $0.baseAddress, &text, socklen_t(text.count)) }
+        return String(decoding: text.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+    }
+}

@@ -1,0 +1,35 @@
+/// The route the kernel would use for traffic to the outside: the egress
+/// interface and, unless the route is on-link, the next-hop gateway.
+///
+/// ```swift
+/// if let path = status.primary {
+///     print("\(path.interface) via \(path.gateway ?? "on-link")")
+/// }
+/// ```
+public struct NetworkPath: Codable, Sendable, Hashable {
+    public var interface: String
+    public var index: Int
+    public var family: AddressFamily
+    /// The next hop, or `nil` for an on-link route (a point-to-point link, say).
+    public var gateway: String?
+
+    public init(interface: String, index: Int, family: AddressFamily, gateway: String?) {
+        self.interface = interface
+        self.index = index
+        self.family = family
+        self.gateway = gateway
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case interface, index, family, gateway
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(interface, forKey: .interface)
+        try container.encode(index, forKey: .index)
+        try container.encode(family, forKey: .family)
+        // Explicit null: the protocol promises the key is always there.
+        try container.encode(gateway, forKey: .gateway)
+    }
+}

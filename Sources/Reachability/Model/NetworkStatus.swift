@@ -1,0 +1,106 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The host's network reachability at one moment: what `reachd status --json`
+/// prints and what the daemon sends to its clients.
+///
+/// ```swift
+/// let status = try DaemonClient(socketPath: SocketPath.default()).fetchStatus()
+/// print(status.online ? "online via \(status.primary?.interface ?? "?")" : "offline")
+/// ```
+public struct NetworkStatus: Codable, Sendable, Equatable {
+    public var ipv4: FamilyStatus
+    public var ipv6: FamilyStatus
+    public var connectivity: Connectivity
+    /// Every link the kernel reports, loopback included, in index order.
+    public var interfaces: [InterfaceStatus]
+    /// Increases with every published change; a client can tell it missed one.
+    public var seq: UInt64
+    public var changedAt: Date
+    public var source: StatusSource
+
+    public init(
+        ipv4: FamilyStatus, ipv6: FamilyStatus, connectivity: Connectivity = .unknown,
+        interfaces: [InterfaceStatus], seq: UInt64, changedAt: Date, source: StatusSource
+    ) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.connectivity = connectivity
+        self.interfaces = interfaces
+        self.seq = seq
+        self.changedAt = changedAt
+        self.source = source
+    }
+
+    /// The better of the two families.
+    public var reachability: Reachability { max(ipv4.reachability, ipv6.reachability) }
+
+    /// `true` when at least one family is online.
+    public var online: Bool { reachability == .online }
+
+    /// The path of the family an RFC 6724 client would try first: IPv6 when it
+    /// is online, otherwise IPv4; `nil` when neither is online.
+    public var primary: NetworkPath? { ipv6.path ?? ipv4.path }
+
+    public func family(_ family: AddressFamily) -> FamilyStatus {
+        switch family {
+        case .ipv4: ipv4
+        case .ipv6: ipv6
+        }
+    }
+
+    /// Whether two statuses describe the same network, ignoring when and by whom
+    /// they were published. The daemon publishes only when this is `false`.
+    public func describesSameNetwork(as other: NetworkStatus) -> Bool {
+        ipv4 == other.ipv4 && ipv6 == other.ipv6 && connectivity == other.connectivity
+            && interfaces == other.interfaces
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
+        case seq
+        case changedAt = "changed_at"
+        case source
+    }
+
+    private struct Families: Codable {
+        var ipv4: FamilyStatus
+        var ipv6: FamilyStatus
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let families = try container.decode(Families.self, forKey: .families)
+        ipv4 = families.ipv4
+        ipv6 = families.ipv6
+        connectivity = try container.decode(Connectivity.self, forKey: .connectivity)
+        interfaces = try container.decode([InterfaceStatus].self, forKey: .interfaces)
+        seq = try container.decode(UInt64.self, forKey: .seq)
+        let stamp = try container.decode(String.self, forKey: .changedAt)
+        guard let date = Timestamp.parse(stamp) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .changedAt, in: container,
+                debugDescription: "changed_at \"\(stamp)\" is not an RFC 3339 timestamp")
+        }
+        changedAt = date
+        source = try container.decode(StatusSource.self, forKey: .source)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(online, forKey: .online)
+        try container.encode(reachability, forKey: .reachability)
+        try container.encode(ipv4.reachability, forKey: .ipv4)
+        try container.encode(ipv6.reachability, forKey: .ipv6)
+        try container.encode(connectivity, forKey: .connectivity)
+        try container.encode(primary, forKey: .primary)
+        try container.encode(Families(ipv4: ipv4, ipv6: ipv6), forKey: .families)
+        try container.encode(interfaces, forKey: .interfaces)
+        try container.encode(seq, forKey: .seq)
+        try container.encode(Timestamp.format(changedAt), forKey: .changedAt)
+        try container.encode(source, forKey: .source)
+    }
+}

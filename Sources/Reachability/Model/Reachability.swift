@@ -1,0 +1,30 @@
+/// How far the host can reach, for one address family or overall.
+///
+/// The cases are ordered: `offline < local < online`, so the overall answer is
+/// the `max` of the two families.
+///
+/// ```swift
+/// let overall = max(status.ipv4, status.ipv6)
+/// if overall == .local { print("link up, but no route out") }
+/// ```
+public enum Reachability: String, Codable, Sendable, Comparable, CaseIterable {
+    /// No usable link with an address of this family.
+    case offline
+    /// A link is up with carrier and has an address, but the kernel has no usable route out.
+    case local
+    /// The kernel would send a packet to a global destination out of a link with carrier,
+    /// and the host has a usable address wider than link scope.
+    case online
+
+    private var rank: Int {
+        switch self {
+        case .offline: 0
+        case .local: 1
+        case .online: 2
+        }
+    }
+
+    public static func < (lhs: Reachability, rhs: Reachability) -> Bool {
+        lhs.rank < rhs.rank
+    }
+}

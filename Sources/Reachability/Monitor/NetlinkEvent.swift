@@ -1,0 +1,83 @@
+/// What one rtnetlink message means to reachd, decoded at the C boundary into
+/// plain values so that everything after it is testable without a socket.
+enum NetlinkEvent: Sendable, Hashable {
+    /// RTM_NEWLINK: a link appeared or changed (flags, carrier, name, ...).
+    case linkChanged(LinkRecord)
+    /// RTM_DELLINK: the link is gone, and its addresses with it.
+    case linkRemoved(index: Int)
+    /// RTM_NEWADDR: an address appeared or changed (flags such as tentative).
+    case addressChanged(AddressRecord)
+    /// RTM_DELADDR.
+    case addressRemoved(AddressRecord)
+    /// RTM_NEWROUTE or RTM_DELROUTE. Deliberately carries nothing: reachd never
+    /// mirrors the routing table, it asks the kernel again.
+    case routesChanged
+    /// RTM_NEWRULE or RTM_DELRULE: policy routing changed; same treatment as routes.
+    case rulesChanged
+    /// A message reachd does not act on (bridge port notifications, newer types).
+    case ignored(type: UInt16)
+}
+
+/// A link as RTM_NEWLINK describes it.
+struct LinkRecord: Sendable, Hashable {
+    var index: Int
+    var name: String
+    var isUp: Bool
+    var hasCarrier: Bool
+    var isLoopback: Bool
+    /// IF_OPER_* from the kernel.
+    var operationalState: UInt8
+
+    /// The kernel's names for RFC 2863 states, as `ip link` prints them.
+    var operstateName: String {
+        switch operationalState {
+        case 0: "unknown"
+        case 1: "notpresent"
+        case 2: "down"
+        case 3: "lowerlayerdown"
+        case 4: "testing"
+        case 5: "dormant"
+        case 6: "up"
+        default: "\(operationalState)"
+        }
+    }
+}
+
+/// An address as RTM_NEWADDR describes it.
+struct AddressRecord: Sendable, Hashable {
+    var interfaceIndex: Int
+    var address: IPAddress
+    var prefixLength: Int
+    /// RT_SCOPE_*: 0 universe, 200 site, 253 link, 254 host.
+    var scope: UInt8
+    var isTentative: Bool
+    var isDADFailed: Bool
+
+    /// What identifies an address to the kernel: RTM_DELADDR names it by these.
+    var key: AddressKey {
+        AddressKey(interfaceIndex: interfaceIndex, address: address, prefixLength: prefixLength)
+    }
+
+    var family: AddressFamily { address.family }
+
+    /// Wider than link scope (universe or site): can source traffic beyond the link.
+    var isRoutable: Bool { scope < 253 }
+
+    var isUsable: Bool { !isTentative && !isDADFailed }
+
+    var scopeName: String {
+        switch scope {
+        case 0: "global"
+        case 200: "site"
+        case 253: "link"
+        case 254: "host"
+        default: "\(scope)"
+        }
+    }
+}
+
+struct AddressKey: Sendable, Hashable {
+    var interfaceIndex: Int
+    var address: IPAddress
+    var prefixLength: Int
+}

@@ -1,0 +1,98 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+
+/// Follows the kernel's link, address, route and rule notifications and turns
+/// them into published statuses. Not thread-safe: one event loop owns it
+/// (the daemon's, or an ``EmbeddedMonitor``'s thread).
+///
+/// Memory and start-up cost depend on links and addresses only: routes are
+/// never dumped or stored; any route or rule notification just means "ask the
+/// kernel's route lookup again", once per batch of messages read.
+package final class NetworkWatcher {
+    private let events: NetlinkEventSocket
+    private let queries: NetlinkQuerySocket
+    private var table = InterfaceTable()
+    private var publisher: StatusPublisher
+    private let logger: Logger
+    /// Datagrams read per batch before re-evaluating, so that a long flood still
+    /// re-evaluates regularly and the event loop can serve its clients.
+    private let batchLimit = 256
+
+    /// How many times the event socket overran and was resynchronised.
+    package private(set) var resyncCount = 0
+
+    /// Subscribes to notifications at once, so nothing is missed between now and
+    /// ``start()``'s dump.
+    package init(source: StatusSource, logger: Logger) throws(NetlinkError) {
+        events = try NetlinkEventSocket()
+        queries = try NetlinkQuerySocket()
+        publisher = StatusPublisher(source: source)
+        self.logger = logger
+    }
+
+    /// The descriptor to wait on for readability before calling ``handleReadable()``.
+    package var fileDescriptor: Int32 { events.fileDescriptor }
+
+    /// The last published status.
+    package var current: NetworkStatus? { publisher.current }
+
+    /// Records every datagram received, as hex, for test fixtures.
+    package func traceDatagrams(_ sink: @escaping ([UInt8]) -> Void) {
+        events.trace = { sink(Array($0)) }
+    }
+
+    /// Takes the first snapshot and publishes the first status.
+    package func start() throws(NetlinkError) -> NetworkStatus {
+        table = InterfaceTable(replaying: try queries.dumpInterfaces())
+        // The publisher has published nothing yet, so this always publishes.
+        return try evaluate() ?? publisher.current!
+    }
+
+    /// Reads one batch of notifications. Returns a status when the published
+    /// state changed, `nil` when it did not.
+    package func handleReadable() throws(NetlinkError) -> NetworkStatus? {
+        let batch = try events.read(maxDatagrams: batchLimit)
+        if batch.overran {
+            resyncCount += 1
+            logger.warning(
+                "netlink receive queue overran (ENOBUFS); resynchronising from a fresh dump",
+                metadata: ["netlink.resyncs": "\(resyncCount)"])
+            try events.discardQueued()
+            table = InterfaceTable(replaying: try queries.dumpInterfaces())
+            return try evaluate()
+        }
+        var relevant = false
+        for event in batch.events where table.apply(event) { relevant = true }
+        return relevant ? try evaluate() : nil
+    }
+
+    /// One status from one snapshot, without subscribing: what `reachd status`
+    /// computes when no daemon answers.
+    package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
+        let queries = try NetlinkQuerySocket()
+        let table = InterfaceTable(replaying: try queries.dumpInterfaces())
+        var publisher = StatusPublisher(source: source)
+        return try evaluate(table, queries, &publisher)!
+    }
+
+    private func evaluate() throws(NetlinkError) -> NetworkStatus? {
+        try Self.evaluate(table, queries, &publisher)
+    }
+
+    private static func evaluate(
+        _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher
+    ) throws(NetlinkError) -> NetworkStatus? {
+        func family(_ family: AddressFamily) throws(NetlinkError) -> FamilyStatus {
+            let destination = ReachabilityEvaluator.probeDestinations[family]!
+            let lookup = try queries.lookupRoute(to: destination)
+            return ReachabilityEvaluator.evaluate(family, table: table, lookup: lookup)
+        }
+        return publisher.publish(
+            ipv4: try family(.ipv4), ipv6: try family(.ipv6),
+            interfaces: ReachabilityEvaluator.interfaces(in: table), at: Date())
+    }
+}

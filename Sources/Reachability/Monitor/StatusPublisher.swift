@@ -1,0 +1,29 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Turns evaluations into published statuses: numbers them and drops the ones
+/// that describe the same network as the last published one, so that a flood
+/// of route changes that leaves the answer alone publishes nothing.
+struct StatusPublisher: Sendable {
+    let source: StatusSource
+    private(set) var current: NetworkStatus?
+
+    init(source: StatusSource) {
+        self.source = source
+    }
+
+    /// Returns the new status when it differs from the last one published, else `nil`.
+    mutating func publish(
+        ipv4: FamilyStatus, ipv6: FamilyStatus, interfaces: [InterfaceStatus], at now: Date
+    ) -> NetworkStatus? {
+        let candidate = NetworkStatus(
+            ipv4: ipv4, ipv6: ipv6, connectivity: .unknown, interfaces: interfaces,
+            seq: (current?.seq ?? 0) + 1, changedAt: now, source: source)
+        if let current, current.describesSameNetwork(as: candidate) { return nil }
+        current = candidate
+        return candidate
+    }
+}

@@ -1,0 +1,130 @@
+internal import CNetlink
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns rtnetlink messages into reachd's plain values. Links and addresses are
+/// parsed with libnl's own parsers (`nl_msg_parse`); routes in the event stream
+/// are recognised by type alone and never parsed, which keeps a route flood cheap.
+enum NetlinkDecoder {
+    // IFF_* from <linux/if.h>, which clashes with glibc's <net/if.h> in one module.
+    private static let flagUp: UInt32 = 0x1
+    private static let flagLoopback: UInt32 = 0x8
+    private static let flagLowerUp: UInt32 = 0x1_0000
+
+    /// Decodes every message in a datagram, or in a recorded fixture.
+    static func events(in buffer: UnsafeRawBufferPointer) -> [NetlinkEvent] {
+        var events: [NetlinkEvent] = []
+        NetlinkFrame.forEach(in: buffer) { events.append(event(for: $0)) }
+        return events
+    }
+
+    static func event(for frame: NetlinkFrame) -> NetlinkEvent {
+        let ignored = NetlinkEvent.ignored(type: frame.type)
+        switch Int(frame.type) {
+        case RTM_NEWLINK:
+            return link(in: frame).map(NetlinkEvent.linkChanged) ?? ignored
+        case RTM_DELLINK:
+            return link(in: frame).map { .linkRemoved(index: $0.index) } ?? ignored
+        case RTM_NEWADDR:
+            return address(in: frame).map(NetlinkEvent.addressChanged) ?? ignored
+        case RTM_DELADDR:
+            return address(in: frame).map(NetlinkEvent.addressRemoved) ?? ignored
+        case RTM_NEWROUTE, RTM_DELROUTE:
+            return .routesChanged
+        case RTM_NEWRULE, RTM_DELRULE:
+            return .rulesChanged
+        default:
+            return ignored
+        }
+    }
+
+    /// Decodes the kernel's answer to an RTM_GETROUTE request: a route, or an error.
+    static func routeLookupResult(for frame: NetlinkFrame) -> RouteLookupResult? {
+        switch Int32(frame.type) {
+        case Int32(NetlinkFrame.error):
+            return .failed(errno: -frame.errorCode)
+        case Int32(RTM_NEWROUTE):
+            return withParsedObject(frame) { route -> RouteLookupResult in
+                let type = rtnl_route_get_type(route)
+                guard rtnl_route_get_nnexthops(route) > 0, let hop = rtnl_route_nexthop_n(route, 0) else {
+                    return .route(type: type, outputInterface: 0, gateway: nil)
+                }
+                return .route(
+                    type: type, outputInterface: Int(rtnl_route_nh_get_ifindex(hop)),
+                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)))
+            }
+        default:
+            return nil
+        }
+    }
+
+    private static func link(in frame: NetlinkFrame) -> LinkRecord? {
+        withParsedObject(frame) { link -> LinkRecord? in
+            // Bridge port notifications (family AF_BRIDGE) share RTM_NEWLINK and
+            // RTM_DELLINK; an RTM_DELLINK of that family means "left the bridge",
+            // not "gone". Only AF_UNSPEC messages describe the link itself.
+            guard rtnl_link_get_family(link) == AF_UNSPEC else { return nil }
+            let index = Int(rtnl_link_get_ifindex(link))
+            let flags = rtnl_link_get_flags(link)
+            return LinkRecord(
+                index: index,
+                name: rtnl_link_get_name(link).map { String(cString: $0) } ?? "if\(index)",
+                isUp: flags & flagUp != 0,
+                hasCarrier: flags & flagLowerUp != 0,
+                isLoopback: flags & flagLoopback != 0,
+                operationalState: rtnl_link_get_operstate(link))
+        } ?? nil
+    }
+
+    private static func address(in frame: NetlinkFrame) -> AddressRecord? {
+        withParsedObject(frame) { address -> AddressRecord? in
+            guard let local = ipAddress(rtnl_addr_get_local(address)) else { return nil }
+            let flags = UInt32(rtnl_addr_get_flags(address))
+            return AddressRecord(
+                interfaceIndex: Int(rtnl_addr_get_ifindex(address)),
+                address: local,
+                prefixLength: Int(rtnl_addr_get_prefixlen(address)),
+                scope: UInt8(truncatingIfNeeded: rtnl_addr_get_scope(address)),
+                isTentative: flags & UInt32(IFA_F_TENTATIVE) != 0,
+                isDADFailed: flags & UInt32(IFA_F_DADFAILED) != 0)
+        } ?? nil
+    }
+
+    private static func ipAddress(_ address: OpaquePointer?) -> IPAddress? {
+        guard let address, let raw = nl_addr_get_binary_addr(address) else { return nil }
+        let family: AddressFamily
+        switch nl_addr_get_family(address) {
+        case AF_INET: family = .ipv4
+        case AF_INET6: family = .ipv6
+        default: return nil
+        }
+        let bytes = UnsafeRawBufferPointer(start: raw, count: Int(nl_addr_get_len(address)))
+        return IPAddress(family: family, bytes: Array(bytes))
+    }
+
+    /// Hands the libnl object that `nl_msg_parse` builds from this message to
+    /// `body`; `nil` when libnl cannot parse it.
+    private static func withParsedObject<Result>(
+        _ frame: NetlinkFrame, _ body: (OpaquePointer) -> Result
+    ) -> Result? {
+        let header = UnsafeMutableRawPointer(mutating: frame.bytes.baseAddress!)
+            .assumingMemoryBound(to: nlmsghdr.self)
+        guard let message = nlmsg_convert(header) else { return nil }
+        defer { nlmsg_free(message) }
+        // Without a protocol, libnl finds no parser: "message type not supported".
+        nlmsg_set_proto(message, NETLINK_ROUTE)
+        var object: OpaquePointer?
+        let status = withUnsafeMutablePointer(to: &object) { slot in
+            nl_msg_parse(message, { parsed, slot in
+                guard let parsed, let slot else { return }
+                nl_object_get(parsed)
+                slot.assumingMemoryBound(to: OpaquePointer?.self).pointee = parsed
+            }, slot)
+        }
+        guard let object else { return nil }
+        defer { nl_object_put(object) }
+        guard status >= 0 else { return nil }
+        return body(object)
+    }
+}

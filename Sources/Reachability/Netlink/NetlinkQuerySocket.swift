@@ -1,0 +1,100 @@
+internal import CNetlink
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The request side: dumps of links and addresses, and route lookups. A socket
+/// of its own, so that replies never interleave with notifications.
+final class NetlinkQuerySocket {
+    private let socket: NetlinkSocket
+
+    init() throws(NetlinkError) {
+        socket = try NetlinkSocket(sequenceChecks: true)
+        // The kernel always answers a request; the timeout only bounds a bug.
+        _ = socket.setOption(SOL_SOCKET, SO_RCVTIMEO, timeval(tv_sec: 5, tv_usec: 0))
+    }
+
+    /// Links first, then addresses, as one list of events to replay into an
+    /// empty table. Never routes: their number is unbounded.
+    func dumpInterfaces() throws(NetlinkError) -> [NetlinkEvent] {
+        try dump(Int32(RTM_GETLINK)) + dump(Int32(RTM_GETADDR))
+    }
+
+    /// Asks the kernel which route it would use for `destination`.
+    func lookupRoute(to destination: IPAddress) throws(NetlinkError) -> RouteLookupResult {
+        guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
+            throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
+        }
+        defer { nlmsg_free(message) }
+        var header = rtmsg()
+        header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
+        header.rtm_dst_len = UInt8(destination.bytes.count * 8)
+        try libnl("build a route request",
+                  nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
+        try libnl("build a route request", destination.bytes.withUnsafeBytes {
+            nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
+        })
+        let sequence = try socket.send(message, operation: "send a route lookup")
+        while true {
+            guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
+            else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
+            var answer: RouteLookupResult?
+            NetlinkFrame.forEach(in: bytes) { frame in
+                guard frame.sequence == sequence, answer == nil else { return }
+                answer = NetlinkDecoder.routeLookupResult(for: frame)
+            }
+            if let answer { return answer }
+        }
+    }
+
+    private func dump(_ type: Int32) throws(NetlinkError) -> [NetlinkEvent] {
+        let operation = type == RTM_GETLINK ? "dump links" : "dump addresses"
+        // A dump the kernel marks interrupted (NLM_F_DUMP_INTR) mixed two states:
+        // take it again. Five in a row means the table is churning; say so.
+        for _ in 0..<5 {
+            guard let message = nlmsg_alloc_simple(type, Int32(cnl_nlm_f_dump())) else {
+                throw NetlinkError(operation, libnlCode: -NLE_NOMEM)
+            }
+            defer { nlmsg_free(message) }
+            var request = rtgenmsg(rtgen_family: UInt8(AF_UNSPEC))
+            try libnl(operation, nlmsg_append(message, &request, MemoryLayout<rtgenmsg>.size, Int32(NLMSG_ALIGNTO)))
+            let sequence = try socket.send(message, operation: operation)
+            if let events = try collectDump(sequence: sequence, operation: operation) { return events }
+        }
+        throw NetlinkError(operation, libnlCode: -NLE_DUMP_INTR)
+    }
+
+    /// The dump's events, or `nil` when it was interrupted or overran.
+    private func collectDump(sequence: UInt32, operation: String) throws(NetlinkError) -> [NetlinkEvent]? {
+        var events: [NetlinkEvent] = []
+        var interrupted = false
+        while true {
+            let received = try receiveBlocking(operation)
+            // A truncated datagram may have held NLMSG_DONE: start over rather than
+            // wait for it. Replies to this attempt that are still queued carry its
+            // sequence number and are skipped by the next one.
+            guard case .datagram(let bytes) = received else { return nil }
+            var finished = false
+            var failure: Int32 = 0
+            NetlinkFrame.forEach(in: bytes) { frame in
+                guard frame.sequence == sequence, !finished else { return }
+                if frame.isDumpInterrupted { interrupted = true }
+                switch frame.type {
+                case NetlinkFrame.done: finished = true
+                case NetlinkFrame.error: failure = -frame.errorCode; finished = true
+                default: events.append(NetlinkDecoder.event(for: frame))
+                }
+            }
+            if failure != 0 { throw NetlinkError(operation, errno: failure) }
+            if finished { return interrupted ? nil : events }
+        }
+    }
+
+    private func receiveBlocking(_ operation: String) throws(NetlinkError) -> NetlinkSocket.Received {
+        let received = try socket.receive()
+        if case .wouldBlock = received {
+            throw NetlinkError(operation, errno: ETIMEDOUT)
+        }
+        return received
+    }
+}

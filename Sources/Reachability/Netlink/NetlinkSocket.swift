@@ -1,0 +1,78 @@
+internal import CNetlink
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An rtnetlink socket from libnl, with a reusable receive buffer.
+///
+/// Receiving is a plain `recv` on libnl's descriptor rather than `nl_recvmsgs`,
+/// because reachd needs the raw datagram (to decode routes by type alone and to
+/// record fixtures) and must see ENOBUFS as such, not as a generic `NLE_NOMEM`.
+final class NetlinkSocket {
+    enum Received {
+        /// A datagram of this many bytes is in `buffer`.
+        case datagram(UnsafeRawBufferPointer)
+        /// Nothing queued (non-blocking sockets only).
+        case wouldBlock
+        /// The kernel dropped messages: the receive queue overran (ENOBUFS), or a
+        /// datagram was larger than the buffer (which has grown for the next one).
+        case overrun
+    }
+
+    let handle: OpaquePointer
+    private var buffer: UnsafeMutableRawBufferPointer
+
+    init(sequenceChecks: Bool) throws(NetlinkError) {
+        guard let handle = nl_socket_alloc() else {
+            throw NetlinkError("allocate a socket", libnlCode: -NLE_NOMEM)
+        }
+        self.handle = handle
+        self.buffer = .allocate(byteCount: 64 * 1024, alignment: 16)
+        if !sequenceChecks { nl_socket_disable_seq_check(handle) }
+        // Requests are answered by their reply or an error; libnl's automatic
+        // ACK request would add a second message to every answer.
+        nl_socket_disable_auto_ack(handle)
+        try libnl("connect to rtnetlink", nl_connect(handle, NETLINK_ROUTE))
+    }
+
+    deinit {
+        nl_socket_free(handle)
+        buffer.deallocate()
+    }
+
+    var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
+
+    func receive() throws(NetlinkError) -> Received {
+        while true {
+            let count = recv(fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC))
+            if count > buffer.count {
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
+                buffer.deallocate()
+                buffer = larger
+                return .overrun
+            }
+            if count >= 0 { return .datagram(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case ENOBUFS: return .overrun
+            case let other: throw NetlinkError("receive", errno: other)
+            }
+        }
+    }
+
+    /// Sends a message built with libnl, stamped with a fresh sequence number,
+    /// and returns that number so that replies can be matched to it.
+    func send(_ message: OpaquePointer, operation: @autoclosure () -> String) throws(NetlinkError) -> UInt32 {
+        let sequence = nl_socket_use_seq(handle)
+        nlmsg_hdr(message).pointee.nlmsg_seq = sequence
+        try libnl(operation(), nl_send_auto(handle, message))
+        return sequence
+    }
+
+    func setOption(_ level: Int32, _ name: Int32, _ value: some BitwiseCopyable) -> Bool {
+        withUnsafeBytes(of: value) {
+            setsockopt(fileDescriptor, level, name, $0.baseAddress, socklen_t($0.count)) == 0
+        }
+    }
+}
