@@ -13,8 +13,9 @@ import Logging
 /// never dumped or stored; any route or rule notification just means "ask the
 /// kernel's route lookup again", once per batch of messages read.
 package final class NetworkWatcher {
-    private let events: NetlinkEventSocket
-    private let queries: NetlinkQuerySocket
+    private var events: NetlinkEventSocket
+    private var queries: NetlinkQuerySocket
+    private var trace: (([UInt8]) -> Void)?
     private var table = InterfaceTable()
     private var publisher: StatusPublisher
     private let logger: Logger
@@ -42,6 +43,7 @@ package final class NetworkWatcher {
 
     /// Records every datagram received, as hex, for test fixtures.
     package func traceDatagrams(_ sink: @escaping ([UInt8]) -> Void) {
+        trace = sink
         events.trace = { sink(Array($0)) }
     }
 
@@ -68,6 +70,17 @@ package final class NetworkWatcher {
         var relevant = false
         for event in batch.events where table.apply(event) { relevant = true }
         return relevant ? try evaluate() : nil
+    }
+
+    /// Replaces both sockets and resynchronises from a fresh dump, keeping the
+    /// sequence of published statuses: what to do when a socket fails in a way
+    /// other than an overrun. The descriptor to wait on changes.
+    package func reopen() throws(NetlinkError) -> NetworkStatus? {
+        events = try NetlinkEventSocket()
+        queries = try NetlinkQuerySocket()
+        if let trace { traceDatagrams(trace) }
+        table = InterfaceTable(replaying: try queries.dumpInterfaces())
+        return try evaluate()
     }
 
     /// One status from one snapshot, without subscribing: what `reachd status`

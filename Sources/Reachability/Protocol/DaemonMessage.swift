@@ -1,0 +1,107 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A line the daemon sends: a status or an error, each stamped with
+/// `"type"` and `"version"`.
+///
+/// ```swift
+/// let line = DaemonMessage.status(status).line()   // {"type":"status","version":1,...}\n
+/// let back = try DaemonMessage.decode(line.dropLast())
+/// ```
+public enum DaemonMessage: Sendable, Equatable {
+    case status(NetworkStatus)
+    case error(code: String, message: String)
+
+    /// The encoded message with its trailing newline.
+    public func line() -> [UInt8] {
+        let encoder = JSONEncoder()
+        // Sorted keys: the same status always encodes to the same bytes.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding our own value types cannot fail: no floats, no custom throws.
+        var bytes = [UInt8](try! encoder.encode(Wire(message: self)))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// Decodes one line (without its newline). Unknown keys are ignored, as the
+    /// protocol asks of clients.
+    public static func decode(_ line: some Collection<UInt8>) throws(ProtocolError) -> DaemonMessage {
+        let data = Data(line)
+        let envelope: MessageEnvelope
+        do {
+            envelope = try JSONDecoder().decode(MessageEnvelope.self, from: data)
+        } catch {
+            throw .malformed("expected a JSON object with \"type\" and \"version\", got: \(preview(line))")
+        }
+        guard envelope.version == ProtocolVersion.current else {
+            throw .versionMismatch(received: envelope.version)
+        }
+        switch envelope.type {
+        case "status":
+            do {
+                return .status(try JSONDecoder().decode(NetworkStatus.self, from: data))
+            } catch {
+                throw .malformed("status message does not decode (\(error)): \(preview(line))")
+            }
+        case "error":
+            return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "")
+        case let other:
+            throw .malformed("unknown message type \"\(other)\"")
+        }
+    }
+
+    private static func preview(_ line: some Collection<UInt8>) -> String {
+        let text = String(decoding: line.prefix(200), as: UTF8.self)
+        return line.count > 200 ? text + "..." : text
+    }
+
+    /// The wire shape: `type` and `version` first, then the payload's own keys.
+    private struct Wire: Encodable {
+        let message: DaemonMessage
+
+        enum Keys: String, CodingKey { case type, version, code, message }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            switch message {
+            case .status(let status):
+                try container.encode("status", forKey: .type)
+                try container.encode(ProtocolVersion.current, forKey: .version)
+                try status.encode(to: encoder)
+            case .error(let code, let text):
+                try container.encode("error", forKey: .type)
+                try container.encode(ProtocolVersion.current, forKey: .version)
+                try container.encode(code, forKey: .code)
+                try container.encode(text, forKey: .message)
+            }
+        }
+    }
+}
+
+/// A daemon message this client cannot use.
+public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The daemon speaks another protocol version: upgrade the older side.
+    case versionMismatch(received: Int)
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .versionMismatch(let received):
+            "the daemon speaks protocol version \(received), this client speaks \(ProtocolVersion.current); "
+                + "install matching versions of reachd and the client"
+        case .malformed(let detail):
+            "the daemon sent a message this client cannot read: \(detail)"
+        }
+    }
+}
+
+/// The keys every daemon message has, read before the payload.
+private struct MessageEnvelope: Decodable {
+    var type: String
+    var version: Int
+    var code: String?
+    var message: String?
+}

@@ -1,0 +1,5 @@
+/// The wire protocol's version. Adding keys does not change it; removing or
+/// changing the meaning of one does. docs/PROTOCOL.md is the contract.
+public enum ProtocolVersion {
+    public static let current = 1
+}

@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call: what was being done and the `errno` it failed with.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let operation: String
+    public let errno: Int32
+
+    package init(_ operation: String, errno: Int32 = Glibc.errno) {
+        self.operation = operation
+        self.errno = errno
+    }
+
+    public var description: String {
+        "\(operation): \(String(cString: strerror(errno)))"
+    }
+}

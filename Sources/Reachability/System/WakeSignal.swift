@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A self-pipe that one thread polls and any other thread signals: how a thread
+/// blocked in `poll`/`epoll_wait` with no timeout is told to stop.
+package final class WakeSignal: Sendable {
+    /// The end to poll for readability.
+    package let fileDescriptor: Int32
+    private let writeEnd: Int32
+
+    package init() throws(SystemError) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw SystemError("pipe") }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+        }
+        fileDescriptor = ends[0]
+        writeEnd = ends[1]
+    }
+
+    deinit {
+        close(fileDescriptor)
+        close(writeEnd)
+    }
+
+    /// Makes the read end readable; safe from any thread, any number of times.
+    package func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Logging
+import Reachability
+import ServiceLifecycle
+
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the reachability daemon in the foreground.",
+        discussion: """
+            Listens to the kernel's link, address, route and rule notifications and \
+            publishes every change of the answer to clients of its Unix socket, as \
+            newline-delimited JSON (docs/PROTOCOL.md). Logs each change to stderr. \
+            Stops cleanly on SIGTERM or SIGINT and removes its socket.
+
+            Examples:
+              reachd daemon
+              reachd daemon --socket /tmp/reachd.sock --log-level debug
+            """)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where to listen. Default: $REACHD_SOCKET, else \(SocketPath.system) for root, else $XDG_RUNTIME_DIR/reachd.sock.",
+            valueName: "path"))
+    var socket: String?
+
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        let path = try socket ?? SocketPath.forDaemon()
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "reachd")
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(
+                service: DaemonService(socketPath: path, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Print the current network status.",
+        discussion: """
+            Asks the daemon; where none answers, computes the same status in-process \
+            from one netlink snapshot and says so on stderr ("source": "embedded" in JSON).
+            Exits 0 when online, 1 when not, 2 on error.
+
+            Examples:
+              reachd status
+              reachd status --json | jq .primary
+              reachd status --socket /tmp/reachd.sock
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let (status, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
+        if output.json {
+            Console.out(StatusFormatter.jsonLine(status))
+        } else {
+            if let notice { Console.error("reachd: \(notice)") }
+            Console.out(StatusFormatter.summary(status))
+        }
+        if !status.online { throw ExitCode.notOnline }
+    }
+}

@@ -1,0 +1,65 @@
+import Reachability
+
+/// The human and JSON renderings of a status, shared by the subcommands so that
+/// `status`, `monitor` and the daemon's log say the same thing the same way.
+enum StatusFormatter {
+    static func jsonLine(_ status: NetworkStatus) -> String {
+        String(decoding: DaemonMessage.status(status).line(), as: UTF8.self)
+    }
+
+    /// `networkctl status`-like: a summary, the families, then a line per interface.
+    static func summary(_ status: NetworkStatus) -> String {
+        var lines = [
+            "State: \(status.reachability.rawValue)" + (status.primary.map { " via \(describe($0))" } ?? ""),
+            "  IPv4: \(familyLine(status.ipv4))",
+            "  IPv6: \(familyLine(status.ipv6))",
+            "Connectivity: \(status.connectivity.rawValue)",
+            "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
+            "",
+        ]
+        let rows = [["IDX", "LINK", "ADMIN", "CARRIER", "OPER", "ADDRESSES"]] + status.interfaces.map { link in
+            [
+                "\(link.index)", link.name, link.up ? "up" : "down", link.carrier ? "yes" : "no",
+                link.operstate,
+                (link.addresses.map { "\($0.address)/\($0.prefix)" } + (link.loopback ? ["(loopback)"] : []))
+                    .joined(separator: " "),
+            ]
+        }
+        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let cells = row.enumerated().map { column, cell in
+                column == 0 ? String(repeating: " ", count: widths[0] - cell.count) + cell
+                    : column < 5 ? cell.padding(toLength: widths[column]) : cell
+            }
+            lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One line per change, for `monitor` and the daemon's log.
+    static func changeLine(_ status: NetworkStatus) -> String {
+        var line = "\(Timestamp.format(status.changedAt)) #\(status.seq) \(status.reachability.rawValue)"
+        line += " ipv4=\(status.ipv4.reachability.rawValue) ipv6=\(status.ipv6.reachability.rawValue)"
+        if let primary = status.primary { line += " via \(describe(primary))" }
+        return line
+    }
+
+    private static func familyLine(_ family: FamilyStatus) -> String {
+        if let path = family.path { return "\(family.reachability.rawValue) via \(describe(path))" }
+        return family.reachability.rawValue + (family.reason.map { " (\($0))" } ?? "")
+    }
+
+    private static func describe(_ path: NetworkPath) -> String {
+        path.interface + (path.gateway.map { ", gateway \($0)" } ?? " (on-link)")
+    }
+}
+
+extension String {
+    fileprivate func padding(toLength width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+
+    fileprivate func trimmingTrailingSpaces() -> String {
+        String(self[..<(lastIndex { $0 != " " }.map { index(after: $0) } ?? startIndex)])
+    }
+}
