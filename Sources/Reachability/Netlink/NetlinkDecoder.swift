@@ -60,11 +60,14 @@ enum NetlinkDecoder {
     }
 
     private static func link(in frame: NetlinkFrame) -> LinkRecord? {
-        withParsedObject(frame) { link -> LinkRecord? in
-            // Bridge port notifications (family AF_BRIDGE) share RTM_NEWLINK and
-            // RTM_DELLINK; an RTM_DELLINK of that family means "left the bridge",
-            // not "gone". Only AF_UNSPEC messages describe the link itself.
-            guard rtnl_link_get_family(link) == AF_UNSPEC else { return nil }
+        // Bridge port notifications (ifi_family AF_BRIDGE) share RTM_NEWLINK and
+        // RTM_DELLINK; an RTM_DELLINK of that family means "left the bridge", not
+        // "gone". Only AF_UNSPEC messages describe the link itself. Read the
+        // family from the message: libnl reports AF_BRIDGE for a bridge device's
+        // own AF_UNSPEC message, which would hide every bridge.
+        let familyOffset = NetlinkFrame.headerLength
+        guard frame.bytes.count > familyOffset, frame.bytes[familyOffset] == UInt8(AF_UNSPEC) else { return nil }
+        return withParsedObject(frame) { link -> LinkRecord? in
             let index = Int(rtnl_link_get_ifindex(link))
             let flags = rtnl_link_get_flags(link)
             return LinkRecord(

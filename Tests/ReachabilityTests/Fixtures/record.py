@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Records the netlink fixtures in this folder from a real kernel.
+
+Run as root from the repository root after `swift build`:
+    python3 Tests/ReachabilityTests/Fixtures/record.py
+
+Each scenario builds fresh network namespaces, runs `reachd monitor
+--trace-netlink` inside the host namespace (which prints every received
+datagram as hex), applies one command per step and files the datagrams that
+step produced under a `# step:` line. Route lookups are recorded by sending
+RTM_GETROUTE from inside the namespace, as reachd does.
+"""
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REACHD = os.path.abspath(os.environ.get("REACHD", ".build/debug/reachd"))
+HOST, GATEWAY = "fixture-host", "fixture-gw"
+
+
+def sh(command):
+    subprocess.run(command, shell=True, check=True)
+
+
+def fresh_namespaces():
+    for ns in (HOST, GATEWAY):
+        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        sh(f"ip netns add {ns}")
+    sh(f"ip -n {GATEWAY} link set lo up")
+
+
+def header(scenario):
+    return [
+        f"# scenario: {scenario}",
+        f"# recorded by Tests/ReachabilityTests/Fixtures/record.py on Linux {os.uname().release}",
+        "# each 'netlink' line is one datagram as received on reachd's multicast socket, in hex",
+    ]
+
+
+def record_events(scenario, steps, settle=0.4):
+    """steps: list of (description, shell command, seconds to settle or None)."""
+    fresh_namespaces()
+    monitor = subprocess.Popen(
+        ["ip", "netns", "exec", HOST, REACHD, "monitor", "--trace-netlink", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, lock = [], threading.Lock()
+
+    def pump():
+        for line in monitor.stderr:
+            with lock:
+                lines.append(line.rstrip("\n"))
+
+    threading.Thread(target=pump, daemon=True).start()
+    monitor.stdout.readline()  # the first status: subscribed and dumped
+    out = header(scenario)
+    for description, command, wait in steps:
+        sh(command)
+        time.sleep(wait or settle)
+        with lock:
+            taken, lines[:] = [l for l in lines if l.startswith("netlink ")], []
+        out.append(f"# step: {description}")
+        out.extend(taken)
+    monitor.terminate()
+    monitor.wait()
+    write(scenario, out)
+
+
+def write(scenario, lines):
+    with open(os.path.join(HERE, f"{scenario}.netlink"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {scenario}.netlink")
+
+
+def lookup(destination):
+    """Sends RTM_GETROUTE for destination and prints the reply datagram as hex."""
+    family = socket.AF_INET6 if ":" in destination else socket.AF_INET
+    packed = socket.inet_pton(family, destination)
+    rtmsg = struct.pack("BBBBBBBBI", family, 0, len(packed) * 8, 0, 0, 0, 0, 0, 0)
+    rta = struct.pack("HH", 4 + len(packed), 1) + packed  # RTA_DST
+    body = rtmsg + rta
+    message = struct.pack("IHHII", 16 + len(body), 26, 1, 7, 0) + body  # RTM_GETROUTE, NLM_F_REQUEST
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    s.bind((0, 0))
+    s.send(message)
+    print("netlink " + s.recv(65536).hex())
+
+
+def record_lookups():
+    fresh_namespaces()
+    sh(f"ip link add vh type veth peer name vg && ip link set vh netns {HOST} && ip link set vg netns {GATEWAY}")
+    sh(f"ip -n {HOST} link set lo up && ip -n {HOST} link set vh up && ip -n {GATEWAY} link set vg up")
+    sh(f"ip -n {HOST} addr add 10.77.0.2/24 dev vh && ip -n {GATEWAY} addr add 10.77.0.1/24 dev vg")
+    sh(f"ip -n {HOST} -6 addr add fd77::2/64 dev vh nodad && ip -n {GATEWAY} -6 addr add fd77::1/64 dev vg nodad")
+    out = header("route-lookups")
+    out[2] = "# each 'netlink' line is the kernel's reply to RTM_GETROUTE for the step's destination, in hex"
+
+    def step(description, command, destination):
+        if command:
+            sh(command)
+        reply = subprocess.run(["ip", "netns", "exec", HOST, sys.executable, __file__, "lookup", destination],
+                               check=True, capture_output=True, text=True).stdout.strip()
+        out.extend([f"# step: {description}", reply])
+
+    step("no route: lookup 1.1.1.1", None, "1.1.1.1")
+    step("default via 10.77.0.1: lookup 1.1.1.1", f"ip -n {HOST} route add default via 10.77.0.1", "1.1.1.1")
+    step("default via fd77::1: lookup 2606:4700:4700::1111", f"ip -n {HOST} -6 route add default via fd77::1",
+         "2606:4700:4700::1111")
+    step("unreachable default: lookup 1.1.1.1",
+         f"ip -n {HOST} route del default && ip -n {HOST} route add unreachable default", "1.1.1.1")
+    step("blackhole default: lookup 1.1.1.1",
+         f"ip -n {HOST} route del default && ip -n {HOST} route add blackhole default", "1.1.1.1")
+    step("prohibit default: lookup 1.1.1.1",
+         f"ip -n {HOST} route del default && ip -n {HOST} route add prohibit default", "1.1.1.1")
+    write("route-lookups", out)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "lookup":
+        return lookup(sys.argv[2])
+    h, g = f"ip -n {HOST}", f"ip -n {GATEWAY}"
+    record_events("veth-lifecycle", [
+        ("ip link set lo up", f"{h} link set lo up", None),
+        ("veth vh moved into the namespace, peer vg up in the gateway namespace",
+         f"ip link add vh type veth peer name vg && ip link set vg netns {GATEWAY} && {g} link set vg up"
+         f" && {g} addr add 10.77.0.1/24 dev vg && ip link set vh netns {HOST}", None),
+        ("ip link set vh up (then IPv6 duplicate address detection completes)", f"{h} link set vh up", 2.5),
+        ("ip addr add 10.77.0.2/24 dev vh", f"{h} addr add 10.77.0.2/24 dev vh", None),
+        ("ip route add default via 10.77.0.1", f"{h} route add default via 10.77.0.1", None),
+        ("gateway side: ip link set vg down (vh loses carrier)", f"{g} link set vg down", None),
+        ("gateway side: ip link set vg up (vh regains carrier)", f"{g} link set vg up", None),
+        ("ip route del default", f"{h} route del default", None),
+        ("ip -6 addr add 2001:db8:77::2/64 dev vh (tentative, then usable after DAD)",
+         f"{h} -6 addr add 2001:db8:77::2/64 dev vh", 2.5),
+        ("ip link del vh", f"{h} link del vh", None),
+    ])
+    record_events("bridge-port", [
+        ("ip link set lo up", f"{h} link set lo up", None),
+        ("veth vh moved into the namespace", f"ip link add vh type veth peer name vg && ip link set vg netns {GATEWAY}"
+         f" && ip link set vh netns {HOST}", None),
+        ("ip link add br0 type bridge", f"{h} link add br0 type bridge", None),
+        ("ip link set vh master br0", f"{h} link set vh master br0", None),
+        ("ip link set vh nomaster", f"{h} link set vh nomaster", None),
+    ])
+    record_lookups()
+    for ns in (HOST, GATEWAY):
+        subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Reachability
+
+@Suite("Decoding recorded rtnetlink messages")
+struct NetlinkDecoderTests {
+    let lifecycle: NetlinkFixture
+
+    init() throws {
+        lifecycle = try NetlinkFixture("veth-lifecycle")
+    }
+
+    @Test func loopbackComingUpIsALinkAndItsAddresses() throws {
+        let events = try lifecycle.step("ip link set lo up").events
+        let links = events.compactMap { if case .linkChanged(let link) = $0 { link } else { nil } }
+        let lo = try #require(links.first)
+        #expect(lo.index == 1)
+        #expect(lo.name == "lo")
+        #expect(lo.isUp && lo.isLoopback)
+        let addresses = events.compactMap { if case .addressChanged(let a) = $0 { a } else { nil } }
+        #expect(Set(addresses.map(\.address.description)) == ["127.0.0.1", "::1"])
+        #expect(addresses.allSatisfy { $0.scopeName == "host" })
+        // Adding 127.0.0.1 also adds local and broadcast routes to table local.
+        #expect(events.contains(.routesChanged))
+    }
+
+    @Test func aVethWithoutPeerCarrierIsDownAndHasNoCarrier() throws {
+        let events = try lifecycle.step("veth vh moved").events
+        guard case .linkChanged(let vh) = try #require(events.first) else {
+            Issue.record("expected a link, got \(events)")
+            return
+        }
+        #expect(vh.name == "vh")
+        #expect(!vh.isUp && !vh.hasCarrier && !vh.isLoopback)
+        #expect(vh.operstateName == "down")
+    }
+
+    @Test func theKernelAnnouncesAutomaticLinkLocalOnlyAfterDuplicateAddressDetection() throws {
+        let events = try lifecycle.step("ip link set vh up").events
+        let linkLocal = events.compactMap { event -> AddressRecord? in
+            guard case .addressChanged(let address) = event, address.scope == 253 else { return nil }
+            return address
+        }
+        #expect(linkLocal.count == 1)
+        #expect(linkLocal.first?.isTentative == false)
+        #expect(linkLocal.first?.address.description.hasPrefix("fe80::") == true)
+    }
+
+    @Test func aManuallyAddedIPv6AddressIsAnnouncedTentativeThenUsable() throws {
+        let events = try lifecycle.step("ip -6 addr add 2001:db8:77::2/64").events
+        let updates = events.compactMap { event -> AddressRecord? in
+            guard case .addressChanged(let address) = event, address.scope == 0 else { return nil }
+            return address
+        }
+        #expect(updates.map(\.isTentative) == [true, false])
+        #expect(Set(updates.map(\.address.description)) == ["2001:db8:77::2"])
+    }
+
+    @Test func carrierLossIsALinkEventAndNoRouteEvent() throws {
+        let events = try lifecycle.step("gateway side: ip link set vg down").events
+        #expect(!events.contains(.routesChanged), "the kernel keeps the route and says nothing of it")
+        guard case .linkChanged(let vh) = try #require(events.first) else {
+            Issue.record("expected a link, got \(events)")
+            return
+        }
+        #expect(vh.isUp && !vh.hasCarrier)
+        #expect(vh.operstateName == "down", "what the kernel reports for a veth whose peer is down")
+    }
+
+    @Test func routesAreRecognisedWithoutBeingParsed() throws {
+        #expect(try lifecycle.step("ip route add default").events == [.routesChanged])
+        #expect(try lifecycle.step("ip route del default").events == [.routesChanged])
+    }
+
+    @Test func deletingALinkEndsWithItsRemoval() throws {
+        let added = try lifecycle.step("veth vh moved").events
+        guard case .linkChanged(let vh) = try #require(added.first) else { return }
+        let events = try lifecycle.step("ip link del vh").events
+        #expect(events.last == .linkRemoved(index: vh.index))
+        #expect(events.contains { if case .addressRemoved(let a) = $0 { a.address.description == "10.77.0.2" } else { false } })
+    }
+
+    @Test func bridgePortNotificationsAreNotTakenForTheLinkItself() throws {
+        let bridge = try NetlinkFixture("bridge-port")
+        let leaving = try bridge.step("ip link set vh nomaster").events
+        // Leaving a bridge sends an AF_BRIDGE RTM_DELLINK for the port: the link stays.
+        #expect(leaving.contains(.ignored(type: 17)))
+        var table = InterfaceTable()
+        for step in bridge.steps { for event in step.events { table.apply(event) } }
+        #expect(table.links.values.contains { $0.name == "vh" })
+        #expect(table.links.values.contains { $0.name == "br0" })
+    }
+
+    @Test func truncatedOrEmptyInputDecodesToNothing() {
+        #expect([UInt8]().withUnsafeBytes { NetlinkDecoder.events(in: $0) }.isEmpty)
+        let truncated: [UInt8] = [0xff, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00]
+        #expect(truncated.withUnsafeBytes { NetlinkDecoder.events(in: $0) }.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("no route", ENETUNREACH),
+        ("unreachable default", EHOSTUNREACH),
+        ("blackhole default", EINVAL),
+        ("prohibit default", EACCES),
+    ])
+    func refusedRouteLookups(step: String, errno: Int32) throws {
+        #expect(try lookupAnswers(step) == [.failed(errno: errno)])
+    }
+
+    @Test(arguments: [("default via 10.77.0.1", "10.77.0.1"), ("default via fd77::1", "fd77::1")])
+    func routeLookupsThroughAGateway(step: String, gateway: String) throws {
+        let answers = try lookupAnswers(step)
+        guard case .route(let type, let outputInterface, let next) = try #require(answers.first) else {
+            Issue.record("expected a route, got \(answers)")
+            return
+        }
+        #expect(answers.count == 1)
+        #expect(type == RouteLookupResult.unicast)
+        #expect(outputInterface > 1, "the veth, not loopback")
+        #expect(next?.description == gateway)
+    }
+
+    private func lookupAnswers(_ step: String) throws -> [RouteLookupResult] {
+        let lookups = try NetlinkFixture("route-lookups")
+        let datagram = try #require(try lookups.step(step).datagrams.first)
+        var results: [RouteLookupResult] = []
+        datagram.withUnsafeBytes { bytes in
+            NetlinkFrame.forEach(in: bytes) { frame in
+                if let result = NetlinkDecoder.routeLookupResult(for: frame) { results.append(result) }
+            }
+        }
+        return results
+    }
+}
