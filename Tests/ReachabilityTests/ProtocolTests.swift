@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+@Suite("Wire protocol v1")
+struct ProtocolTests {
+    static let sample = NetworkStatus(
+        ipv4: FamilyStatus(
+            reachability: .online, reason: nil,
+            path: NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1")),
+        ipv6: FamilyStatus(reachability: .local, reason: .noRoute, path: nil),
+        interfaces: [
+            InterfaceStatus(
+                name: "lo", index: 1, up: true, carrier: true, operstate: "unknown", loopback: true,
+                addresses: [InterfaceAddress(address: "127.0.0.1", prefix: 8, family: .ipv4, scope: "host")]),
+            InterfaceStatus(
+                name: "eth0", index: 2, up: true, carrier: true, operstate: "up", loopback: false,
+                addresses: [InterfaceAddress(address: "192.0.2.10", prefix: 24, family: .ipv4, scope: "global")]),
+        ],
+        seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25), source: .daemon)
+
+    private func object(_ line: [UInt8]) throws -> [String: Any] {
+        #expect(line.last == UInt8(ascii: "\n"))
+        #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false, "one object per line")
+        return try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+    }
+
+    @Test func aStatusLineHasEveryDocumentedKey() throws {
+        let json = try object(DaemonMessage.status(Self.sample).line())
+        #expect(json["type"] as? String == "status")
+        #expect(json["version"] as? Int == 1)
+        #expect(json["online"] as? Bool == true)
+        #expect(json["reachability"] as? String == "online")
+        #expect(json["ipv4"] as? String == "online")
+        #expect(json["ipv6"] as? String == "local")
+        #expect(json["connectivity"] as? String == "unknown")
+        #expect(json["seq"] as? Int == 7)
+        #expect(json["changed_at"] as? String == "2026-09-21T14:13:20.250Z")
+        #expect(json["source"] as? String == "daemon")
+        let primary = try #require(json["primary"] as? [String: Any])
+        #expect(primary["interface"] as? String == "eth0")
+        #expect(primary["index"] as? Int == 2)
+        #expect(primary["family"] as? String == "ipv4")
+        #expect(primary["gateway"] as? String == "192.0.2.1")
+        let interfaces = try #require(json["interfaces"] as? [[String: Any]])
+        #expect(Set(interfaces[1].keys) == ["name", "index", "up", "carrier", "operstate", "loopback", "addresses"])
+        let address = try #require((interfaces[1]["addresses"] as? [[String: Any]])?.first)
+        #expect(Set(address.keys) == ["address", "prefix", "family", "scope"])
+    }
+
+    @Test func absentValuesAreExplicitNulls() throws {
+        var offline = Self.sample
+        offline.ipv4 = FamilyStatus(reachability: .local, reason: .noRoute, path: nil)
+        let json = try object(DaemonMessage.status(offline).line())
+        #expect(json["primary"] is NSNull)
+        #expect(json["online"] as? Bool == false)
+        let onLink = DaemonMessage.status(NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil,
+                               path: NetworkPath(interface: "wg0", index: 5, family: .ipv4, gateway: nil)),
+            ipv6: offline.ipv6, interfaces: [], seq: 1, changedAt: Date(), source: .embedded))
+        let primary = try #require(try object(onLink.line())["primary"] as? [String: Any])
+        #expect(primary["gateway"] is NSNull)
+    }
+
+    @Test func statusesRoundTrip() throws {
+        let line = DaemonMessage.status(Self.sample).line()
+        #expect(try DaemonMessage.decode(line.dropLast()) == .status(Self.sample))
+    }
+
+    @Test func theSameStatusEncodesToTheSameBytes() {
+        #expect(DaemonMessage.status(Self.sample).line() == DaemonMessage.status(Self.sample).line())
+    }
+
+    @Test func clientsIgnoreKeysTheyDoNotKnow() throws {
+        var json = try object(DaemonMessage.status(Self.sample).line())
+        json["captive_portal_url"] = "http://example.invalid/"
+        json["families"] = (json["families"] as? [String: Any]).map { families in
+            families.merging(["ipv8": ["reachability": "online"]]) { old, _ in old }
+        }
+        let line = try JSONSerialization.data(withJSONObject: json)
+        #expect(try DaemonMessage.decode(Array(line)) == .status(Self.sample))
+    }
+
+    @Test func anotherVersionIsAMismatchNotACrash() {
+        let line = Array(#"{"type":"status","version":2,"whatever":true}"#.utf8)
+        #expect(throws: ProtocolError.versionMismatch(received: 2)) { try DaemonMessage.decode(line) }
+        #expect(ProtocolError.versionMismatch(received: 2).description.contains("version 2"))
+    }
+
+    @Test func errorsDecode() throws {
+        let line = DaemonMessage.error(code: "bad_request", message: "unknown op \"x\"").line()
+        let json = try object(line)
+        #expect(json["type"] as? String == "error")
+        #expect(json["version"] as? Int == 1)
+        #expect(try DaemonMessage.decode(line.dropLast()) == .error(code: "bad_request", message: "unknown op \"x\""))
+    }
+
+    @Test func garbageFromTheDaemonIsMalformed() {
+        #expect(throws: ProtocolError.self) { try DaemonMessage.decode(Array("not json".utf8)) }
+        #expect(throws: ProtocolError.self) { try DaemonMessage.decode(Array(#"{"type":"status","version":1}"#.utf8)) }
+    }
+
+    @Test(arguments: [(#"{"op":"get"}"#, ClientRequest.get), (#"{"op":"subscribe","extra":1}"#, .subscribe)])
+    func validRequests(line: String, request: ClientRequest) throws {
+        let parsed = try ClientRequest.parse(Array(line.utf8)).get()
+        #expect(parsed == request)
+    }
+
+    @Test(arguments: [
+        (#"{"op":"launch"}"#, "unknown op \"launch\""),
+        (#"{"operation":"get"}"#, "no \"op\""),
+        ("get", "not a JSON object"),
+        ("[1,2]", "not a JSON object"),
+        (#"{"op":5}"#, "not a JSON object"),
+    ])
+    func badRequestsSayWhatWasWrong(line: String, fragment: String) throws {
+        guard case .failure(let error) = ClientRequest.parse(Array(line.utf8)) else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        #expect(error.message.contains(fragment))
+    }
+
+    @Test func invalidUTF8IsRejectedAsSuch() throws {
+        guard case .failure(let error) = ClientRequest.parse([0x7b, 0xff, 0xfe, 0x7d]) else {
+            Issue.record("invalid UTF-8 was accepted")
+            return
+        }
+        #expect(error.message.contains("UTF-8"))
+    }
+
+    @Test func requestLinesAreWhatTheDocsShow() {
+        #expect(String(decoding: ClientRequest.subscribe.line, as: UTF8.self) == "{\"op\":\"subscribe\"}\n")
+    }
+}
+
+@Suite("Line framing")
+struct LineBufferTests {
+    @Test func splitsOnNewlinesAcrossChunks() throws {
+        var buffer = LineBuffer(limit: 16)
+        #expect(try buffer.append(Array("ab".utf8)).isEmpty)
+        #expect(try buffer.append(Array("c\nde\r\nf".utf8)) == [Array("abc".utf8), Array("de".utf8)])
+        #expect(buffer.hasPartialLine)
+    }
+
+    @Test func refusesALineOverTheLimitBeforeItEnds() {
+        var buffer = LineBuffer(limit: 4096)
+        #expect(throws: LineBuffer.Failure.lineTooLong(limit: 4096)) {
+            _ = try buffer.append([UInt8](repeating: UInt8(ascii: "a"), count: 4097))
+        }
+    }
+
+    @Test func aLineOfExactlyTheLimitIsAccepted() throws {
+        var buffer = LineBuffer(limit: 4096)
+        let lines = try buffer.append([UInt8](repeating: UInt8(ascii: "a"), count: 4096) + [UInt8(ascii: "\n")])
+        #expect(lines.first?.count == 4096)
+    }
+}
+
+@Suite("Publishing only changes")
+struct StatusPublisherTests {
+    let online = FamilyStatus(
+        reachability: .online, reason: nil,
+        path: NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1"))
+    let local = FamilyStatus(reachability: .local, reason: .noRoute, path: nil)
+
+    @Test func theFirstEvaluationIsPublishedAsSequenceOne() throws {
+        var publisher = StatusPublisher(source: .daemon)
+        let published = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date())
+        let first = try #require(published)
+        #expect(first.seq == 1)
+        #expect(first.source == .daemon)
+    }
+
+    @Test func aFloodThatLeavesTheAnswerAlonePublishesNothing() {
+        var publisher = StatusPublisher(source: .daemon)
+        _ = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date())
+        var published = 0
+        for second in 0..<100_000 where publisher.publish(
+            ipv4: online, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: Double(second))) != nil {
+            published += 1
+        }
+        #expect(published == 0)
+        #expect(publisher.current?.seq == 1)
+    }
+
+    @Test func eachChangeGetsTheNextSequenceNumberAndItsOwnTime() throws {
+        var publisher = StatusPublisher(source: .embedded)
+        _ = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 1))
+        let published = publisher.publish(ipv4: local, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 2))
+        let down = try #require(published)
+        #expect(down.seq == 2)
+        #expect(down.changedAt == Date(timeIntervalSince1970: 2))
+        #expect(!down.online)
+        let interfaceChange = publisher.publish(
+            ipv4: local, ipv6: local,
+            interfaces: [InterfaceStatus(name: "eth0", index: 2, up: true, carrier: false, operstate: "down",
+                                         loopback: false, addresses: [])],
+            at: Date(timeIntervalSince1970: 3))
+        #expect(interfaceChange?.seq == 3, "interfaces are part of the published state")
+    }
+}
+
+@Suite("Socket paths")
+struct SocketPathTests {
+    @Test func rootUsesTheSystemPath() throws {
+        #expect(try SocketPath.forDaemon(environment: [:], isRoot: true) == "/run/reachd/reachd.sock")
+    }
+
+    @Test func usersUseTheirRuntimeDirectory() throws {
+        let environment = ["XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(try SocketPath.forDaemon(environment: environment, isRoot: false) == "/run/user/1000/reachd.sock")
+        #expect(SocketPath.forClients(environment: environment, isRoot: false)
+                == ["/run/user/1000/reachd.sock", "/run/reachd/reachd.sock"])
+    }
+
+    @Test func theEnvironmentVariableOverridesEverything() throws {
+        let environment = ["REACHD_SOCKET": "/tmp/r.sock", "XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(try SocketPath.forDaemon(environment: environment, isRoot: true) == "/tmp/r.sock")
+        #expect(SocketPath.forClients(environment: environment, isRoot: false) == ["/tmp/r.sock"])
+    }
+
+    @Test func aUserWithoutARuntimeDirectoryIsToldWhatToDo() {
+        #expect(throws: SocketPathError.self) { try SocketPath.forDaemon(environment: [:], isRoot: false) }
+        #expect(SocketPathError().description.contains("--socket"))
+        #expect(SocketPath.forClients(environment: [:], isRoot: false) == ["/run/reachd/reachd.sock"])
+    }
+}
