@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("The daemon and its clients", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct DaemonTests {
+    @Test(arguments: [true, false])
+    func monitorReportsAChangeWithinASecond(throughDaemon: Bool) async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
+        let monitor = try network.startReachd("monitor", "--json", "--socket", socket)
+        let first = try await eventually("the monitor prints the current status") { monitor.outputLines.first }
+        #expect(first.contains(#""online":false"#))
+        #expect(first.contains(throughDaemon ? #""source":"daemon""# : #""source":"embedded""#))
+
+        let changed = ContinuousClock.now
+        try network.inHost("route add default via 10.77.0.1")
+        try await eventually("the monitor prints the change", timeout: .seconds(5), every: .milliseconds(5)) {
+            monitor.outputLines.dropFirst().contains { $0.contains(#""online":true"#) } ? true : nil
+        }
+        let latency = ContinuousClock.now - changed
+        #expect(latency < .seconds(1), "took \(latency)")
+        monitor.signal(SIGTERM)
+        _ = daemon
+    }
+
+    @Test func badInputGetsAnErrorAndOtherClientsCarryOn() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(ClientRequest.subscribe.line)
+        let before = try subscriber.readStatus()
+
+        let cases: [(bytes: [UInt8], says: String)] = [
+            (Array("this is not json\n".utf8), "not a JSON object"),
+            (Array(#"{"op":"reboot"}"#.utf8) + [10], "unknown op \"reboot\""),
+            ([0x7b, 0xc3, 0x28, 0x7d, 0x0a], "not valid UTF-8"),
+            ([UInt8](repeating: UInt8(ascii: "x"), count: 5000), "longer than 4096 bytes"),
+        ]
+        for (bytes, says) in cases {
+            let client = try SocketClient(path: network.socketPath)
+            try client.send(bytes)
+            guard case .error(let code, let message) = try client.readMessage() else {
+                Issue.record("no error for \(says)")
+                continue
+            }
+            #expect(code == "bad_request")
+            #expect(message.contains(says), "\(message)")
+            #expect(try client.readLine() == nil, "the connection is closed after an error")
+        }
+
+        try network.inHost("route add default via 10.77.0.1")
+        let after = try subscriber.readStatus()
+        #expect(after.online && after.seq > before.seq, "the subscriber still gets changes")
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().online)
+        #expect(daemon.isRunning)
+    }
+
+    @Test func aSubscriberThatNeverReadsDelaysNobodyAndGetsTheNewestState() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let stalled = try SocketClient(path: network.socketPath)
+        stalled.shrinkReceiveBuffer()
+        try stalled.send(ClientRequest.subscribe.line)
+        let reader = try SocketClient(path: network.socketPath)
+        try reader.send(ClientRequest.subscribe.line)
+        _ = try reader.readStatus()
+
+        // Hundreds of published changes: far more than the stalled client's buffer holds.
+        let toggles = (0..<300).flatMap { i in
+            ["address add 10.78.\(i / 250).\(i % 250 + 1)/32 dev vh", "address del 10.78.\(i / 250).\(i % 250 + 1)/32 dev vh"]
+        }
+        try network.batchInHost(toggles + ["address add 10.79.0.1/32 dev vh"])
+        let final = try await eventually("the reading subscriber sees the last change", timeout: .seconds(20)) { () -> NetworkStatus? in
+            let status = try reader.readStatus()
+            return status.interfaces.contains { $0.addresses.contains { $0.address == "10.79.0.1" } } ? status : nil
+        }
+        // A get answers at once while the stalled client's output is full.
+        let started = ContinuousClock.now
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().seq == final.seq)
+        #expect(ContinuousClock.now - started < .seconds(1))
+
+        // When it finally reads, it gets what was in flight and then the newest state, not every change.
+        var received: [NetworkStatus] = []
+        while received.last?.seq != final.seq { received.append(try stalled.readStatus()) }
+        #expect(received.count < toggles.count, "coalesced: \(received.count) lines for \(toggles.count) changes")
+        #expect(daemon.isRunning)
+    }
+
+    @Test func aRouteFloodThatLeavesTheAnswerAlonePublishesNothing() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(ClientRequest.subscribe.line)
+        let before = try subscriber.readStatus()
+
+        let routes = (0..<10_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
+        try network.batchInHost(routes.map { "route add \($0) via 10.77.0.1" } + routes.map { "route del \($0)" })
+        // A change that does publish, to know the daemon has read past the flood.
+        try network.inHost("address add 10.79.0.1/32 dev vh")
+        let next = try subscriber.readStatus(timeout: .seconds(20))
+        #expect(next.seq == before.seq + 1, "only the marker change was published")
+        #expect(next.interfaces.contains { $0.addresses.contains { $0.address == "10.79.0.1" } })
+        #expect(daemon.isRunning)
+    }
+
+    @Test func anOverrunIsResynchronisedAndTheDaemonKeepsListening() async throws {
+        let network = try TestNetwork()
+        // IPv6 through a link-local router: the route survives the global address.
+        try network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fe80::1 dev vh")
+        let daemon = try await network.startDaemon()
+        try await network.waitForStatus("online over IPv6") { $0.ipv6.reachability == .online }
+
+        // Stopped, the daemon cannot read: a burst of route notifications overruns
+        // its receive queue and the address removal after it is dropped. Route
+        // lookups are always fresh, but addresses are known only from their
+        // notifications: without a resync from a fresh dump the daemon would say
+        // online for ever.
+        daemon.signal(SIGSTOP)
+        let routes = (0..<40_000).map { "route add blackhole 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
+        try network.batchInHost(routes + ["address del fd77::2/64 dev vh"])
+        daemon.signal(SIGCONT)
+
+        let offline = try await network.waitForStatus(timeout: .seconds(20), "the lost removal is found by the resync") {
+            $0.ipv6.reachability != .online
+        }
+        #expect(offline.ipv6.reason == .noUsableAddress)
+        #expect(daemon.errorOutput.contains("overran"), "the overrun is logged")
+        #expect(daemon.errorOutput.components(separatedBy: "overran").count - 1 == 1, "once")
+
+        try network.inHost("-6 addr add fd77::2/64 dev vh nodad")
+        try await network.waitForStatus("still listening after the resync") { $0.ipv6.reachability == .online }
+    }
+
+    @Test func aSecondDaemonOnTheSamePathRefusesToStart() async throws {
+        let network = try TestNetwork()
+        let daemon = try await network.startDaemon()
+        let second = try await network.reachd("daemon", "--socket", network.socketPath)
+        #expect(second.status == 2)
+        #expect(second.error.contains("another reachd daemon is already listening on \(network.socketPath)"))
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().source == .daemon, "the first one is unharmed")
+        _ = daemon
+    }
+
+    @Test func aStaleSocketFromACrashedDaemonIsReplaced() async throws {
+        let network = try TestNetwork()
+        let crashed = try await network.startDaemon()
+        crashed.signal(SIGKILL)
+        try await crashed.wait()
+        #expect(FileManager.default.fileExists(atPath: network.socketPath), "a crash leaves the socket file")
+        let daemon = try await network.startDaemon()
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().seq == 1)
+        _ = daemon
+    }
+
+    @Test func sigtermStopsCleanlyAndRemovesTheSocket() async throws {
+        let network = try TestNetwork()
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(ClientRequest.subscribe.line)
+        _ = try subscriber.readStatus()
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.wait(timeout: .seconds(5)) == 0)
+        #expect(!FileManager.default.fileExists(atPath: network.socketPath))
+        #expect(try subscriber.readLine() == nil, "subscribers see the end of the stream")
+    }
+
+    @Test func aPathThatIsNotASocketIsLeftAlone() async throws {
+        let network = try TestNetwork(wired: false)
+        try "precious".write(toFile: network.socketPath, atomically: true, encoding: .utf8)
+        let result = try await network.reachd("daemon", "--socket", network.socketPath)
+        #expect(result.status == 2)
+        #expect(result.error.contains("exists and is not a socket"))
+        #expect(try String(contentsOfFile: network.socketPath, encoding: .utf8) == "precious")
+    }
+}

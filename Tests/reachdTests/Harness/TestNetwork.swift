@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether this machine lets the tests make network namespaces (root and
+/// iproute2). Elsewhere the namespace suites are skipped with that reason.
+enum NamespaceSupport {
+    static let available: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = "rd-probe-\(getpid())"
+        let made = Process.runQuietly(["ip", "netns", "add", probe])
+        if made { _ = Process.runQuietly(["ip", "netns", "del", probe]) }
+        return made
+    }()
+
+    static let reason: Comment = "needs root and `ip netns` (network namespaces): run the tests as root"
+}
+
+extension Process {
+    static func runQuietly(_ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+/// A host namespace, optionally wired by a veth pair (`vh` inside, `vg` on the
+/// far side) to a gateway namespace; both are deleted when the value goes away.
+/// Addressing: 10.77.0.2/24 and fd77::2/64 on the host, .1 and ::1 on the gateway.
+final class TestNetwork: @unchecked Sendable {
+    let host: String
+    let gateway: String
+    let directory: URL
+    var socketPath: String { directory.appendingPathComponent("reachd.sock").path }
+
+    init(wired: Bool = true) throws {
+        let id = String(UUID().uuidString.prefix(8)).lowercased()
+        host = "rd-\(id)-h"
+        gateway = "rd-\(id)-g"
+        directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("rd-\(id)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.sh("ip netns add \(host) && ip -n \(host) link set lo up")
+        if wired {
+            try Self.sh("""
+                ip netns add \(gateway) && ip -n \(gateway) link set lo up && \
+                ip link add vh netns \(host) type veth peer name vg netns \(gateway) && \
+                ip -n \(gateway) link set vg up && \
+                ip -n \(gateway) addr add 10.77.0.1/24 dev vg && \
+                ip -n \(gateway) -6 addr add fd77::1/64 dev vg nodad
+                """)
+        }
+    }
+
+    deinit {
+        _ = Process.runQuietly(["ip", "netns", "del", host])
+        _ = Process.runQuietly(["ip", "netns", "del", gateway])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// `ip -n HOST ...` for each command, stopping at the first failure.
+    func inHost(_ commands: String...) throws {
+        try Self.sh(commands.map { "ip -n \(host) \($0)" }.joined(separator: " && "))
+    }
+
+    func inGateway(_ commands: String...) throws {
+        try Self.sh(commands.map { "ip -n \(gateway) \($0)" }.joined(separator: " && "))
+    }
+
+    /// Feeds many `ip` commands to one `ip -batch` in the host namespace.
+    func batchInHost(_ commands: [String]) throws {
+        let file = directory.appendingPathComponent("batch-\(UUID().uuidString)")
+        try commands.joined(separator: "\n").appending("\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Self.sh("ip -n \(host) -batch \(file.path)")
+    }
+
+    /// The veth up with an IPv4 address on the host side; optionally the default route.
+    func bringUpIPv4(defaultRoute: Bool) throws {
+        try inHost("link set vh up", "addr add 10.77.0.2/24 dev vh")
+        if defaultRoute { try inHost("route add default via 10.77.0.1") }
+    }
+
+    /// Runs `reachd ARGS` inside the host namespace.
+    func reachd(_ arguments: String..., timeout: Duration = .seconds(20)) async throws
+        -> (status: Int32, output: String, error: String)
+    {
+        try await Subprocess.run(["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary] + arguments,
+                                 timeout: timeout)
+    }
+
+    func startReachd(_ arguments: String...) throws -> Subprocess {
+        try Subprocess(["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary] + arguments)
+    }
+
+    /// `reachd status --json` decoded; `embedded` forces the in-process answer
+    /// by naming a socket where no daemon listens.
+    func status(embedded: Bool = false) async throws -> (status: NetworkStatus, exitCode: Int32) {
+        let socket = embedded ? directory.appendingPathComponent("nobody-here.sock").path : socketPath
+        let result = try await reachd("status", "--json", "--socket", socket)
+        let line = result.output.split(separator: "\n").first.map { Array($0.utf8) } ?? []
+        guard case .status(let status) = try DaemonMessage.decode(line) else {
+            throw HarnessError.commandFailed("status printed \(result.output) \(result.error)")
+        }
+        return (status, result.status)
+    }
+
+    /// Polls `reachd status` until `condition` holds, and returns that status.
+    @discardableResult
+    func waitForStatus(
+        embedded: Bool = false, timeout: Duration = .seconds(10), _ what: String,
+        _ condition: @escaping (NetworkStatus) -> Bool
+    ) async throws -> NetworkStatus {
+        try await eventually(what, timeout: timeout) {
+            let (status, _) = try await self.status(embedded: embedded)
+            return condition(status) ? status : nil
+        }
+    }
+
+    /// Starts `reachd daemon` on this network's socket and waits until it answers.
+    func startDaemon() async throws -> Subprocess {
+        let daemon = try startReachd("daemon", "--socket", socketPath, "--log-level", "debug")
+        try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
+            guard daemon.isRunning else {
+                throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")
+            }
+            return (try? DaemonClient(socketPath: self.socketPath).fetchStatus()) != nil ? true : nil
+        }
+        return daemon
+    }
+
+    static func sh(_ command: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw HarnessError.commandFailed("\(command): \(String(decoding: message, as: UTF8.self))")
+        }
+    }
+}
+
+/// The `reachd` binary built beside this test bundle.
+enum Reachd {
+    static let binary: String = {
+        if let explicit = ProcessInfo.processInfo.environment["REACHD_BINARY"] { return explicit }
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+        ].map { $0.appendingPathComponent("reachd").path }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }()
+}
