@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+@Suite("reachd wait-online", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct WaitOnlineTests {
+    @Test(arguments: [false, true])
+    func returnsWhenADefaultRouteAppears(throughDaemon: Bool) async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
+        let waiter = try network.startReachd("wait-online", "--timeout", "15", "--socket", socket)
+        // Still waiting: nothing is online yet.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(waiter.isRunning)
+        try network.inHost("route add default via 10.77.0.1")
+        #expect(try await waiter.wait(timeout: .seconds(5)) == 0)
+        #expect(waiter.output.contains("online: IPv4 via vh, gateway 10.77.0.1"))
+        _ = daemon
+    }
+
+    @Test func timesOutWithExitCodeOne() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        let started = ContinuousClock.now
+        let result = try await network.reachd("wait-online", "--timeout", "0.5")
+        #expect(result.status == 1)
+        #expect(result.error.contains("timed out after 0.5s"))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func theFamilyAndInterfaceFiltersAreHonoured() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        #expect(try await network.reachd("wait-online", "--ipv4", "--interface", "vh", "--quiet", "--timeout", "5").status == 0)
+        let ipv6 = try await network.reachd("wait-online", "--ipv6", "--timeout", "0.3")
+        #expect(ipv6.status == 1, "only IPv4 is online")
+        #expect(ipv6.error.contains("waiting for IPv6"))
+        let other = try await network.reachd("wait-online", "--interface", "eth9", "--timeout", "0.3", "--quiet")
+        #expect(other.status == 1)
+        #expect(other.error.isEmpty && other.output.isEmpty, "--quiet prints nothing")
+    }
+}
+
+@Suite("The command line")
+struct CommandLineTests {
+    private func reachd(_ arguments: String...) async throws -> (status: Int32, output: String, error: String) {
+        try await Subprocess.run([Reachd.binary] + arguments)
+    }
+
+    @Test(arguments: ["status", "monitor", "wait-online", "daemon"])
+    func everySubcommandsHelpHasExamples(subcommand: String) async throws {
+        let help = try await reachd(subcommand, "--help")
+        #expect(help.status == 0)
+        #expect(help.output.contains("Examples:"))
+        #expect(help.output.contains("reachd \(subcommand)"))
+    }
+
+    @Test func theRootHelpListsTheSubcommandsAndExitCodes() async throws {
+        let help = try await reachd("--help")
+        #expect(help.status == 0)
+        for subcommand in ["status", "monitor", "wait-online", "daemon"] {
+            #expect(help.output.contains(subcommand))
+        }
+        #expect(help.output.contains("0 online"))
+    }
+
+    @Test func versionPrints() async throws {
+        let version = try await reachd("--version")
+        #expect(version.status == 0)
+        #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+    }
+
+    @Test func usageErrorsExitTwoAndSayWhatIsWrong() async throws {
+        let both = try await reachd("wait-online", "--ipv4", "--ipv6")
+        #expect(both.status == 2)
+        #expect(both.error.contains("--ipv4 and --ipv6 exclude each other"))
+        let unknown = try await reachd("status", "--frobnicate")
+        #expect(unknown.status == 2)
+        #expect(unknown.error.contains("--frobnicate"))
+        let negative = try await reachd("wait-online", "--timeout", "-3")
+        #expect(negative.status == 2)
+    }
+}
