@@ -4,9 +4,10 @@
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build: libnl headers and pkg-config. Tests: iproute2 for namespaces and veth pairs.
+# Build: libnl headers and pkg-config. Tests: iproute2 for namespaces and veth
+# pairs, python3 for the fixture recorder, strace to prove an idle daemon sleeps.
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace
 
 .PHONY: all build release run test bench deps test-deps clean
 
@@ -46,7 +47,7 @@ run: release
 # saying why, elsewhere).
 test: test-deps
 	$(SWIFT) build
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
 
 bench: test-deps release
 	bash bench/run.sh

@@ -22,7 +22,7 @@ struct DaemonTests {
 
         let changed = ContinuousClock.now
         try network.inHost("route add default via 10.77.0.1")
-        try await eventually("the monitor prints the change", timeout: .seconds(5), every: .milliseconds(5)) {
+        _ = try await eventually("the monitor prints the change", timeout: .seconds(5), every: .milliseconds(5)) {
             monitor.outputLines.dropFirst().contains { $0.contains(#""online":true"#) } ? true : nil
         }
         let latency = ContinuousClock.now - changed
@@ -140,6 +140,25 @@ struct DaemonTests {
 
         try network.inHost("-6 addr add fd77::2/64 dev vh nodad")
         try await network.waitForStatus("still listening after the resync") { $0.ipv6.reachability == .online }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+    func anIdleDaemonMakesNoSystemCalls() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(ClientRequest.subscribe.line)
+        _ = try subscriber.readStatus()
+        // Every thread (-f), two seconds of a quiet network with a subscriber attached.
+        let trace = try await Subprocess.run(
+            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(daemon.pid)"],
+            timeout: .seconds(10))
+        let calls = trace.error.split(separator: "\n").filter { line in
+            !line.contains("strace: ") && !line.hasPrefix("%") && !line.hasPrefix("-") && !line.contains("total")
+        }
+        #expect(calls.isEmpty, "system calls while idle:\n\(trace.error)")
+        #expect(daemon.isRunning)
     }
 
     @Test func aSecondDaemonOnTheSamePathRefusesToStart() async throws {

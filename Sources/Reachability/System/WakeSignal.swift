@@ -7,7 +7,8 @@ import Glibc
 package final class WakeSignal: Sendable {
     /// The end to poll for readability.
     package let fileDescriptor: Int32
-    private let writeEnd: Int32
+    /// The end `signal()` writes to; a signal handler may write to it directly.
+    package let writeDescriptor: Int32
 
     package init() throws(SystemError) {
         var ends: [Int32] = [0, 0]
@@ -17,17 +18,17 @@ package final class WakeSignal: Sendable {
             _ = fcntl(end, F_SETFL, O_NONBLOCK)
         }
         fileDescriptor = ends[0]
-        writeEnd = ends[1]
+        writeDescriptor = ends[1]
     }
 
     deinit {
         close(fileDescriptor)
-        close(writeEnd)
+        close(writeDescriptor)
     }
 
     /// Makes the read end readable; safe from any thread, any number of times.
     package func signal() {
         var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
+        _ = write(writeDescriptor, &byte, 1)
     }
 }

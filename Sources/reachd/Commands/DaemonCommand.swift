@@ -1,9 +1,10 @@
 import ArgumentParser
 import Logging
 import Reachability
-import ServiceLifecycle
 
-struct DaemonCommand: AsyncParsableCommand {
+/// Synchronous on purpose: the daemon's loop runs on the main thread and never
+/// touches Swift's concurrency runtime (see ``ShutdownSignals`` for why).
+struct DaemonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "daemon",
         abstract: "Run the reachability daemon in the foreground.",
@@ -28,7 +29,7 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
-    func run() async throws {
+    func run() throws {
         let path = try socket ?? SocketPath.forDaemon()
         let level = logLevel
         LoggingSystem.bootstrap { label in
@@ -36,15 +37,10 @@ struct DaemonCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        let logger = Logger(label: "reachd")
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(
-                service: DaemonService(socketPath: path, logger: logger),
-                successTerminationBehavior: .gracefullyShutdownGroup,
-                failureTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
-        try await group.run()
+        let stop = try WakeSignal()
+        ShutdownSignals.install(stop)
+        let server = try DaemonServer(socketPath: path, stop: stop, logger: Logger(label: "reachd"), onPublish: { _ in })
+        try server.run()
     }
 }
 

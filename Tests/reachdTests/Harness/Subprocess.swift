@@ -6,60 +6,93 @@ import Glibc
 
 /// A child process whose output goes to files, so that neither a chatty child
 /// nor a silent one can deadlock the test on a pipe.
+///
+/// Spawned with `posix_spawn` and an empty signal mask with default handlers,
+/// as a shell would start it: the test runner blocks signals such as SIGINT,
+/// and Foundation's `Process` passes that mask on, so `strace` or `timeout`
+/// started through it cannot be interrupted.
 final class Subprocess: @unchecked Sendable {
     let arguments: [String]
-    private let process = Process()
-    private let outputURL: URL
-    private let errorURL: URL
+    let pid: pid_t
+    private let outputPath: String
+    private let errorPath: String
+    private var exitStatus: Int32?
 
     init(_ arguments: [String]) throws {
         self.arguments = arguments
-        let directory = FileManager.default.temporaryDirectory
-        let id = UUID().uuidString
-        outputURL = directory.appendingPathComponent("reachd-test-\(id).out")
-        errorURL = directory.appendingPathComponent("reachd-test-\(id).err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-test-\(UUID().uuidString)").path
+        outputPath = base + ".out"
+        errorPath = base + ".err"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, arguments[0], &actions, &attributes, &argv, environ)
+        guard result == 0 else {
+            throw HarnessError.commandFailed("spawn \(arguments[0]): \(String(cString: strerror(result)))")
+        }
+        pid = child
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
         }
-        try? FileManager.default.removeItem(at: outputURL)
-        try? FileManager.default.removeItem(at: errorURL)
+        unlink(outputPath)
+        unlink(errorPath)
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
-    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
-    var errorOutput: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+    var isRunning: Bool { reap() == nil }
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    var errorOutput: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
     var outputLines: [String] { output.split(separator: "\n").map(String.init) }
 
     func signal(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        kill(pid, signal)
+    }
+
+    /// The exit status once the child has ended (128 + N for signal N), else `nil`.
+    private func reap() -> Int32? {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        let signalled = status & 0x7f
+        exitStatus = signalled == 0 ? (status >> 8) & 0xff : 128 + signalled
+        return exitStatus
     }
 
     /// Waits for the exit and returns its status, killing the child after `timeout`.
     @discardableResult
     func wait(timeout: Duration = .seconds(20)) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
+        while true {
+            if let status = reap() { return status }
             if ContinuousClock.now > deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                kill(pid, SIGKILL)
                 throw HarnessError.timedOut("\(arguments.joined(separator: " ")) ran past \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        return process.terminationStatus
     }
 
     /// Runs to completion and returns (status, stdout, stderr).

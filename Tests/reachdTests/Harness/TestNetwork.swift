@@ -48,7 +48,12 @@ final class TestNetwork: @unchecked Sendable {
         gateway = "rd-\(id)-g"
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("rd-\(id)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try Self.sh("ip netns add \(host) && ip -n \(host) link set lo up")
+        // No duplicate address detection: an address that turns usable a second
+        // later is a real change, and would land in the middle of some test.
+        try Self.sh("""
+            ip netns add \(host) && ip -n \(host) link set lo up && \
+            ip netns exec \(host) sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+            """)
         if wired {
             try Self.sh("""
                 ip netns add \(gateway) && ip -n \(gateway) link set lo up && \

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""reachd benchmarks, in throw-away network namespaces.
+
+1. Start-up: time from exec to the first answer on the socket, and resident
+   memory after it, with an empty table and with N routes (default 100,000).
+2. Flood: N route additions then N deletions that leave the answer alone;
+   time until the daemon has read past them (a marker change is published),
+   statuses published meanwhile (should be just the marker), and resyncs.
+3. Idle: system calls made by an idle daemon over 10 seconds (strace -c -f).
+4. In-process `reachd status` with N routes.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REACHD = os.path.abspath(os.environ.get("REACHD", ".build/release/reachd"))
+ROUTES = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+
+
+def sh(command):
+    subprocess.run(command, shell=True, check=True)
+
+
+class Network:
+    def __init__(self):
+        self.host, self.gw = f"rdb-{os.getpid()}-h", f"rdb-{os.getpid()}-g"
+        self.dir = tempfile.mkdtemp(prefix="reachd-bench-")
+        self.sock = os.path.join(self.dir, "reachd.sock")
+        # No duplicate address detection: its completion a second later would be a
+        # real change in the middle of a measurement.
+        sh(f"ip netns add {self.host} && ip netns add {self.gw} && ip -n {self.host} link set lo up && "
+           f"ip netns exec {self.host} sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0 && "
+           f"ip link add vh netns {self.host} type veth peer name vg netns {self.gw} && "
+           f"ip -n {self.gw} link set vg up && ip -n {self.gw} addr add 10.77.0.1/24 dev vg && "
+           f"ip -n {self.host} link set vh up && ip -n {self.host} addr add 10.77.0.2/24 dev vh && "
+           f"ip -n {self.host} route add default via 10.77.0.1")
+
+    def batch(self, lines):
+        path = os.path.join(self.dir, "batch")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        sh(f"ip -n {self.host} -batch {path}")
+
+    def close(self):
+        for ns in (self.host, self.gw):
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+
+def routes(n, verb):
+    return [f"route {verb} 10.{100 + i // 65536}.{i // 256 % 256}.{i % 256}/32"
+            + (" via 10.77.0.1" if verb == "add" else "") for i in range(n)]
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    return s
+
+
+def read_status(f):
+    return json.loads(f.readline())
+
+
+def start_daemon(net):
+    start = time.monotonic()
+    log = open(os.path.join(net.dir, "daemon.log"), "w")
+    daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock],
+                              stderr=log)
+    while True:
+        try:
+            s = connect(net.sock)
+            s.sendall(b'{"op":"get"}\n')
+            s.makefile().readline()
+            s.close()
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            time.sleep(0.002)
+    elapsed = time.monotonic() - start
+    return daemon, elapsed
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def startup(n):
+    net = Network()
+    try:
+        if n:
+            net.batch(routes(n, "add"))
+        daemon, elapsed = start_daemon(net)
+        rss = rss_kib(daemon.pid)
+        embedded_start = time.monotonic()
+        subprocess.run(["ip", "netns", "exec", net.host, REACHD, "status", "--json", "--socket",
+                        os.path.join(net.dir, "none")], check=True, capture_output=True)
+        embedded = time.monotonic() - embedded_start
+        daemon.terminate()
+        daemon.wait()
+        return elapsed, rss, embedded
+    finally:
+        net.close()
+
+
+def flood(n):
+    net = Network()
+    try:
+        daemon, _ = start_daemon(net)
+        s = connect(net.sock)
+        s.sendall(b'{"op":"subscribe"}\n')
+        f = s.makefile()
+        first = read_status(f)
+        rss_before = rss_kib(daemon.pid)
+        start = time.monotonic()
+        net.batch(routes(n, "add") + routes(n, "del"))
+        written = time.monotonic() - start
+        sh(f"ip -n {net.host} addr add 10.79.0.1/32 dev vh")
+        published = []
+        while True:
+            status = read_status(f)
+            published.append(status["seq"])
+            if any(a["address"] == "10.79.0.1" for i in status["interfaces"] for a in i["addresses"]):
+                break
+        settled = time.monotonic() - start
+        rss_after = rss_kib(daemon.pid)
+        daemon.terminate()
+        daemon.wait()
+        log = open(os.path.join(net.dir, "daemon.log")).read()
+        return {"changes": 2 * n, "ip_batch_s": written, "settled_s": settled,
+                "statuses_published": len(published), "seq_before": first["seq"], "seq_after": published[-1],
+                "resyncs": log.count("overran"), "rss_before_kib": rss_before, "rss_after_kib": rss_after}
+    finally:
+        net.close()
+
+
+def idle_syscalls():
+    net = Network()
+    try:
+        daemon, _ = start_daemon(net)
+        time.sleep(0.2)
+        trace = subprocess.run(["timeout", "-s", "INT", "10", "strace", "-c", "-f", "-p", str(daemon.pid)],
+                               capture_output=True, text=True)
+        daemon.terminate()
+        daemon.wait()
+        lines = [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
+        return lines
+    finally:
+        net.close()
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root for network namespaces")
+    if not os.access(REACHD, os.X_OK):
+        sys.exit(f"bench: no binary at {REACHD}; run `swift build -c release` or `make bench`")
+    print(f"reachd benchmarks ({REACHD}), kernel {os.uname().release}, {os.cpu_count()} cores\n")
+    for n in (0, ROUTES):
+        elapsed, rss, embedded = startup(n)
+        print(f"start-up with {n:>7} routes: first answer after {elapsed * 1000:7.1f} ms, "
+              f"RSS {rss / 1024:5.1f} MiB; in-process `reachd status` {embedded * 1000:6.1f} ms")
+    result = flood(ROUTES)
+    print(f"\nflood of {result['changes']} route changes (answer unchanged): "
+          f"ip -batch took {result['ip_batch_s']:.2f} s, daemon settled after {result['settled_s']:.2f} s")
+    print(f"  statuses published: {result['statuses_published']} (the marker change only: seq "
+          f"{result['seq_before']} -> {result['seq_after']}), overrun resyncs: {result['resyncs']}, "
+          f"RSS {result['rss_before_kib'] / 1024:.1f} -> {result['rss_after_kib'] / 1024:.1f} MiB")
+    print("\nidle daemon, 10 s under strace -c -f (system calls made):")
+    lines = idle_syscalls()
+    print("\n".join("  " + l for l in lines) if lines else "  none")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Benchmarks: start-up time and memory against the size of the routing table,
+# how long a route flood takes to settle, and system calls of an idle daemon.
+# Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq strace; }
+exec python3 bench/reachd_bench.py "$@"
