@@ -64,6 +64,26 @@ struct DaemonTests {
         #expect(daemon.isRunning)
     }
 
+    @Test func aSubscriberThatStopsSendingKeepsReceiving() async throws {
+        // `echo '{"op":"subscribe"}' | socat - UNIX-CONNECT:...` shuts down its sending side.
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(ClientRequest.subscribe.line)
+        shutdown(subscriber.fd, Int32(SHUT_WR))
+        #expect(try subscriber.readStatus().online == false)
+        try network.inHost("route add default via 10.77.0.1")
+        #expect(try subscriber.readStatus().online)
+
+        let getter = try SocketClient(path: network.socketPath)
+        try getter.send(ClientRequest.get.line)
+        shutdown(getter.fd, Int32(SHUT_WR))
+        #expect(try getter.readStatus().online)
+        #expect(try getter.readLine() == nil, "a get with nothing more to ask is closed after its answer")
+        _ = daemon
+    }
+
     @Test func aSubscriberThatNeverReadsDelaysNobodyAndGetsTheNewestState() async throws {
         let network = try TestNetwork()
         try network.bringUpIPv4(defaultRoute: true)

@@ -13,6 +13,9 @@ final class ClientConnection {
 
     let fd: Int32
     private(set) var isSubscribed = false
+    /// The client shut down its sending side (`echo ... | socat` does). A
+    /// subscriber may still be reading; only a full hang-up ends it.
+    private(set) var inputClosed = false
     private var input = LineBuffer(limit: requestLineLimit)
     /// The line being written and how much of it went out.
     private var writing: [UInt8] = []
@@ -27,11 +30,19 @@ final class ClientConnection {
     /// Whether the connection waits for the socket to become writable.
     var hasPendingOutput: Bool { written < writing.count }
 
+    /// Nothing more will be asked and nothing is left to send.
+    var isFinished: Bool { inputClosed && !isSubscribed && !hasPendingOutput }
+
+    /// What to wait for: input until the client stops sending, writability while output is pending.
+    var pollEvents: Int16 {
+        Int16((inputClosed ? 0 : POLLIN) | (hasPendingOutput ? POLLOUT : 0))
+    }
+
     enum ReadOutcome {
-        /// Requests read (possibly none); carry on.
+        /// Requests read (possibly none); `inputClosed` tells whether more can come.
         case requests([Result<ClientRequest, RequestError>])
-        /// The client closed its end or the socket failed.
-        case closed
+        /// The socket failed.
+        case failed
     }
 
     /// Reads what the client sent, without blocking.
@@ -40,12 +51,15 @@ final class ClientConnection {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count == 0 { return results.isEmpty ? .closed : .requests(results) }
+            if count == 0 {
+                inputClosed = true
+                return .requests(results)
+            }
             if count < 0 {
                 switch errno {
                 case EINTR: continue
                 case EAGAIN, EWOULDBLOCK: return .requests(results)
-                default: return .closed
+                default: return .failed
                 }
             }
             do {

@@ -55,8 +55,7 @@ final class DaemonServer {
                 descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
             }
             for client in clients.values {
-                let events = POLLIN | (client.hasPendingOutput ? POLLOUT : 0)
-                descriptors.append(pollfd(fd: client.fd, events: Int16(events), revents: 0))
+                descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
             }
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
                 if errno == EINTR { continue }
@@ -72,7 +71,12 @@ final class DaemonServer {
                     acceptClients()
                 default:
                     guard let client = clients[ready.fd] else { continue }
-                    if ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { handleInput(from: client) }
+                    // Input first: it may hold the requests sent just before a hang-up.
+                    if !client.inputClosed, ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                        handleInput(from: client)
+                    } else if ready.revents & Int16(POLLHUP | POLLERR) != 0 {
+                        drop(client)
+                    }
                     if ready.revents & Int16(POLLOUT) != 0, clients[ready.fd] != nil { flush(client) }
                 }
             }
@@ -131,7 +135,7 @@ final class DaemonServer {
 
     private func handleInput(from client: ClientConnection) {
         switch client.readRequests() {
-        case .closed:
+        case .failed:
             drop(client)
         case .requests(let requests):
             for request in requests {
@@ -147,6 +151,7 @@ final class DaemonServer {
                 }
                 guard clients[client.fd] != nil else { return }
             }
+            if client.isFinished { drop(client) }
         }
     }
 
@@ -166,7 +171,7 @@ final class DaemonServer {
     }
 
     private func flush(_ client: ClientConnection) {
-        if !client.flush() { drop(client) }
+        if !client.flush() || client.isFinished { drop(client) }
     }
 
     private func drop(_ client: ClientConnection) {
