@@ -38,9 +38,6 @@ package final class NetworkWatcher {
     /// The descriptor to wait on for readability before calling ``handleReadable()``.
     package var fileDescriptor: Int32 { events.fileDescriptor }
 
-    /// The last published status.
-    package var current: NetworkStatus? { publisher.current }
-
     /// Records every datagram received, as hex, for test fixtures.
     package func traceDatagrams(_ sink: @escaping ([UInt8]) -> Void) {
         trace = sink

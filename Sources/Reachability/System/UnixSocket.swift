@@ -38,13 +38,6 @@ package enum UnixSocket {
         return fd
     }
 
-    package static func setNonBlocking(_ fd: Int32) throws(SystemError) {
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
-            throw SystemError("make socket non-blocking")
-        }
-    }
-
     /// Writes all of `bytes` to a blocking descriptor.
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0

@@ -39,7 +39,7 @@ struct DaemonCommand: ParsableCommand {
         }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
-        let server = try DaemonServer(socketPath: path, stop: stop, logger: Logger(label: "reachd"), onPublish: { _ in })
+        let server = try DaemonServer(socketPath: path, stop: stop, logger: Logger(label: "reachd"))
         try server.run()
     }
 }

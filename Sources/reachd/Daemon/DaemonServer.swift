@@ -21,20 +21,18 @@ final class DaemonServer {
     private let listener: ListeningSocket
     private let stop: WakeSignal
     private let logger: Logger
-    private let onPublish: (NetworkStatus) -> Void
     private var netlinkDescriptor: Int32
     private var clients: [Int32: ClientConnection] = [:]
     private var statusLine: [UInt8]
+    /// Out of descriptors (EMFILE): stop polling the listener, which would stay
+    /// readable and spin the loop, until a client leaves.
+    private var acceptPaused = false
 
     /// Subscribes to netlink, takes the first snapshot, then binds the socket,
     /// so the first client is always answered from a consistent state.
-    init(
-        socketPath: String, stop: WakeSignal, logger: Logger,
-        onPublish: @escaping (NetworkStatus) -> Void
-    ) throws {
+    init(socketPath: String, stop: WakeSignal, logger: Logger) throws {
         self.stop = stop
         self.logger = logger
-        self.onPublish = onPublish
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
         let first = try watcher.start()
         statusLine = DaemonMessage.status(first).line()
@@ -49,38 +47,39 @@ final class DaemonServer {
     func run() throws {
         defer { shutDown() }
         var descriptors: [pollfd] = []
+        var polledClients: [ClientConnection] = []
         while true {
             descriptors.removeAll(keepingCapacity: true)
-            for fd in [stop.fileDescriptor, netlinkDescriptor, listener.fd] {
-                descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
-            }
-            for client in clients.values {
+            descriptors.append(pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: netlinkDescriptor, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: listener.fd, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
+            polledClients = Array(clients.values)
+            for client in polledClients {
                 descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
             }
             guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
             }
-            for ready in descriptors where ready.revents != 0 {
-                switch ready.fd {
-                case stop.fileDescriptor:
-                    return
-                case netlinkDescriptor:
-                    try handleNetlink()
-                case listener.fd:
-                    acceptClients()
-                default:
-                    guard let client = clients[ready.fd] else { continue }
-                    // Input first: it may hold the requests sent just before a hang-up.
-                    if !client.inputClosed, ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                        handleInput(from: client)
-                    } else if ready.revents & Int16(POLLHUP | POLLERR) != 0 {
-                        drop(client)
-                    }
-                    if ready.revents & Int16(POLLOUT) != 0, clients[ready.fd] != nil { flush(client) }
-                }
+            if descriptors[0].revents != 0 { return }
+            if descriptors[1].revents != 0 { try handleNetlink() }
+            if descriptors[2].revents != 0 { acceptClients() }
+            for (client, ready) in zip(polledClients, descriptors.dropFirst(3)) where ready.revents != 0 {
+                // Dropped earlier in this pass: its number may already belong to a new client.
+                guard clients[client.fd] === client else { continue }
+                handle(ready.revents, from: client)
             }
         }
+    }
+
+    private func handle(_ events: Int16, from client: ClientConnection) {
+        // Input first: it may hold the requests sent just before a hang-up.
+        if !client.inputClosed, events & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+            handleInput(from: client)
+        } else if events & Int16(POLLHUP | POLLERR) != 0 {
+            drop(client)
+        }
+        if events & Int16(POLLOUT) != 0, clients[client.fd] === client { flush(client) }
     }
 
     private func handleNetlink() throws {
@@ -105,20 +104,24 @@ final class DaemonServer {
 
     private func announce(_ status: NetworkStatus) {
         logger.info("\(StatusFormatter.changeLine(status))", metadata: ["status.seq": "\(status.seq)"])
-        onPublish(status)
     }
 
     private func acceptClients() {
         while true {
             let fd = accept(listener.fd, nil, nil)
             guard fd >= 0 else {
-                if errno == EINTR { continue }
-                // EAGAIN: all accepted. EMFILE and the like: leave them queued
-                // until a client leaves rather than spin.
-                if errno != EAGAIN && errno != EWOULDBLOCK {
-                    logger.warning("accept failed", metadata: ["error": "\(SystemError("accept"))"])
+                switch errno {
+                case EINTR:
+                    continue
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case let failure:
+                    // EMFILE and the like: leave the rest queued until a client leaves.
+                    logger.warning("accept failed; pausing new connections until a client leaves",
+                                   metadata: ["error": "\(SystemError("accept", errno: failure))"])
+                    acceptPaused = true
+                    return
                 }
-                return
             }
             guard clients.count < Self.clientLimit else {
                 let message = DaemonMessage.error(
@@ -149,7 +152,7 @@ final class DaemonServer {
                     reject(client, error)
                     return
                 }
-                guard clients[client.fd] != nil else { return }
+                guard clients[client.fd] === client else { return }
             }
             if client.isFinished { drop(client) }
         }
@@ -175,6 +178,7 @@ final class DaemonServer {
     }
 
     private func drop(_ client: ClientConnection) {
+        acceptPaused = false
         clients[client.fd] = nil
         close(client.fd)
     }
