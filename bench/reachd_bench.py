@@ -110,32 +110,39 @@ def startup(n):
 
 
 def flood(n):
+    """N route additions, then N deletions: each a flood of N changes that leaves
+    the answer alone. After each, a marker address is added; the daemon has
+    settled when the status with the marker arrives."""
     net = Network()
     try:
         daemon, _ = start_daemon(net)
         s = connect(net.sock)
         s.sendall(b'{"op":"subscribe"}\n')
         f = s.makefile()
-        first = read_status(f)
+        seq = read_status(f)["seq"]
         rss_before = rss_kib(daemon.pid)
-        start = time.monotonic()
-        net.batch(routes(n, "add") + routes(n, "del"))
-        written = time.monotonic() - start
-        sh(f"ip -n {net.host} addr add 10.79.0.1/32 dev vh")
-        published = []
-        while True:
-            status = read_status(f)
-            published.append(status["seq"])
-            if any(a["address"] == "10.79.0.1" for i in status["interfaces"] for a in i["addresses"]):
-                break
-        settled = time.monotonic() - start
+        results = []
+        for step, verb in enumerate(("add", "del")):
+            start = time.monotonic()
+            net.batch(routes(n, verb))
+            written = time.monotonic() - start
+            marker = f"10.79.0.{step + 1}"
+            sh(f"ip -n {net.host} addr add {marker}/32 dev vh")
+            published = 0
+            while True:
+                status = read_status(f)
+                published += 1
+                if any(a["address"] == marker for i in status["interfaces"] for a in i["addresses"]):
+                    break
+            settled = time.monotonic() - start
+            results.append({"verb": verb, "ip_batch_s": written, "settled_s": settled,
+                            "published": published, "seq": (seq, status["seq"])})
+            seq = status["seq"]
         rss_after = rss_kib(daemon.pid)
         daemon.terminate()
         daemon.wait()
         log = open(os.path.join(net.dir, "daemon.log")).read()
-        return {"changes": 2 * n, "ip_batch_s": written, "settled_s": settled,
-                "statuses_published": len(published), "seq_before": first["seq"], "seq_after": published[-1],
-                "resyncs": log.count("overran"), "rss_before_kib": rss_before, "rss_after_kib": rss_after}
+        return results, log.count("overran"), rss_before, rss_after
     finally:
         net.close()
 
@@ -165,12 +172,13 @@ def main():
         elapsed, rss, embedded = startup(n)
         print(f"start-up with {n:>7} routes: first answer after {elapsed * 1000:7.1f} ms, "
               f"RSS {rss / 1024:5.1f} MiB; in-process `reachd status` {embedded * 1000:6.1f} ms")
-    result = flood(ROUTES)
-    print(f"\nflood of {result['changes']} route changes (answer unchanged): "
-          f"ip -batch took {result['ip_batch_s']:.2f} s, daemon settled after {result['settled_s']:.2f} s")
-    print(f"  statuses published: {result['statuses_published']} (the marker change only: seq "
-          f"{result['seq_before']} -> {result['seq_after']}), overrun resyncs: {result['resyncs']}, "
-          f"RSS {result['rss_before_kib'] / 1024:.1f} -> {result['rss_after_kib'] / 1024:.1f} MiB")
+    results, resyncs, rss_before, rss_after = flood(ROUTES)
+    print()
+    for r in results:
+        print(f"flood of {ROUTES} route {'additions' if r['verb'] == 'add' else 'deletions'} (answer unchanged): "
+              f"ip -batch took {r['ip_batch_s']:.2f} s, daemon settled {r['settled_s'] - r['ip_batch_s']:.3f} s "
+              f"after it; statuses published: {r['published']} (the marker only: seq {r['seq'][0]} -> {r['seq'][1]})")
+    print(f"  overrun resyncs: {resyncs}; daemon RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
     print("\nidle daemon, 10 s under strace -c -f (system calls made):")
     lines = idle_syscalls()
     print("\n".join("  " + l for l in lines) if lines else "  none")
