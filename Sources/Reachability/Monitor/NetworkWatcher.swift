@@ -24,7 +24,7 @@ package final class NetworkWatcher {
     private let batchLimit = 256
 
     /// How many times the event socket overran and was resynchronised.
-    package private(set) var resyncCount = 0
+    private var resyncCount = 0
 
     /// Subscribes to notifications at once, so nothing is missed between now and
     /// ``start()``'s dump.
@@ -38,7 +38,7 @@ package final class NetworkWatcher {
     /// The descriptor to wait on for readability before calling ``handleReadable()``.
     package var fileDescriptor: Int32 { events.fileDescriptor }
 
-    /// Records every datagram received, as hex, for test fixtures.
+    /// Hands every datagram received to `sink`: how test fixtures are recorded.
     package func traceDatagrams(_ sink: @escaping ([UInt8]) -> Void) {
         trace = sink
         events.trace = { sink(Array($0)) }
@@ -65,7 +65,9 @@ package final class NetworkWatcher {
             return try evaluate()
         }
         var relevant = false
-        for event in batch.events where table.apply(event) { relevant = true }
+        for event in batch.events {
+            relevant = table.apply(event) || relevant
+        }
         return relevant ? try evaluate() : nil
     }
 
