@@ -1,0 +1,297 @@
+import Logging
+import Synchronization
+
+/// Follows the host's network from a Swift program: the current status, an
+/// async sequence of changes, and callbacks for code that is not async.
+///
+/// ```swift
+/// let monitor = ReachabilityMonitor()                  // .automatic
+/// for try await status in monitor.statuses() {         // the current status first
+///     print(status.online ? "online" : "offline", "from the", status.source)
+/// }
+///
+/// let subscription = monitor.onChange { status in updateBanner(status.online) }
+/// subscription.cancel()
+/// ```
+///
+/// Cancelling the monitor, or letting the last reference go, closes its socket
+/// and stops its tasks.
+public final class ReachabilityMonitor: Sendable {
+    /// Where statuses come from.
+    public enum Source: Sendable, Hashable {
+        /// The daemon if one answers, otherwise the in-process monitor, switching
+        /// back to the daemon when it returns. The default.
+        case automatic
+        /// Only the daemon. While it is away nothing is delivered; on its return
+        /// the current status is, at once.
+        case daemon
+        /// Only the in-process netlink monitor.
+        case embedded
+    }
+
+    /// How long to wait between attempts to reach the daemon: doubling from
+    /// `initial` up to `maximum`, back to `initial` after a success.
+    public struct Backoff: Sendable, Hashable {
+        public var initial: Duration
+        public var maximum: Duration
+
+        public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
+            self.initial = initial
+            self.maximum = maximum
+        }
+
+        func delay(attempt: Int) -> Duration {
+            var delay = initial
+            for _ in 0..<attempt where delay < maximum { delay *= 2 }
+            return min(delay, maximum)
+        }
+    }
+
+    public let source: Source
+    private let hub: StatusHub
+    private let driver: Task<Void, Never>
+
+    /// - Parameters:
+    ///   - socketPath: the daemon's socket; by default `$REACHD_SOCKET`, then this
+    ///     user's and the system daemon's paths (``SocketPath/forClients(environment:isRoot:)``).
+    public init(
+        source: Source = .automatic, socketPath: String? = nil, backoff: Backoff = Backoff(),
+        logger: Logger = Logger(label: "reachd.monitor")
+    ) {
+        self.source = source
+        let hub = StatusHub()
+        self.hub = hub
+        let paths = socketPath.map { [$0] } ?? SocketPath.forClients()
+        let connector = Connector(source: source, socketPaths: paths, backoff: backoff, logger: logger, hub: hub)
+        driver = Task { await connector.run() }
+    }
+
+    deinit {
+        cancel()
+    }
+
+    /// The newest status, or `nil` before the first arrives.
+    public var currentStatus: NetworkStatus? { hub.current }
+
+    /// The last problem met while following the network (the daemon went away,
+    /// speaks another protocol version, netlink failed), or `nil`.
+    public var lastError: (any Error)? { hub.lastError }
+
+    /// The current status (once known), then one per change. Ends when the
+    /// monitor is cancelled; throws when it cannot go on (a `.daemon` monitor
+    /// whose daemon speaks another protocol version).
+    public func statuses() -> AsyncThrowingStream<NetworkStatus, any Error> {
+        hub.subscribe()
+    }
+
+    /// Calls `handler` with the current status (once known) and every change,
+    /// in order, until the returned subscription is cancelled.
+    @discardableResult
+    public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Subscription {
+        let stream = statuses()
+        let task = Task {
+            do {
+                for try await status in stream { handler(status) }
+            } catch {}
+        }
+        return Subscription(task: task)
+    }
+
+    /// Stops following the network: closes the socket, stops the netlink thread,
+    /// ends every sequence.
+    public func cancel() {
+        driver.cancel()
+        hub.finish(throwing: nil)
+    }
+
+    /// A callback registration; cancelling it stops the calls.
+    public struct Subscription: Sendable {
+        let task: Task<Void, Never>
+
+        public func cancel() { task.cancel() }
+    }
+}
+
+/// The monitor's shared state: the newest status and everyone listening.
+private final class StatusHub: Sendable {
+    private struct State {
+        var current: NetworkStatus?
+        var lastError: (any Error)?
+        var listeners: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
+        var nextListener = 0
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    var current: NetworkStatus? { state.withLock { $0.current } }
+    var lastError: (any Error)? { state.withLock { $0.lastError } }
+
+    func subscribe() -> AsyncThrowingStream<NetworkStatus, any Error> {
+        // Latest-state semantics for slow consumers too: only the newest matters.
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(1))
+        let id: Int? = state.withLock { state in
+            guard !state.finished else { return nil }
+            let id = state.nextListener
+            state.nextListener += 1
+            state.listeners[id] = continuation
+            if let current = state.current { continuation.yield(current) }
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Passes `status` on unless it describes the same network, from the same
+    /// source, as the current one (a reconnect or restart renumbers statuses).
+    func publish(_ status: NetworkStatus) {
+        state.withLock { state in
+            if let current = state.current, current.source == status.source,
+                current.describesSameNetwork(as: status) { return }
+            state.current = status
+            for listener in state.listeners.values { listener.yield(status) }
+        }
+    }
+
+    func record(_ error: any Error) {
+        state.withLock { $0.lastError = error }
+    }
+
+    func finish(throwing error: (any Error)?) {
+        let listeners = state.withLock { state in
+            state.finished = true
+            defer { state.listeners.removeAll() }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.finish(throwing: error) }
+    }
+}
+
+/// The loop behind a monitor: connects, reconnects with backoff, and falls back
+/// to the in-process monitor as its source allows.
+private struct Connector: Sendable {
+    let source: ReachabilityMonitor.Source
+    let socketPaths: [String]
+    let backoff: ReachabilityMonitor.Backoff
+    let logger: Logger
+    let hub: StatusHub
+
+    func run() async {
+        switch source {
+        case .embedded: await followEmbedded()
+        case .daemon, .automatic: await followDaemon()
+        }
+    }
+
+    private func followEmbedded() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                for try await status in EmbeddedMonitor.statuses(logger: logger) {
+                    hub.publish(status)
+                    attempt = 0
+                }
+            } catch {
+                hub.record(error)
+                logger.warning("in-process network monitor failed; restarting it", metadata: ["error": "\(error)"])
+            }
+            attempt += 1
+            try? await Task.sleep(for: backoff.delay(attempt: attempt))
+        }
+    }
+
+    private func followDaemon() async {
+        var attempt = 0
+        while !Task.isCancelled && !hub.isFinished {
+            var daemon = connect()
+            if daemon == nil, source == .automatic {
+                // Away: follow netlink in-process until the daemon answers again.
+                daemon = await followEmbeddedUntilTheDaemonAnswers()
+            }
+            guard let daemon else {
+                try? await Task.sleep(for: backoff.delay(attempt: attempt))
+                attempt += 1
+                continue
+            }
+            attempt = 0
+            do {
+                // Subscribing sends the current status first, so a change made
+                // while the daemon was away is delivered at once.
+                for try await status in daemon { hub.publish(status) }
+            } catch let error as DaemonClientError {
+                guard handle(error) else { return }
+            } catch {
+                hub.record(error)
+            }
+        }
+    }
+
+    /// Runs the in-process monitor while retrying the daemon with backoff;
+    /// returns the daemon's stream once it answers.
+    private func followEmbeddedUntilTheDaemonAnswers() async -> AsyncThrowingStream<NetworkStatus, any Error>? {
+        await withTaskGroup(of: AsyncThrowingStream<NetworkStatus, any Error>?.self) { group in
+            group.addTask {
+                await followEmbedded()
+                return nil
+            }
+            group.addTask {
+                var attempt = 0
+                while !Task.isCancelled && !hub.isFinished {
+                    try? await Task.sleep(for: backoff.delay(attempt: attempt))
+                    attempt += 1
+                    if let daemon = connect() { return daemon }
+                }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let result = await group.next() {
+                if let daemon = result { return daemon }
+                if Task.isCancelled || hub.isFinished { return nil }
+            }
+            return nil
+        }
+    }
+
+    /// The daemon's status stream, or `nil` when no daemon answers (or the
+    /// error is final, in which case the monitor has been finished).
+    private func connect() -> AsyncThrowingStream<NetworkStatus, any Error>? {
+        for path in socketPaths {
+            do {
+                return try DaemonClient(socketPath: path).statuses()
+            } catch {
+                guard handle(error) else { return nil }
+            }
+        }
+        return nil
+    }
+
+    /// Records a daemon error; returns `false` when the monitor cannot go on.
+    private func handle(_ error: DaemonClientError) -> Bool {
+        hub.record(error)
+        switch error {
+        case .protocolError(.versionMismatch):
+            if source == .daemon {
+                logger.error("\(error.description)")
+                hub.finish(throwing: error)
+                return false
+            }
+            logger.warning("\(error.description); following the network in-process instead")
+            return true
+        case .notRunning, .closed:
+            logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
+            return true
+        case .connectionFailed, .rejected, .protocolError:
+            logger.warning("daemon connection failed", metadata: ["error": "\(error)"])
+            return true
+        }
+    }
+}

@@ -1,0 +1,96 @@
+/// What a placeholder says, for the app to render in its own toolkit.
+public struct PlaceholderContent: Sendable, Hashable {
+    public var title: String
+    public var message: String
+    /// A symbol name; apps map it to their own artwork.
+    public var imageName: String
+    public var action: PlaceholderAction
+    public var accessibilityLabel: String
+
+    public init(title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String) {
+        self.title = title
+        self.message = message
+        self.imageName = imageName
+        self.action = action
+        self.accessibilityLabel = accessibilityLabel
+    }
+}
+
+/// The button a placeholder offers.
+public enum PlaceholderAction: Sendable, Hashable {
+    case retry
+    case openSignIn
+    case none
+}
+
+/// Plain English defaults for every placeholder, overridable per list and
+/// passed through a localisation hook.
+///
+/// ```swift
+/// var catalog = PlaceholderCatalog()
+/// catalog.overrides[.noData] = PlaceholderContent(
+///     title: "No messages", message: "New messages appear here.",
+///     imageName: "tray", action: .none, accessibilityLabel: "No messages")
+/// catalog.localize = { key, english in myBundle.localizedString(forKey: key, value: english) }
+/// let content = catalog.content(for: engine.shown?.kind ?? .loading)
+/// ```
+public struct PlaceholderCatalog: Sendable {
+    /// Which placeholder an override or a localisation key is for.
+    public enum Key: String, Sendable, Hashable, CaseIterable {
+        case loading, noData, noNetwork, signInRequired
+        case failedUnreachable, failedServer, failedClient, failedDecoding, failedOther
+    }
+
+    public var overrides: [Key: PlaceholderContent] = [:]
+    /// Maps a key such as `"noNetwork.title"` and its English text to the text
+    /// to show. The default returns the English text.
+    public var localize: @Sendable (_ key: String, _ english: String) -> String = { _, english in english }
+
+    public init() {}
+
+    /// The content for `kind`, or `nil` for `.content` (the rows speak for themselves).
+    public func content(for kind: PlaceholderKind) -> PlaceholderContent? {
+        guard let key = Self.key(for: kind) else { return nil }
+        if let override = overrides[key] { return override }
+        let english = Self.english(key)
+        let name = key.rawValue
+        return PlaceholderContent(
+            title: localize("\(name).title", english.title),
+            message: localize("\(name).message", english.message),
+            imageName: english.image,
+            action: english.action,
+            accessibilityLabel: localize("\(name).accessibility", english.title + ". " + english.message))
+    }
+
+    public static func key(for kind: PlaceholderKind) -> Key? {
+        switch kind {
+        case .content: nil
+        case .loading: .loading
+        case .noData: .noData
+        case .noNetwork: .noNetwork
+        case .signInRequired: .signInRequired
+        case .failed(let failure):
+            switch failure {
+            case .offline, .unreachable: .failedUnreachable
+            case .server: .failedServer
+            case .client: .failedClient
+            case .decoding: .failedDecoding
+            case .cancelled: .failedOther
+            }
+        }
+    }
+
+    private static func english(_ key: Key) -> (title: String, message: String, image: String, action: PlaceholderAction) {
+        switch key {
+        case .loading: ("Loading", "Just a moment.", "hourglass", .none)
+        case .noData: ("Nothing here yet", "There is nothing to show.", "tray", .none)
+        case .noNetwork: ("No network", "Connect to the Internet and try again.", "wifi.slash", .retry)
+        case .signInRequired: ("Sign in to the network", "This network needs you to sign in before it connects you to the Internet.", "person.badge.key", .openSignIn)
+        case .failedUnreachable: ("Can't reach the server", "The server did not answer. Try again in a moment.", "exclamationmark.icloud", .retry)
+        case .failedServer: ("Something went wrong", "The server had a problem. Try again later.", "exclamationmark.triangle", .retry)
+        case .failedClient: ("Couldn't load this", "The request was refused.", "exclamationmark.triangle", .none)
+        case .failedDecoding: ("Couldn't read the answer", "The server sent something unexpected.", "exclamationmark.triangle", .retry)
+        case .failedOther: ("Couldn't load this", "Try again.", "exclamationmark.triangle", .retry)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Synchronization
+
+/// Drives a ``PlaceholderEngine`` with the real clock: stamps every input with
+/// the current instant, wakes itself at the engine's next deadline, and
+/// delivers the events in order on ``events``.
+///
+/// ```swift
+/// let placeholders = PlaceholderController()
+/// placeholders.follow(ReachabilityMonitor())
+/// Task {
+///     for await event in placeholders.events {
+///         switch event {
+///         case .didAppear(let state): render(state, catalog.content(for: state.kind))
+///         case .retryRequested: reload()
+///         case .willAppear, .willDisappear, .didDisappear: break
+///         }
+///     }
+/// }
+/// placeholders.loadStarted(.initial, generation: 1)
+/// ```
+public final class PlaceholderController: Sendable {
+    private struct State {
+        var engine: PlaceholderEngine
+        var wakeUp: Task<Void, Never>?
+        var following: Task<Void, Never>?
+    }
+
+    private let state: Mutex<State>
+    private let continuation: AsyncStream<PlaceholderEvent>.Continuation
+    /// Every event, in the order the engine produced them.
+    public let events: AsyncStream<PlaceholderEvent>
+
+    public init(configuration: PlaceholderConfiguration = PlaceholderConfiguration()) {
+        state = Mutex(State(engine: PlaceholderEngine(configuration: configuration)))
+        (events, continuation) = AsyncStream.makeStream(of: PlaceholderEvent.self)
+    }
+
+    deinit {
+        state.withLock { state in
+            state.wakeUp?.cancel()
+            state.following?.cancel()
+        }
+        continuation.finish()
+    }
+
+    /// What is on screen now.
+    public var shown: PlaceholderState? { state.withLock { $0.engine.shown } }
+
+    /// Feeds the monitor's statuses in as the network condition.
+    public func follow(_ monitor: ReachabilityMonitor) {
+        let statuses = monitor.statuses()
+        let task = Task { [weak self] in
+            do {
+                for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
+            } catch {}
+        }
+        state.withLock { state in
+            state.following?.cancel()
+            state.following = task
+        }
+    }
+
+    public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
+    public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
+    public func loadStarted(_ kind: LoadKind, generation: Int) { apply { $0.loadStarted(kind, generation: generation, at: $1) } }
+    public func loadSucceeded(_ kind: LoadKind, generation: Int, fromCache: Bool = false, reachedEnd: Bool = false) {
+        apply { $0.loadSucceeded(kind, generation: generation, fromCache: fromCache, reachedEnd: reachedEnd, at: $1) }
+    }
+    public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
+        apply { $0.loadFailed(kind, generation: generation, failure, at: $1) }
+    }
+    public func reset() { apply { $0.reset(at: $1) } }
+    public func force(_ kind: PlaceholderKind?) { apply { $0.force(kind, at: $1) } }
+    public func suppressPlaceholders(_ suppressed: Bool) { apply { $0.suppressPlaceholders(suppressed, at: $1) } }
+
+    private func apply(_ change: (inout PlaceholderEngine, ContinuousClock.Instant) -> [PlaceholderEvent]) {
+        state.withLock { state in
+            // Yielding under the lock keeps the events in the engine's order.
+            for event in change(&state.engine, .now) { continuation.yield(event) }
+            state.wakeUp?.cancel()
+            state.wakeUp = state.engine.nextDeadline.map { deadline in
+                Task { [weak self] in
+                    guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                    self?.apply { engine, now in engine.advance(to: now) }
+                }
+            }
+        }
+    }
+}

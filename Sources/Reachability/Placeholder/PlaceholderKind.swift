@@ -1,0 +1,63 @@
+/// What a list screen shows.
+public enum PlaceholderKind: Sendable, Hashable {
+    /// The rows (possibly with a banner or footer, see ``ContentDecoration``).
+    case content
+    /// A spinner: the first load is under way.
+    case loading
+    /// The list loaded and is empty.
+    case noData
+    /// The list cannot load because the host is offline.
+    case noNetwork
+    /// A captive portal stands between the host and the Internet.
+    case signInRequired
+    /// The last load failed for this reason.
+    case failed(LoadFailure)
+}
+
+/// Why a load failed, as the app's networking layer classifies it.
+///
+/// ```swift
+/// catch let error as URLError where error.code == .timedOut {
+///     engine.loadFailed(.refresh, generation: 3, .unreachable(.timeout), at: .now)
+/// }
+/// ```
+public enum LoadFailure: Sendable, Hashable {
+    /// The request never left: no network (URLError.notConnectedToInternet).
+    case offline
+    /// The server could not be reached.
+    case unreachable(UnreachableCause)
+    /// The server answered 5xx.
+    case server(status: Int)
+    /// The server answered 4xx.
+    case client(status: Int)
+    /// The answer did not decode.
+    case decoding
+    /// The app cancelled the load; it changes nothing on screen.
+    case cancelled
+
+    /// Failures the network can explain: a retry may succeed once it is back.
+    public var isNetworkClass: Bool {
+        switch self {
+        case .offline, .unreachable: true
+        case .server, .client, .decoding, .cancelled: false
+        }
+    }
+}
+
+/// How a server was unreachable.
+public enum UnreachableCause: Sendable, Hashable, CaseIterable {
+    case timeout, dns, refused, tls
+}
+
+/// Which load of a list: the first, a pull-to-refresh, or the next page.
+public enum LoadKind: Sendable, Hashable, CaseIterable {
+    case initial, refresh, append
+
+    /// Initial loads and refreshes replace the list; appends only extend it.
+    var replacesContent: Bool {
+        switch self {
+        case .initial, .refresh: true
+        case .append: false
+        }
+    }
+}

@@ -1,0 +1,66 @@
+/// Everything the decision depends on, at one instant: pure data.
+struct PlaceholderInputs: Sendable, Hashable {
+    /// The network after the offline grace period (see ``PlaceholderEngine``).
+    var network: NetworkCondition = .unknown
+    var content: ListContent = .empty
+    var headerOnlySections: HeaderOnlySectionPolicy = .empty
+    /// The generation of the refresh (or initial load) under way.
+    var refreshInFlight: Int?
+    /// How the last refresh since the last reset ended; `nil`: never loaded.
+    var lastRefresh: RefreshOutcome?
+    var appendFooter: AppendFooter?
+    var forced: PlaceholderKind?
+    var suppressed = false
+}
+
+enum RefreshOutcome: Sendable, Hashable {
+    case succeeded(fromCache: Bool)
+    case failed(LoadFailure)
+}
+
+/// The placeholder rules, first match wins. Pure: no time, no I/O.
+enum PlaceholderRules {
+    static func decide(_ inputs: PlaceholderInputs) -> PlaceholderState {
+        // 1. The app overrides.
+        if let forced = inputs.forced { return PlaceholderState(kind: forced) }
+        if inputs.suppressed { return PlaceholderState(kind: .content) }
+
+        // 2. Rows beat everything: going offline never hides what was loaded.
+        let refreshing = inputs.refreshInFlight != nil
+        if inputs.content.hasContent(headerOnlySections: inputs.headerOnlySections) {
+            var refreshFailure: LoadFailure?
+            if case .failed(let failure) = inputs.lastRefresh { refreshFailure = failure }
+            let decoration = ContentDecoration(
+                offlineBanner: inputs.network == .offline,
+                refreshFailed: refreshFailure,
+                appendFooter: inputs.appendFooter)
+            return PlaceholderState(kind: .content, decoration: decoration, isRefreshing: refreshing)
+        }
+
+        guard let last = inputs.lastRefresh else {
+            // 3. The first load is under way: loading, never "empty".
+            if refreshing { return PlaceholderState(kind: .loading) }
+            // 5. Nothing loaded, nothing under way.
+            return PlaceholderState(kind: inputs.network == .offline ? .noNetwork : .loading)
+        }
+        // 4. A refresh after an earlier result keeps showing that result.
+        // 6-8. The last result decides.
+        return PlaceholderState(kind: kind(after: last, network: inputs.network), isRefreshing: refreshing)
+    }
+
+    private static func kind(after outcome: RefreshOutcome, network: NetworkCondition) -> PlaceholderKind {
+        switch outcome {
+        case .failed(let failure):
+            if failure.isNetworkClass {
+                // 6. The network explains the failure.
+                if network == .portal { return .signInRequired }
+                if failure == .offline || network == .offline { return .noNetwork }
+            }
+            // 7. Anything else is the server's or the app's.
+            return .failed(failure)
+        case .succeeded(let fromCache):
+            // 8. An empty list from a cache while offline says nothing about the data.
+            return fromCache && network == .offline ? .noNetwork : .noData
+        }
+    }
+}

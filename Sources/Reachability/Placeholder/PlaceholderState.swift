@@ -1,0 +1,39 @@
+/// What the engine decided to show.
+public struct PlaceholderState: Sendable, Hashable {
+    public var kind: PlaceholderKind
+    /// Only for ``PlaceholderKind/content``.
+    public var decoration: ContentDecoration
+    /// A refresh is under way behind what is shown (pull-to-refresh spinner).
+    public var isRefreshing: Bool
+
+    public init(kind: PlaceholderKind, decoration: ContentDecoration = .none, isRefreshing: Bool = false) {
+        self.kind = kind
+        self.decoration = decoration
+        self.isRefreshing = isRefreshing
+    }
+}
+
+/// What goes around rows that are shown: failures never replace content.
+public struct ContentDecoration: Sendable, Hashable {
+    /// The host is offline; the rows are what was loaded before.
+    public var offlineBanner: Bool
+    /// The last refresh failed; the rows are from before it.
+    public var refreshFailed: LoadFailure?
+    /// The state of loading the next page.
+    public var appendFooter: AppendFooter?
+
+    public init(offlineBanner: Bool = false, refreshFailed: LoadFailure? = nil, appendFooter: AppendFooter? = nil) {
+        self.offlineBanner = offlineBanner
+        self.refreshFailed = refreshFailed
+        self.appendFooter = appendFooter
+    }
+
+    public static let none = ContentDecoration()
+}
+
+/// The footer below the rows while paging.
+public enum AppendFooter: Sendable, Hashable {
+    case loading
+    case failed(LoadFailure)
+    case endReached
+}
