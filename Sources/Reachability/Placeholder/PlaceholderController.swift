@@ -63,8 +63,12 @@ public final class PlaceholderController: Sendable {
     public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
     public func loadStarted(_ kind: LoadKind, generation: Int) { apply { $0.loadStarted(kind, generation: generation, at: $1) } }
-    public func loadSucceeded(_ kind: LoadKind, generation: Int, fromCache: Bool = false, reachedEnd: Bool = false) {
-        apply { $0.loadSucceeded(kind, generation: generation, fromCache: fromCache, reachedEnd: reachedEnd, at: $1) }
+    public func loadSucceeded(
+        _ kind: LoadKind, generation: Int, content: ListContent? = nil, fromCache: Bool = false, reachedEnd: Bool = false
+    ) {
+        apply {
+            $0.loadSucceeded(kind, generation: generation, content: content, fromCache: fromCache, reachedEnd: reachedEnd, at: $1)
+        }
     }
     public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
         apply { $0.loadFailed(kind, generation: generation, failure, at: $1) }

@@ -10,8 +10,7 @@
 /// ```swift
 /// var engine = PlaceholderEngine()
 /// var events = engine.loadStarted(.initial, generation: 1, at: .now)   // [] for 500 ms
-/// events += engine.loadSucceeded(.initial, generation: 1, at: .now)
-/// events += engine.contentChanged(.items(0), at: .now)
+/// events += engine.loadSucceeded(.initial, generation: 1, content: .items(0), at: .now)
 /// engine.shown?.kind                                                    // .noData
 /// ```
 public struct PlaceholderEngine: Sendable {
@@ -56,13 +55,13 @@ public struct PlaceholderEngine: Sendable {
     public mutating func networkChanged(_ condition: NetworkCondition, at now: Instant) -> [PlaceholderEvent] {
         let before = inputs.network
         reportedNetwork = condition
-        if condition.isUsable || !before.isUsable {
-            // Coming back, or one kind of down to another: at once.
+        if before == .online && !condition.isUsable {
+            // Online to offline: only after the grace period.
+            if networkLostAt == nil { networkLostAt = now }
+        } else {
+            // Coming back, the first news, or one kind of down to another: at once.
             inputs.network = condition
             networkLostAt = nil
-        } else if networkLostAt == nil {
-            // Online to offline: only after the grace period.
-            networkLostAt = now
         }
         if !before.isUsable && inputs.network.isUsable && shownInvitesRetry {
             retryDueAt = now + configuration.retryDelay(afterAttempts: retryAttempts)
@@ -88,12 +87,16 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
-    /// A load succeeded. `fromCache`: the answer came from a local cache, not
-    /// the server. `reachedEnd`: an append found no further pages.
+    /// A load succeeded. `content`: the list as the result left it, applied in
+    /// the same step (so neither "refreshing" rows nor an empty list flash in
+    /// between). `fromCache`: the answer came from a local cache, not the
+    /// server. `reachedEnd`: an append found no further pages.
     public mutating func loadSucceeded(
-        _ kind: LoadKind, generation: Int, fromCache: Bool = false, reachedEnd: Bool = false, at now: Instant
+        _ kind: LoadKind, generation: Int, content: ListContent? = nil, fromCache: Bool = false,
+        reachedEnd: Bool = false, at now: Instant
     ) -> [PlaceholderEvent] {
         guard generation >= staleBelow else { return [] }
+        if let content { inputs.content = content }
         if kind.replacesContent {
             inputs.refreshInFlight = nil
             inputs.lastRefresh = .succeeded(fromCache: fromCache)
