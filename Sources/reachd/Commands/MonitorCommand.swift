@@ -26,9 +26,9 @@ struct MonitorCommand: AsyncParsableCommand {
     var traceNetlink = false
 
     func run() async throws {
-        let feed = StatusFeed(socketPaths: traceNetlink ? [] : connection.socketPaths)
-        let trace: (@Sendable ([UInt8]) -> Void)? = traceNetlink ? Self.traceDatagram : nil
-        let statuses = feed.statuses(notices: { Console.error("reachd: \($0)") }, traceDatagrams: trace)
+        let statuses = traceNetlink
+            ? EmbeddedMonitor.statuses(logger: Logger(label: "reachd.embedded"), traceDatagrams: Self.traceDatagram)
+            : connection.statuses(announcingSource: true)
         for try await status in statuses {
             Console.out(output.json ? StatusFormatter.jsonLine(status) : StatusFormatter.changeLine(status))
         }

@@ -57,10 +57,10 @@ struct WaitOnlineCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let feed = StatusFeed(socketPaths: connection.socketPaths)
+        let statuses = connection.statuses(announcingSource: false)
         let found = try await withThrowingTaskGroup(of: NetworkPath?.self) { group in
             group.addTask {
-                for try await status in feed.statuses(notices: { _ in }, traceDatagrams: nil) {
+                for try await status in statuses {
                     if let path = satisfyingPath(in: status) { return path }
                 }
                 return nil

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ReachabilityMonitor in network namespaces, through `reachd monitor --json`,
+/// which is a ReachabilityMonitor(.automatic) printing every status it delivers.
+@Suite("ReachabilityMonitor in network namespaces", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct ReachabilityMonitorTests {
+    private func statuses(_ monitor: Subprocess) -> [NetworkStatus] {
+        monitor.outputLines.compactMap { line in
+            guard case .status(let status) = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
+            return status
+        }
+    }
+
+    @Test func withoutADaemonItFollowsNetlinkInProcess() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        let first = try await eventually("a first status") { statuses(monitor).first }
+        #expect(first.source == .embedded)
+        #expect(monitor.errorOutput.contains("following netlink in-process"))
+        try network.inHost("route add default via 10.77.0.1")
+        let online = try await eventually("the change, in-process") { statuses(monitor).last { $0.online } }
+        #expect(online.source == .embedded)
+    }
+
+    @Test func aDaemonRestartIsFollowedAndAChangeMadeMeanwhileIsDelivered() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: false)
+        var daemon = try await network.startDaemon()
+        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
+
+        daemon.signal(SIGTERM)
+        try await daemon.wait()
+        // While the daemon is away the monitor does not go blind: it follows netlink itself.
+        try network.inHost("route add default via 10.77.0.1")
+        let meanwhile = try await eventually("the change while the daemon is away") {
+            statuses(monitor).last { $0.source == .embedded && $0.online }
+        }
+        #expect(meanwhile.primary?.interface == "vh")
+
+        daemon = try await network.startDaemon()
+        let back = try await eventually("the daemon again, with the current state", timeout: .seconds(15)) {
+            statuses(monitor).last { $0.source == .daemon && $0.online }
+        }
+        #expect(back.seq == 1, "a new daemon, resubscribed")
+        #expect(monitor.errorOutput.contains("following the daemon again"))
+        _ = daemon
+    }
+
+    @Test func aDaemonThatStartsLaterTakesOver() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        _ = try await eventually("in-process first") { statuses(monitor).first { $0.source == .embedded } }
+        let daemon = try await network.startDaemon()
+        let fromDaemon = try await eventually("the daemon once it answers", timeout: .seconds(15)) {
+            statuses(monitor).last { $0.source == .daemon }
+        }
+        #expect(fromDaemon.online)
+        _ = daemon
+    }
+}
+
+@Suite("ReachabilityMonitor in this process")
+struct ReachabilityMonitorLocalTests {
+    @Test func aDaemonOnlyMonitorReportsAVersionMismatchAsAnError() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-mismatch-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("reachd.sock").path
+        // A fake daemon from the future: answers every connection with version 2.
+        let listener = try UnixSocket.listen(at: path)
+        defer { close(listener) }
+        let server = Task.detached {
+            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            while !Task.isCancelled {
+                guard poll(&descriptor, 1, 50) > 0 else { continue }
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { continue }
+                try? UnixSocket.writeAll(client, Array(#"{"type":"status","version":2}"#.utf8) + [10])
+                close(client)
+            }
+        }
+        defer { server.cancel() }
+
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: path)
+        await #expect(throws: DaemonClientError.self) {
+            for try await _ in monitor.statuses() {}
+        }
+        let description = String(describing: monitor.lastError.map { "\($0)" } ?? "")
+        #expect(description.contains("protocol version 2"))
+        monitor.cancel()
+    }
+
+    @Test func cancellingEndsEverySequence() async throws {
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")
+        let statuses = monitor.statuses()
+        monitor.cancel()
+        var count = 0
+        for try await _ in statuses { count += 1 }
+        #expect(count == 0)
+        #expect(monitor.currentStatus == nil)
+    }
+
+    @Test func theBackoffDoublesUpToItsCap() {
+        let backoff = ReachabilityMonitor.Backoff(initial: .milliseconds(100), maximum: .seconds(1))
+        #expect((0...5).map(backoff.delay(attempt:))
+                == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+    }
+}
