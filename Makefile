@@ -4,9 +4,10 @@
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Build: libnl headers and pkg-config. Tests: iproute2 for namespaces and veth
+# Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
+# Tests: iproute2 for namespaces and veth
 # pairs, python3 for the fixture recorder, strace to prove an idle daemon sleeps.
-BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config
+BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace
 
 .PHONY: all build release run test bench deps test-deps clean

@@ -34,6 +34,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The example from the README: a terminal list viewer on the placeholder engine.
+        .executableTarget(
+            name: "ListViewer",
+            dependencies: [
+                "Reachability",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/ListViewer",
+            exclude: ["item-server.py"]
+        ),
         .testTarget(
             name: "ReachabilityTests",
             dependencies: ["Reachability"],
@@ -41,7 +51,7 @@ let package = Package(
         ),
         .testTarget(
             name: "reachdTests",
-            dependencies: ["reachd", "Reachability"]
+            dependencies: ["reachd", "ListViewer", "Reachability"]
         ),
     ]
 )

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The README's example, end to end: the list viewer in the host namespace, the
+/// item server in the gateway namespace, and the test changing the server's
+/// answer and the link under them.
+@Suite("The list viewer example", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct ListViewerExampleTests {
+    static let server = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Examples/ListViewer/item-server.py").path
+    static let viewer = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("ListViewer").path
+
+    @Test func itSwitchesBetweenItemsNoDataFailedAndNoNetwork() async throws {
+        let network = try TestNetwork()
+        try network.bringUpIPv4(defaultRoute: true)
+        let state = network.directory.appendingPathComponent("state.json")
+        func serve(_ json: String) throws { try json.write(to: state, atomically: true, encoding: .utf8) }
+        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
+        let server = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.gateway, "python3", Self.server,
+            "--port", "8080", "--state", state.path,
+        ])
+        // No daemon: the viewer's ReachabilityMonitor follows netlink in-process.
+        let viewer = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, Self.viewer,
+            "--url", "http://10.77.0.1:8080/items", "--refresh", "0.3", "--socket", network.socketPath,
+        ])
+        func shows(_ prefix: String, _ what: String, timeout: Duration = .seconds(15)) async throws {
+            _ = try await eventually("the viewer shows \(what)", timeout: timeout) { () -> Bool? in
+                guard viewer.isRunning else { throw HarnessError.commandFailed("viewer exited: \(viewer.errorOutput)") }
+                return viewer.outputLines.last { $0.hasPrefix("[") }?.hasPrefix(prefix) == true ? true : nil
+            }
+        }
+
+        try await shows("[content] 2 items", "the items")
+        #expect(viewer.output.contains("  - apple\n  - pear"))
+        #expect(!viewer.output.contains("[loading]") && !viewer.output.contains("[noData]"), "no flash before the first result")
+
+        try serve(#"{"status": 200, "items": ["apple", "pear", "plum"]}"#)
+        try await shows("[content] 3 items", "a changed list")
+
+        try serve(#"{"status": 200, "items": []}"#)
+        try await shows("[noData]", "an empty list as no data")
+
+        try serve(#"{"status": 500, "items": []}"#)
+        try await shows("[failed server(status: 500)]", "a server failure")
+
+        // The cable goes: loads fail, and while the host is offline that is "no network".
+        try network.inGateway("link set vg down")
+        try await shows("[noNetwork]", "no network")
+        #expect(viewer.outputLines.last { $0.hasPrefix("[noNetwork]") }?.hasSuffix("[Retry]") == true)
+
+        // Back: the engine asks for a retry at once, and the list returns.
+        try serve(#"{"status": 200, "items": ["fig"]}"#)
+        try network.inGateway("link set vg up")
+        try await shows("[content] 1 item", "the list again once the network returns")
+        _ = server
+    }
+}
