@@ -5,8 +5,8 @@ SWIFT        ?= swift
 PREFIX       ?= /usr/local
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
-# Tests: iproute2 for namespaces and veth
-# pairs, python3 for the fixture recorder, strace to prove an idle daemon sleeps.
+# Tests: iproute2 for namespaces and veth pairs, python3 for the fixture
+# recorder and the example's item server, strace to prove an idle daemon sleeps.
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace
 

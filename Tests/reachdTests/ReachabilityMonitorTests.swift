@@ -109,6 +109,33 @@ struct ReachabilityMonitorLocalTests {
         #expect(monitor.currentStatus == nil)
     }
 
+    @Test func cancellingClosesItsNetlinkSockets() async throws {
+        /// Netlink sockets this process holds: descriptors whose socket inode is
+        /// listed in /proc/self/net/netlink. (Counting every descriptor would
+        /// also count what the runtime opens lazily meanwhile.)
+        func netlinkSockets() -> Set<String> {
+            let table = (try? String(contentsOfFile: "/proc/self/net/netlink", encoding: .utf8)) ?? ""
+            let inodes = Set(table.split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").last.map(String.init) })
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return Set(descriptors.compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
+                    target.hasPrefix("socket:["), inodes.contains(String(target.dropFirst(8).dropLast()))
+                else { return nil }
+                return fd
+            })
+        }
+        let before = netlinkSockets()
+        let monitor = ReachabilityMonitor(source: .embedded)
+        var statuses = monitor.statuses().makeAsyncIterator()
+        let first = try await statuses.next()
+        #expect(first?.source == .embedded)
+        #expect(netlinkSockets().subtracting(before).count == 2, "the event socket and the query socket")
+        monitor.cancel()
+        _ = try await eventually("both netlink sockets closed", timeout: .seconds(5)) {
+            netlinkSockets().subtracting(before).isEmpty ? true : nil
+        }
+    }
+
     @Test func theBackoffDoublesUpToItsCap() {
         let backoff = ReachabilityMonitor.Backoff(initial: .milliseconds(100), maximum: .seconds(1))
         #expect((0...5).map(backoff.delay(attempt:))
