@@ -10,8 +10,8 @@ import Glibc
 struct DaemonTests {
     @Test(arguments: [true, false])
     func monitorReportsAChangeWithinASecond(throughDaemon: Bool) async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         var daemon: Subprocess?
         if throughDaemon { daemon = try await network.startDaemon() }
         let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
@@ -21,7 +21,7 @@ struct DaemonTests {
         #expect(first.contains(throughDaemon ? #""source":"daemon""# : #""source":"embedded""#))
 
         let changed = ContinuousClock.now
-        try network.inHost("route add default via 10.77.0.1")
+        try await network.inHost("route add default via 10.77.0.1")
         _ = try await eventually("the monitor prints the change", timeout: .seconds(5), every: .milliseconds(5)) {
             monitor.outputLines.dropFirst().contains { $0.contains(#""online":true"#) } ? true : nil
         }
@@ -32,12 +32,12 @@ struct DaemonTests {
     }
 
     @Test func badInputGetsAnErrorAndOtherClientsCarryOn() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         let daemon = try await network.startDaemon()
         let subscriber = try SocketClient(path: network.socketPath)
         try subscriber.send(ClientRequest.subscribe.line)
-        let before = try subscriber.readStatus()
+        let before = try await subscriber.readStatus()
 
         let cases: [(bytes: [UInt8], says: String)] = [
             (Array("this is not json\n".utf8), "not a JSON object"),
@@ -48,17 +48,17 @@ struct DaemonTests {
         for (bytes, says) in cases {
             let client = try SocketClient(path: network.socketPath)
             try client.send(bytes)
-            guard case .error(let code, let message) = try client.readMessage() else {
+            guard case .error(let code, let message) = try await client.readMessage() else {
                 Issue.record("no error for \(says)")
                 continue
             }
             #expect(code == "bad_request")
             #expect(message.contains(says), "\(message)")
-            #expect(try client.readLine() == nil, "the connection is closed after an error")
+            #expect(try await client.readLine() == nil, "the connection is closed after an error")
         }
 
-        try network.inHost("route add default via 10.77.0.1")
-        let after = try subscriber.readStatus()
+        try await network.inHost("route add default via 10.77.0.1")
+        let after = try await subscriber.readStatus()
         #expect(after.online && after.seq > before.seq, "the subscriber still gets changes")
         #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().online)
         #expect(daemon.isRunning)
@@ -66,42 +66,42 @@ struct DaemonTests {
 
     @Test func aSubscriberThatStopsSendingKeepsReceiving() async throws {
         // `echo '{"op":"subscribe"}' | socat - UNIX-CONNECT:...` shuts down its sending side.
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         let daemon = try await network.startDaemon()
         let subscriber = try SocketClient(path: network.socketPath)
         try subscriber.send(ClientRequest.subscribe.line)
         shutdown(subscriber.fd, Int32(SHUT_WR))
-        #expect(try subscriber.readStatus().online == false)
-        try network.inHost("route add default via 10.77.0.1")
-        #expect(try subscriber.readStatus().online)
+        #expect(try await subscriber.readStatus().online == false)
+        try await network.inHost("route add default via 10.77.0.1")
+        #expect(try await subscriber.readStatus().online)
 
         let getter = try SocketClient(path: network.socketPath)
         try getter.send(ClientRequest.get.line)
         shutdown(getter.fd, Int32(SHUT_WR))
-        #expect(try getter.readStatus().online)
-        #expect(try getter.readLine() == nil, "a get with nothing more to ask is closed after its answer")
+        #expect(try await getter.readStatus().online)
+        #expect(try await getter.readLine() == nil, "a get with nothing more to ask is closed after its answer")
         _ = daemon
     }
 
     @Test func aSubscriberThatNeverReadsDelaysNobodyAndGetsTheNewestState() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         let stalled = try SocketClient(path: network.socketPath)
         stalled.shrinkReceiveBuffer()
         try stalled.send(ClientRequest.subscribe.line)
         let reader = try SocketClient(path: network.socketPath)
         try reader.send(ClientRequest.subscribe.line)
-        _ = try reader.readStatus()
+        _ = try await reader.readStatus()
 
         // Hundreds of published changes: far more than the stalled client's buffer holds.
         let toggles = (0..<300).flatMap { i in
             ["address add 10.78.\(i / 250).\(i % 250 + 1)/32 dev vh", "address del 10.78.\(i / 250).\(i % 250 + 1)/32 dev vh"]
         }
-        try network.batchInHost(toggles + ["address add 10.79.0.1/32 dev vh"])
+        try await network.batchInHost(toggles + ["address add 10.79.0.1/32 dev vh"])
         let final = try await eventually("the reading subscriber sees the last change", timeout: .seconds(20)) { () -> NetworkStatus? in
-            let status = try reader.readStatus()
+            let status = try await reader.readStatus()
             return status.interfaces.contains { $0.addresses.contains { $0.address == "10.79.0.1" } } ? status : nil
         }
         // A get answers at once while the stalled client's output is full.
@@ -111,33 +111,33 @@ struct DaemonTests {
 
         // When it finally reads, it gets what was in flight and then the newest state, not every change.
         var received: [NetworkStatus] = []
-        while received.last?.seq != final.seq { received.append(try stalled.readStatus()) }
+        while received.last?.seq != final.seq { received.append(try await stalled.readStatus()) }
         #expect(received.count < toggles.count, "coalesced: \(received.count) lines for \(toggles.count) changes")
         #expect(daemon.isRunning)
     }
 
     @Test func aRouteFloodThatLeavesTheAnswerAlonePublishesNothing() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         let subscriber = try SocketClient(path: network.socketPath)
         try subscriber.send(ClientRequest.subscribe.line)
-        let before = try subscriber.readStatus()
+        let before = try await subscriber.readStatus()
 
         let routes = (0..<10_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
-        try network.batchInHost(routes.map { "route add \($0) via 10.77.0.1" } + routes.map { "route del \($0)" })
+        try await network.batchInHost(routes.map { "route add \($0) via 10.77.0.1" } + routes.map { "route del \($0)" })
         // A change that does publish, to know the daemon has read past the flood.
-        try network.inHost("address add 10.79.0.1/32 dev vh")
-        let next = try subscriber.readStatus(timeout: .seconds(20))
+        try await network.inHost("address add 10.79.0.1/32 dev vh")
+        let next = try await subscriber.readStatus(timeout: .seconds(20))
         #expect(next.seq == before.seq + 1, "only the marker change was published")
         #expect(next.interfaces.contains { $0.addresses.contains { $0.address == "10.79.0.1" } })
         #expect(daemon.isRunning)
     }
 
     @Test func anOverrunIsResynchronisedAndTheDaemonKeepsListening() async throws {
-        let network = try TestNetwork()
+        let network = try await TestNetwork()
         // IPv6 through a link-local router: the route survives the global address.
-        try network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fe80::1 dev vh")
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fe80::1 dev vh")
         let daemon = try await network.startDaemon()
         try await network.waitForStatus("online over IPv6") { $0.ipv6.reachability == .online }
 
@@ -148,7 +148,7 @@ struct DaemonTests {
         // online for ever.
         daemon.signal(SIGSTOP)
         let routes = (0..<40_000).map { "route add blackhole 10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
-        try network.batchInHost(routes + ["address del fd77::2/64 dev vh"])
+        try await network.batchInHost(routes + ["address del fd77::2/64 dev vh"])
         daemon.signal(SIGCONT)
 
         let offline = try await network.waitForStatus(timeout: .seconds(20), "the lost removal is found by the resync") {
@@ -158,18 +158,18 @@ struct DaemonTests {
         #expect(daemon.errorOutput.contains("overran"), "the overrun is logged")
         #expect(daemon.errorOutput.components(separatedBy: "overran").count - 1 == 1, "once")
 
-        try network.inHost("-6 addr add fd77::2/64 dev vh nodad")
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad")
         try await network.waitForStatus("still listening after the resync") { $0.ipv6.reachability == .online }
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
     func anIdleDaemonMakesNoSystemCalls() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         let subscriber = try SocketClient(path: network.socketPath)
         try subscriber.send(ClientRequest.subscribe.line)
-        _ = try subscriber.readStatus()
+        _ = try await subscriber.readStatus()
         // Every thread (-f), two seconds of a quiet network with a subscriber attached.
         let trace = try await Subprocess.run(
             ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(daemon.pid)"],
@@ -182,7 +182,7 @@ struct DaemonTests {
     }
 
     @Test func aSecondDaemonOnTheSamePathRefusesToStart() async throws {
-        let network = try TestNetwork()
+        let network = try await TestNetwork()
         let daemon = try await network.startDaemon()
         let second = try await network.reachd("daemon", "--socket", network.socketPath)
         #expect(second.status == 2)
@@ -192,7 +192,7 @@ struct DaemonTests {
     }
 
     @Test func aStaleSocketFromACrashedDaemonIsReplaced() async throws {
-        let network = try TestNetwork()
+        let network = try await TestNetwork()
         let crashed = try await network.startDaemon()
         crashed.signal(SIGKILL)
         try await crashed.wait()
@@ -203,19 +203,19 @@ struct DaemonTests {
     }
 
     @Test func sigtermStopsCleanlyAndRemovesTheSocket() async throws {
-        let network = try TestNetwork()
+        let network = try await TestNetwork()
         let daemon = try await network.startDaemon()
         let subscriber = try SocketClient(path: network.socketPath)
         try subscriber.send(ClientRequest.subscribe.line)
-        _ = try subscriber.readStatus()
+        _ = try await subscriber.readStatus()
         daemon.signal(SIGTERM)
         #expect(try await daemon.wait(timeout: .seconds(5)) == 0)
         #expect(!FileManager.default.fileExists(atPath: network.socketPath))
-        #expect(try subscriber.readLine() == nil, "subscribers see the end of the stream")
+        #expect(try await subscriber.readLine() == nil, "subscribers see the end of the stream")
     }
 
     @Test func aPathThatIsNotASocketIsLeftAlone() async throws {
-        let network = try TestNetwork(wired: false)
+        let network = try await TestNetwork(wired: false)
         try "precious".write(toFile: network.socketPath, atomically: true, encoding: .utf8)
         let result = try await network.reachd("daemon", "--socket", network.socketPath)
         #expect(result.status == 2)

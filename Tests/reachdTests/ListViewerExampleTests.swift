@@ -16,8 +16,8 @@ struct ListViewerExampleTests {
     static let viewer = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("ListViewer").path
 
     @Test func itSwitchesBetweenItemsNoDataFailedAndNoNetwork() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let state = network.directory.appendingPathComponent("state.json")
         func serve(_ json: String) throws { try json.write(to: state, atomically: true, encoding: .utf8) }
         try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
@@ -51,13 +51,13 @@ struct ListViewerExampleTests {
         try await shows("[failed server(status: 500)]", "a server failure")
 
         // The cable goes: loads fail, and while the host is offline that is "no network".
-        try network.inGateway("link set vg down")
+        try await network.inGateway("link set vg down")
         try await shows("[noNetwork]", "no network")
         #expect(viewer.outputLines.last { $0.hasPrefix("[noNetwork]") }?.hasSuffix("[Retry]") == true)
 
         // Back: the engine asks for a retry at once, and the list returns.
         try serve(#"{"status": 200, "items": ["fig"]}"#)
-        try network.inGateway("link set vg up")
+        try await network.inGateway("link set vg up")
         try await shows("[content] 1 item", "the list again once the network returns")
         _ = server
     }

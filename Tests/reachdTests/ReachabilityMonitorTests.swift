@@ -18,20 +18,20 @@ struct ReachabilityMonitorTests {
     }
 
     @Test func withoutADaemonItFollowsNetlinkInProcess() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
         let first = try await eventually("a first status") { statuses(monitor).first }
         #expect(first.source == .embedded)
         #expect(monitor.errorOutput.contains("following netlink in-process"))
-        try network.inHost("route add default via 10.77.0.1")
+        try await network.inHost("route add default via 10.77.0.1")
         let online = try await eventually("the change, in-process") { statuses(monitor).last { $0.online } }
         #expect(online.source == .embedded)
     }
 
     @Test func aDaemonRestartIsFollowedAndAChangeMadeMeanwhileIsDelivered() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         var daemon = try await network.startDaemon()
         let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
         _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
@@ -39,7 +39,7 @@ struct ReachabilityMonitorTests {
         daemon.signal(SIGTERM)
         try await daemon.wait()
         // While the daemon is away the monitor does not go blind: it follows netlink itself.
-        try network.inHost("route add default via 10.77.0.1")
+        try await network.inHost("route add default via 10.77.0.1")
         let meanwhile = try await eventually("the change while the daemon is away") {
             statuses(monitor).last { $0.source == .embedded && $0.online }
         }
@@ -55,8 +55,8 @@ struct ReachabilityMonitorTests {
     }
 
     @Test func aDaemonThatStartsLaterTakesOver() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
         _ = try await eventually("in-process first") { statuses(monitor).first { $0.source == .embedded } }
         let daemon = try await network.startDaemon()
@@ -78,17 +78,20 @@ struct ReachabilityMonitorLocalTests {
         // A fake daemon from the future: answers every connection with version 2.
         let listener = try UnixSocket.listen(at: path)
         defer { close(listener) }
-        let server = Task.detached {
-            var descriptor = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            while !Task.isCancelled {
-                guard poll(&descriptor, 1, 50) > 0 else { continue }
+        // On a thread of its own: a loop like this must not occupy one of the
+        // concurrency runtime's threads (two on a 2-core machine).
+        let stop = try WakeSignal()
+        defer { stop.signal() }
+        startDetachedThread {
+            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+            while poll(&descriptors, 2, -1) >= 0, descriptors[1].revents == 0 {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
                 try? UnixSocket.writeAll(client, Array(#"{"type":"status","version":2}"#.utf8) + [10])
                 close(client)
             }
         }
-        defer { server.cancel() }
 
         let monitor = ReachabilityMonitor(source: .daemon, socketPath: path)
         await #expect(throws: DaemonClientError.self) {

@@ -7,7 +7,7 @@ import Testing
 @Suite("Reachability in network namespaces", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct ReachabilityScenarioTests {
     @Test func loopbackOnlyIsOffline() async throws {
-        let network = try TestNetwork(wired: false)
+        let network = try await TestNetwork(wired: false)
         let (status, exitCode) = try await network.status(embedded: true)
         #expect(exitCode == 1)
         #expect(status.reachability == .offline)
@@ -20,8 +20,8 @@ struct ReachabilityScenarioTests {
     }
 
     @Test func aLinkUpWithoutAddressesIsNotOnline() async throws {
-        let network = try TestNetwork()
-        try network.inHost("link set vh up")
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up")
         // IPv6 link-local appears once DAD completes; IPv4 has nothing at all.
         let status = try await network.waitForStatus(embedded: true, "IPv6 link-local makes the link local") {
             $0.ipv6.reachability == .local
@@ -34,8 +34,8 @@ struct ReachabilityScenarioTests {
     }
 
     @Test func anAddressWithoutADefaultRouteIsLocal() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         let (status, exitCode) = try await network.status(embedded: true)
         #expect(exitCode == 1)
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: .noRoute, path: nil))
@@ -43,8 +43,8 @@ struct ReachabilityScenarioTests {
     }
 
     @Test func aDefaultRouteIsOnlineAndNamesThePath() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let (status, exitCode) = try await network.status(embedded: true)
         #expect(exitCode == 0)
         #expect(status.online)
@@ -60,11 +60,11 @@ struct ReachabilityScenarioTests {
     }
 
     @Test func removingTheDefaultRouteIsNoticed() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         try await network.waitForStatus("online through the daemon") { $0.online && $0.source == .daemon }
-        try network.inHost("route del default")
+        try await network.inHost("route del default")
         let status = try await network.waitForStatus("offline after the route went") { !$0.online }
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: .noRoute, path: nil))
         #expect(try await network.status(embedded: true).status.ipv4 == status.ipv4)
@@ -73,11 +73,11 @@ struct ReachabilityScenarioTests {
     }
 
     @Test func carrierLostOnTheFarEndIsNotOnlineThoughTheRouteStays() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         try await network.waitForStatus("online") { $0.online }
-        try network.inGateway("link set vg down")
+        try await network.inGateway("link set vg down")
         let status = try await network.waitForStatus("carrier loss noticed") { !$0.online }
         #expect(status.ipv4 == FamilyStatus(reachability: .offline, reason: .noCarrier, path: nil))
         #expect(status.interfaces.first { $0.name == "vh" }?.carrier == false)
@@ -85,14 +85,14 @@ struct ReachabilityScenarioTests {
         let routes = try await Subprocess.run(["/usr/bin/env", "ip", "-n", network.host, "route", "show", "default"])
         #expect(routes.output.contains("linkdown"))
 
-        try network.inGateway("link set vg up")
+        try await network.inGateway("link set vg up")
         try await network.waitForStatus("carrier back") { $0.online }
         _ = daemon
     }
 
     @Test func anIPv6OnlyDefaultRouteMakesOnlyIPv6Online() async throws {
-        let network = try TestNetwork()
-        try network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
         let status = try await network.waitForStatus(embedded: true, "IPv6 online") { $0.ipv6.reachability == .online }
         #expect(status.ipv4.reachability == .offline)
         #expect(status.online)
@@ -102,30 +102,30 @@ struct ReachabilityScenarioTests {
 
     @Test(arguments: [("unreachable", UnreachableReason.unreachableRoute), ("blackhole", .blackholeRoute), ("prohibit", .prohibitedRoute)])
     func aDefaultRouteThatDropsTrafficIsNotOnline(type: String, reason: UnreachableReason) async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
-        try network.inHost("route add \(type) default")
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add \(type) default")
         let (status, exitCode) = try await network.status(embedded: true)
         #expect(exitCode == 1)
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: reason, path: nil))
     }
 
     @Test func policyRulesDecideNotTheMainTable() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         // A rule in front of main sends everything to a table whose default is unreachable.
-        try network.inHost("route add unreachable default table 100", "rule add pref 100 lookup 100")
+        try await network.inHost("route add unreachable default table 100", "rule add pref 100 lookup 100")
         let (status, _) = try await network.status(embedded: true)
         #expect(status.ipv4.reason == .unreachableRoute)
         #expect(!status.online, "a default route in some table is not enough")
-        try network.inHost("rule del pref 100")
+        try await network.inHost("rule del pref 100")
         #expect(try await network.status(embedded: true).status.online)
     }
 
     @Test func theDaemonAndTheEmbeddedMonitorAgree() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
-        try network.inHost("-6 addr add fd77::2/64 dev vh nodad")
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad")
         let daemon = try await network.startDaemon()
         let fromDaemon = try await network.waitForStatus("the daemon sees the IPv6 address") {
             $0.interfaces.contains { $0.addresses.contains { $0.address == "fd77::2" } }

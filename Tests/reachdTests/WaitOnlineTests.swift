@@ -6,8 +6,8 @@ import Testing
 struct WaitOnlineTests {
     @Test(arguments: [false, true])
     func returnsWhenADefaultRouteAppears(throughDaemon: Bool) async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         var daemon: Subprocess?
         if throughDaemon { daemon = try await network.startDaemon() }
         let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
@@ -15,15 +15,15 @@ struct WaitOnlineTests {
         // Still waiting: nothing is online yet.
         try await Task.sleep(for: .milliseconds(300))
         #expect(waiter.isRunning)
-        try network.inHost("route add default via 10.77.0.1")
+        try await network.inHost("route add default via 10.77.0.1")
         #expect(try await waiter.wait(timeout: .seconds(5)) == 0)
         #expect(waiter.output.contains("online: IPv4 via vh, gateway 10.77.0.1"))
         _ = daemon
     }
 
     @Test func timesOutWithExitCodeOne() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: false)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
         let started = ContinuousClock.now
         let result = try await network.reachd("wait-online", "--timeout", "0.5")
         #expect(result.status == 1)
@@ -32,8 +32,8 @@ struct WaitOnlineTests {
     }
 
     @Test func theFamilyAndInterfaceFiltersAreHonoured() async throws {
-        let network = try TestNetwork()
-        try network.bringUpIPv4(defaultRoute: true)
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
         #expect(try await network.reachd("wait-online", "--ipv4", "--interface", "vh", "--quiet", "--timeout", "5").status == 0)
         let ipv6 = try await network.reachd("wait-online", "--ipv6", "--timeout", "0.3")
         #expect(ipv6.status == 1, "only IPv4 is online")

@@ -33,15 +33,17 @@ final class SocketClient: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// The next line, or `nil` at end of stream; throws after `timeout`.
-    func readLine(timeout: Duration = .seconds(5)) throws -> String? {
+    /// The next line, or `nil` at end of stream; throws after `timeout`. Awaits
+    /// between polls rather than blocking a thread of the concurrency runtime.
+    func readLine(timeout: Duration = .seconds(5)) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while pending.isEmpty {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw HarnessError.timedOut("no line from the daemon") }
+            guard ContinuousClock.now < deadline else { throw HarnessError.timedOut("no line from the daemon") }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
-            guard poll(&descriptor, 1, Int32(max(1, milliseconds))) > 0 else { continue }
+            guard poll(&descriptor, 1, 0) > 0 else {
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { return nil }
@@ -50,13 +52,13 @@ final class SocketClient: @unchecked Sendable {
         return String(decoding: pending.removeFirst(), as: UTF8.self)
     }
 
-    func readMessage(timeout: Duration = .seconds(5)) throws -> DaemonMessage? {
-        guard let line = try readLine(timeout: timeout) else { return nil }
+    func readMessage(timeout: Duration = .seconds(5)) async throws -> DaemonMessage? {
+        guard let line = try await readLine(timeout: timeout) else { return nil }
         return try DaemonMessage.decode(Array(line.utf8))
     }
 
-    func readStatus(timeout: Duration = .seconds(5)) throws -> NetworkStatus {
-        guard case .status(let status) = try readMessage(timeout: timeout) else {
+    func readStatus(timeout: Duration = .seconds(5)) async throws -> NetworkStatus {
+        guard case .status(let status) = try await readMessage(timeout: timeout) else {
             throw HarnessError.commandFailed("expected a status line")
         }
         return status

@@ -42,6 +42,7 @@ final class Subprocess: @unchecked Sendable {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
+        Self.keepDescriptorsFromChildren()
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
@@ -60,6 +61,17 @@ final class Subprocess: @unchecked Sendable {
         }
         unlink(outputPath)
         unlink(errorPath)
+    }
+
+    /// Children get stdio only. Without this a daemon started by one test would
+    /// inherit another test's pipe or socket and keep it open: a reader waiting
+    /// for EOF on it would wait as long as the daemon lives. The test process
+    /// never execs, so close-on-exec costs it nothing.
+    private static func keepDescriptorsFromChildren() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            guard let fd = Int32(name), fd > 2 else { continue }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
     }
 
     var isRunning: Bool { reap() == nil }

@@ -42,7 +42,7 @@ final class TestNetwork: @unchecked Sendable {
     let directory: URL
     var socketPath: String { directory.appendingPathComponent("reachd.sock").path }
 
-    init(wired: Bool = true) throws {
+    init(wired: Bool = true) async throws {
         let id = String(UUID().uuidString.prefix(8)).lowercased()
         host = "rd-\(id)-h"
         gateway = "rd-\(id)-g"
@@ -50,12 +50,12 @@ final class TestNetwork: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // No duplicate address detection: an address that turns usable a second
         // later is a real change, and would land in the middle of some test.
-        try Self.sh("""
+        try await Self.sh("""
             ip netns add \(host) && ip -n \(host) link set lo up && \
             ip netns exec \(host) sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
             """)
         if wired {
-            try Self.sh("""
+            try await Self.sh("""
                 ip netns add \(gateway) && ip -n \(gateway) link set lo up && \
                 ip link add vh netns \(host) type veth peer name vg netns \(gateway) && \
                 ip -n \(gateway) link set vg up && \
@@ -72,26 +72,26 @@ final class TestNetwork: @unchecked Sendable {
     }
 
     /// `ip -n HOST ...` for each command, stopping at the first failure.
-    func inHost(_ commands: String...) throws {
-        try Self.sh(commands.map { "ip -n \(host) \($0)" }.joined(separator: " && "))
+    func inHost(_ commands: String...) async throws {
+        try await Self.sh(commands.map { "ip -n \(host) \($0)" }.joined(separator: " && "))
     }
 
-    func inGateway(_ commands: String...) throws {
-        try Self.sh(commands.map { "ip -n \(gateway) \($0)" }.joined(separator: " && "))
+    func inGateway(_ commands: String...) async throws {
+        try await Self.sh(commands.map { "ip -n \(gateway) \($0)" }.joined(separator: " && "))
     }
 
     /// Feeds many `ip` commands to one `ip -batch` in the host namespace.
-    func batchInHost(_ commands: [String]) throws {
+    func batchInHost(_ commands: [String]) async throws {
         let file = directory.appendingPathComponent("batch-\(UUID().uuidString)")
         try commands.joined(separator: "\n").appending("\n").write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        try Self.sh("ip -n \(host) -batch \(file.path)")
+        try await Self.sh("ip -n \(host) -batch \(file.path)")
     }
 
     /// The veth up with an IPv4 address on the host side; optionally the default route.
-    func bringUpIPv4(defaultRoute: Bool) throws {
-        try inHost("link set vh up", "addr add 10.77.0.2/24 dev vh")
-        if defaultRoute { try inHost("route add default via 10.77.0.1") }
+    func bringUpIPv4(defaultRoute: Bool) async throws {
+        try await inHost("link set vh up", "addr add 10.77.0.2/24 dev vh")
+        if defaultRoute { try await inHost("route add default via 10.77.0.1") }
     }
 
     /// Runs `reachd ARGS` inside the host namespace.
@@ -133,7 +133,7 @@ final class TestNetwork: @unchecked Sendable {
     /// Starts `reachd daemon` on this network's socket and waits until it answers.
     func startDaemon() async throws -> Subprocess {
         let daemon = try startReachd("daemon", "--socket", socketPath, "--log-level", "debug")
-        try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
+        _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")
             }
@@ -142,18 +142,12 @@ final class TestNetwork: @unchecked Sendable {
         return daemon
     }
 
-    static func sh(_ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw HarnessError.commandFailed("\(command): \(String(decoding: message, as: UTF8.self))")
+    /// Runs a shell command, awaiting rather than blocking one of the few
+    /// threads Swift's concurrency runtime has.
+    static func sh(_ command: String) async throws {
+        let result = try await Subprocess.run(["/bin/sh", "-c", command])
+        guard result.status == 0 else {
+            throw HarnessError.commandFailed("\(command): \(result.error)")
         }
     }
 }
