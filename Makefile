@@ -3,14 +3,21 @@
 
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+UNITDIR      ?= $(PREFIX)/lib/systemd/system
+MANDIR       ?= $(PREFIX)/share/man
+DATADIR      ?= $(PREFIX)/share
+MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
+UNITS        := reachd.service reachd.socket reachd-wait-online.service
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
 # Tests: iproute2 for namespaces and veth pairs, python3 for the fixture
-# recorder and the example's item server, strace to prove an idle daemon sleeps.
+# recorder and the example's item server, strace to prove an idle daemon sleeps,
+# systemd-container to boot a real systemd around the units.
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container
 
-.PHONY: all build release run test bench deps test-deps clean
+.PHONY: all build release run test bench deps test-deps clean install uninstall
 
 all: build
 
@@ -46,12 +53,39 @@ run: release
 
 # Unit tests everywhere; namespace tests too where run as root (they skip,
 # saying why, elsewhere).
+# `make install` into .build/test-install first: the systemd tests verify and
+# boot exactly what it installs.
 test: test-deps
+	$(MAKE) install PREFIX=$(CURDIR)/.build/test-install
 	$(SWIFT) build
 	$(SWIFT) test --disable-xctest
 
 bench: test-deps release
 	bash bench/run.sh
+
+# The binary, the systemd units pointing at it, a man page generated from the
+# command's own help, and shell completions. DESTDIR stages for packaging.
+install: release
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual
+	install -Dm755 .build/release/reachd $(DESTDIR)$(BINDIR)/reachd
+	for unit in $(UNITS); do \
+	  sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$unit > .build/$$unit && \
+	  install -Dm644 .build/$$unit $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	install -Dm644 $(MANUAL) $(DESTDIR)$(MANDIR)/man1/reachd.1
+	.build/release/reachd --generate-completion-script bash > .build/reachd.bash
+	.build/release/reachd --generate-completion-script zsh > .build/_reachd
+	.build/release/reachd --generate-completion-script fish > .build/reachd.fish
+	install -Dm644 .build/reachd.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd
+	install -Dm644 .build/_reachd $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd
+	install -Dm644 .build/reachd.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(MANDIR)/man1/reachd.1
+	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
+	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \
+	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd \
+	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
 
 clean:
 	rm -rf .build

@@ -30,7 +30,9 @@ struct DaemonCommand: ParsableCommand {
     var logLevel: Logger.Level = .info
 
     func run() throws {
-        let path = try socket ?? SocketPath.forDaemon()
+        let passed = SocketActivation.passedSocket()
+        // Under socket activation the path only names the socket in the log.
+        let path = try socket ?? (passed != nil ? SocketPath.system : SocketPath.forDaemon())
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -39,7 +41,8 @@ struct DaemonCommand: ParsableCommand {
         }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
-        let server = try DaemonServer(socketPath: path, stop: stop, logger: Logger(label: "reachd"))
+        let server = try DaemonServer(
+            socketPath: path, passedSocket: passed, stop: stop, systemd: SystemdNotifier(), logger: Logger(label: "reachd"))
         try server.run()
     }
 }

@@ -38,8 +38,13 @@ enum StatusFormatter {
 
     /// One line per change, for `monitor` and the daemon's log.
     static func changeLine(_ status: NetworkStatus) -> String {
-        var line = "\(Timestamp.format(status.changedAt)) #\(status.seq) \(status.reachability.rawValue)"
-        line += " ipv4=\(status.ipv4.reachability.rawValue) ipv6=\(status.ipv6.reachability.rawValue)"
+        "\(Timestamp.format(status.changedAt)) #\(status.seq) \(oneLine(status))"
+    }
+
+    /// The state in one line, as systemd shows it (STATUS=, `systemctl status`).
+    static func oneLine(_ status: NetworkStatus) -> String {
+        var line = "\(status.reachability.rawValue) ipv4=\(status.ipv4.reachability.rawValue)"
+        line += " ipv6=\(status.ipv6.reachability.rawValue)"
         if let primary = status.primary { line += " via \(describe(primary))" }
         return line
     }

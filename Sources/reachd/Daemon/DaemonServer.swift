@@ -6,8 +6,9 @@ import Glibc
 #endif
 
 /// The daemon's event loop: one thread polling the netlink socket, the listening
-/// socket, a stop signal and every client. Nothing in it has a timeout: an idle
-/// daemon sleeps in one `poll` call.
+/// socket, a stop signal and every client. Nothing in it has a timeout unless
+/// systemd's watchdog asks for pings: an idle daemon sleeps in one `poll` call.
+/// The pings come from this loop, so a hung loop is caught.
 ///
 /// Written by hand on `poll(2)`: SwiftNIO cannot register a netlink descriptor,
 /// and a single thread keeps every piece of state lock-free. `poll` rather than
@@ -21,6 +22,8 @@ final class DaemonServer {
     private let listener: ListeningSocket
     private let stop: WakeSignal
     private let logger: Logger
+    private let systemd: SystemdNotifier
+    private var nextWatchdogPing: ContinuousClock.Instant?
     private var netlinkDescriptor: Int32
     private var clients: [Int32: ClientConnection] = [:]
     private var statusLine: [UInt8]
@@ -30,16 +33,25 @@ final class DaemonServer {
 
     /// Subscribes to netlink, takes the first snapshot, then binds the socket,
     /// so the first client is always answered from a consistent state.
-    init(socketPath: String, stop: WakeSignal, logger: Logger) throws {
+    /// Subscribes to netlink, takes the first snapshot, then listens (binding
+    /// `socketPath`, or adopting the socket systemd passed) and tells systemd
+    /// it is ready: the first client is always answered from a consistent state.
+    init(socketPath: String, passedSocket: Int32?, stop: WakeSignal, systemd: SystemdNotifier, logger: Logger) throws {
         self.stop = stop
         self.logger = logger
+        self.systemd = systemd
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
         let first = try watcher.start()
         statusLine = DaemonMessage.status(first).line()
-        listener = try ListeningSocket(path: socketPath)
+        listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
+            ?? ListeningSocket(path: socketPath)
         netlinkDescriptor = watcher.fileDescriptor
-        logger.info("listening", metadata: ["socket.path": "\(socketPath)"])
+        logger.info("listening", metadata: [
+            "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
+        ])
         announce(first)
+        systemd.ready(status: StatusFormatter.oneLine(first))
+        nextWatchdogPing = systemd.watchdogInterval.map { .now + $0 }
     }
 
     /// Serves until the stop signal fires, then closes every client and removes
@@ -57,10 +69,11 @@ final class DaemonServer {
             for client in polledClients {
                 descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
             }
-            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
+            guard poll(&descriptors, nfds_t(descriptors.count), pollTimeout()) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
             }
+            pingWatchdogIfDue()
             if descriptors[0].revents != 0 { return }
             if descriptors[1].revents != 0 { try handleNetlink() }
             if descriptors[2].revents != 0 { acceptClients() }
@@ -70,6 +83,23 @@ final class DaemonServer {
                 handle(ready.revents, from: client)
             }
         }
+    }
+
+    /// -1 (no timeout) unless the watchdog wants a ping: then until it is due.
+    private func pollTimeout() -> Int32 {
+        guard let due = nextWatchdogPing else { return -1 }
+        let left = due - .now
+        guard left > .zero else { return 0 }
+        let (seconds, attoseconds) = left.components
+        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+    }
+
+    private func pingWatchdogIfDue() {
+        guard let due = nextWatchdogPing, let interval = systemd.watchdogInterval, ContinuousClock.now >= due else {
+            return
+        }
+        systemd.watchdog()
+        nextWatchdogPing = .now + interval
     }
 
     private func handle(_ events: Int16, from client: ClientConnection) {
@@ -104,6 +134,7 @@ final class DaemonServer {
 
     private func announce(_ status: NetworkStatus) {
         logger.info("\(StatusFormatter.changeLine(status))", metadata: ["status.seq": "\(status.seq)"])
+        systemd.status(StatusFormatter.oneLine(status))
     }
 
     private func acceptClients() {
@@ -184,6 +215,7 @@ final class DaemonServer {
     }
 
     private func shutDown() {
+        systemd.stopping()
         for client in clients.values { drop(client) }
         listener.close()
         logger.info("stopped", metadata: ["socket.path": "\(listener.path)"])

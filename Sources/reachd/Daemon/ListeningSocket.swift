@@ -10,7 +10,9 @@ import Glibc
 final class ListeningSocket {
     let path: String
     let fd: Int32
-    private let inode: ino_t
+    /// The socket file this daemon created, to remove on close; `nil` for a
+    /// socket systemd passed, whose file belongs to the socket unit.
+    private let createdInode: ino_t?
 
     init(path: String) throws(DaemonStartError) {
         self.path = path
@@ -19,13 +21,22 @@ final class ListeningSocket {
         // The protocol is read-only: any local user may ask.
         chmod(path, 0o666)
         var info = stat()
-        inode = stat(path, &info) == 0 ? info.st_ino : 0
+        createdInode = stat(path, &info) == 0 ? info.st_ino : nil
+    }
+
+    /// Adopts a listening socket passed by systemd (socket activation).
+    init(passed fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+        createdInode = nil
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
     func close() {
         Glibc.close(fd)
         var info = stat()
-        if stat(path, &info) == 0, info.st_ino == inode { unlink(path) }
+        if let createdInode, stat(path, &info) == 0, info.st_ino == createdInode { unlink(path) }
     }
 
     private static func bindReplacingStale(_ path: String) throws(DaemonStartError) -> Int32 {

@@ -1,0 +1,84 @@
+import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells systemd how the daemon is doing: READY=1, STATUS=, WATCHDOG=1,
+/// STOPPING=1 (the sd_notify protocol).
+///
+/// Written here rather than by linking libsystemd: the protocol is one
+/// datagram on the AF_UNIX socket named by $NOTIFY_SOCKET (a path, or an
+/// abstract name written with a leading "@"), and the daemon should not need
+/// libsystemd installed to run outside systemd. Without $NOTIFY_SOCKET every
+/// call does nothing.
+struct SystemdNotifier {
+    private let socketPath: String?
+    /// Half of WATCHDOG_USEC when systemd's watchdog is on for this process.
+    let watchdogInterval: Duration?
+
+    init(environment: [String: String] = Self.environment()) {
+        let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        socketPath = path
+        let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
+        if forUs, let text = environment["WATCHDOG_USEC"], let micros = Int64(text), micros > 0 {
+            watchdogInterval = .microseconds(micros / 2)
+        } else {
+            watchdogInterval = nil
+        }
+    }
+
+    var isEnabled: Bool { socketPath != nil }
+
+    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
+    func status(_ text: String) { send("STATUS=\(text)") }
+    func watchdog() { send("WATCHDOG=1") }
+    func stopping() { send("STOPPING=1") }
+
+    private func send(_ message: String) {
+        guard let socketPath else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        var name = Array(socketPath.utf8)
+        // "@name" is an abstract socket: the name starts with a NUL byte and is not NUL-terminated.
+        if name.first == UInt8(ascii: "@") { name[0] = 0 }
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard name.count < capacity else { return }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
+        let bytes = Array(message.utf8)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length) }
+            }
+        }
+    }
+
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
+            if let value = getenv(name) { result[name] = String(cString: value) }
+        }
+        return result
+    }
+}
+
+/// The listening socket systemd passed (socket activation: $LISTEN_PID and
+/// $LISTEN_FDS, descriptors from 3), if it passed one to this process.
+enum SocketActivation {
+    static let firstDescriptor: Int32 = 3
+
+    static func passedSocket() -> Int32? {
+        guard let pid = getenv("LISTEN_PID").flatMap({ Int32(String(cString: $0)) }), pid == getpid(),
+            let count = getenv("LISTEN_FDS").flatMap({ Int(String(cString: $0)) }), count >= 1
+        else { return nil }
+        // As sd_listen_fds(1) does: the variables are for this process, not its children.
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        return firstDescriptor
+    }
+}

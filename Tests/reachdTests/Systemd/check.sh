@@ -1,0 +1,89 @@
+#!/bin/bash
+# Runs inside a systemd-nspawn container booted by SystemdTests.swift, as the
+# oneshot check.service. The container's network namespace has `vh` wired to a
+# gateway at 10.77.0.1 (carrier up, 10.77.0.2/24, no default route yet).
+# Each check writes "PASS name" or "FAIL name: why" to /out/results; the
+# Swift test asserts them. Waits poll with a deadline, never a fixed sleep.
+set -u
+out=/out/results
+: > "$out"
+reachd=$(systemctl show -p ExecStart --value reachd.service | sed -n 's/.*path=\([^ ;]*\).*/\1/p')
+
+pass() { echo "PASS $1" >> "$out"; }
+fail() { echo "FAIL $1: $2" >> "$out"; }
+# wait_for SECONDS COMMAND...: true once COMMAND succeeds, false after the deadline.
+wait_for() {
+  local deadline=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+}
+status_text() { systemctl show -p StatusText --value reachd.service; }
+status_starts() { case "$(status_text)" in "$1"*) return 0;; *) return 1;; esac; }
+main_pid() { systemctl show -p MainPID --value reachd.service; }
+pid_changed() { local now; now=$(main_pid); [ "$now" != 0 ] && [ "$now" != "$1" ]; }
+check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name" "$(status_text) / $(systemctl is-active reachd.service)"; fi; }
+
+# 1. Socket activation: nothing runs until the first connection.
+systemctl is-active -q reachd.socket && [ "$(systemctl is-active reachd.service)" = inactive ] \
+  && pass socket-first || fail socket-first "service $(systemctl is-active reachd.service) before any client"
+answer=$("$reachd" status --json)
+case "$answer" in *'"source":"daemon"'*) pass activation ;; *) fail activation "$answer" ;; esac
+check active systemctl is-active -q reachd.service
+expected=$(echo "$answer" | sed -n 's/.*"reachability":"\([a-z]*\)".*/\1/p')
+check status-text wait_for 5 status_starts "$expected"
+
+# 2. A route change reaches the daemon, and its StatusText.
+ip route add default via 10.77.0.1
+check route-change wait_for 5 status_starts "online ipv4=online"
+
+# 3. A dynamic user with no capabilities.
+pid=$(main_pid)
+# No awk: in a volatile root its /etc/alternatives link dangles.
+field() { sed -n "s/^$1:[[:space:]]*\([^[:space:]]*\).*/\1/p" /proc/"$pid"/status; }
+uid=$(field Uid)
+caps=$(field CapEff)
+bounding=$(field CapBnd)
+[ "$uid" != 0 ] && [ "$caps" = 0000000000000000 ] && [ "$bounding" = 0000000000000000 ] \
+  && pass unprivileged || fail unprivileged "uid $uid CapEff $caps CapBnd $bounding"
+
+# 4. kill -9: systemd restarts it, and a client through the socket gets the current state.
+kill -9 "$pid"
+if wait_for 10 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
+  answer=$("$reachd" status --json)
+  case "$answer" in *'"online":true'*'"source":"daemon"'*) pass restart-after-kill ;; *) fail restart-after-kill "$answer" ;; esac
+else
+  fail restart-after-kill "not restarted"
+fi
+
+# 5. A stopped event loop misses its watchdog pings: systemd kills and restarts it.
+pid=$(main_pid)
+kill -STOP "$pid"
+if wait_for 20 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
+  journalctl -u reachd.service --no-pager | grep -q -i "watchdog timeout" \
+    && pass watchdog || fail watchdog "restarted, but the journal shows no watchdog timeout"
+else
+  fail watchdog "not restarted within 20 s"
+fi
+
+# 6. systemctl stop: a clean exit, and the socket unit keeps the path.
+systemctl stop reachd.service
+result=$(systemctl show -p Result --value reachd.service)
+[ "$(systemctl is-active reachd.service)" = inactive ] && [ "$result" = success ] \
+  && systemctl is-active -q reachd.socket && [ -S /run/reachd/reachd.sock ] \
+  && pass clean-stop || fail clean-stop "result $result, socket $(systemctl is-active reachd.socket)"
+
+# 7. reachd-wait-online.service finishes once a default route appears.
+ip route del default
+systemctl start --no-block reachd-wait-online.service
+if wait_for 5 sh -c '[ "$(systemctl is-active reachd-wait-online.service)" = activating ]'; then
+  ip route add default via 10.77.0.1
+  wait_for 10 sh -c '[ "$(systemctl show -p Result --value reachd-wait-online.service)" = success ] && systemctl is-active -q reachd-wait-online.service' \
+    && pass wait-online || fail wait-online "$(systemctl is-active reachd-wait-online.service)"
+else
+  fail wait-online "did not wait: $(systemctl is-active reachd-wait-online.service)"
+fi
+
+journalctl --no-pager -u reachd.service -u reachd.socket -u reachd-wait-online.service > /out/journal 2>&1
+echo done >> "$out"

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The tree `make test` installs with `make install PREFIX=.build/test-install`
+/// before running the tests: the release binary, the units, the man page.
+enum TestInstallation {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let prefix = packageRoot.appendingPathComponent(".build/test-install")
+    static let units = prefix.appendingPathComponent("lib/systemd/system")
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("bin/reachd").path)
+    }
+    static let reason: Comment = "needs `make install PREFIX=.build/test-install`, which `make test` runs first"
+}
+
+@Suite("systemd units", .enabled(if: TestInstallation.available, TestInstallation.reason))
+struct SystemdUnitTests {
+    private var unitFiles: [String] {
+        ["reachd.service", "reachd.socket", "reachd-wait-online.service"].map {
+            TestInstallation.units.appendingPathComponent($0).path
+        }
+    }
+
+    @Test func theInstalledUnitsVerifyCleanly() async throws {
+        let manual = TestInstallation.prefix.appendingPathComponent("share/man").path
+        let result = try await Subprocess.run(
+            ["/usr/bin/env", "MANPATH=\(manual)", "systemd-analyze", "verify"] + unitFiles)
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.error.isEmpty && result.output.isEmpty, "\(result.error)")
+    }
+
+    @Test func theServiceIsHardenedToAnExposureOfOneOrLess() async throws {
+        let result = try await Subprocess.run(
+            ["/usr/bin/env", "systemd-analyze", "security", "--offline=true", unitFiles[0]])
+        let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
+        let score = line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
+        let exposure = try #require(score, "no exposure in: \(result.output)")
+        #expect(exposure <= 1.0, "\(line)")
+    }
+
+    @Test func installPutsTheBinaryUnitsManualAndCompletionsInPlace() throws {
+        let prefix = TestInstallation.prefix
+        for path in ["bin/reachd", "share/man/man1/reachd.1", "share/bash-completion/completions/reachd",
+                     "share/zsh/site-functions/_reachd", "share/fish/vendor_completions.d/reachd.fish"] {
+            #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(path).path), "\(path)")
+        }
+        let service = try String(contentsOfFile: unitFiles[0], encoding: .utf8)
+        #expect(service.contains("ExecStart=\(prefix.path)/bin/reachd daemon"), "the unit points at the installed binary")
+        let manual = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/reachd.1"), encoding: .utf8)
+        #expect(manual.contains("wait-online"))
+    }
+}
+
+@Suite(
+    "reachd under a real systemd (systemd-nspawn)",
+    .enabled(if: TestInstallation.available, TestInstallation.reason),
+    .enabled(if: NamespaceSupport.available, NamespaceSupport.reason),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-nspawn"),
+             "needs systemd-nspawn (Debian's systemd-container; make test installs it)"))
+struct SystemdContainerTests {
+    static let checks = [
+        "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
+        "restart-after-kill", "watchdog", "clean-stop", "wait-online",
+    ]
+
+    @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "addr add 10.77.0.2/24 dev vh")
+        let scratch = network.directory
+        let output = scratch.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let script = TestInstallation.packageRoot.appendingPathComponent("Tests/reachdTests/Systemd/check.sh").path
+        let checkUnit = scratch.appendingPathComponent("check.service")
+        try """
+            [Unit]
+            Description=reachd checks
+            Requires=reachd.socket
+            After=reachd.socket
+            SuccessAction=poweroff-force
+            FailureAction=poweroff-force
+
+            [Service]
+            Type=oneshot
+            ExecStart=/bin/bash \(script)
+            """.write(to: checkUnit, atomically: true, encoding: .utf8)
+        // A short watchdog, so the stopped-loop check takes seconds, not the shipped 30.
+        let dropIn = scratch.appendingPathComponent("watchdog.conf")
+        try "[Service]\nWatchdogSec=2s\n".write(to: dropIn, atomically: true, encoding: .utf8)
+        // A volatile container boots for the first time, and Debian's presets
+        // enable everything then; the checks start what they need themselves.
+        let preset = scratch.appendingPathComponent("reachd-test.preset")
+        try "disable reachd.service\ndisable reachd-wait-online.service\n".write(to: preset, atomically: true, encoding: .utf8)
+
+        var arguments = [
+            "/usr/bin/systemd-nspawn", "-q", "-D", "/", "--volatile=yes", "-b", "--register=no", "--keep-unit",
+            "--network-namespace-path=/run/netns/\(network.host)",
+            // Only --private-network grants it; the checks change routes inside.
+            "--capability=CAP_NET_ADMIN",
+            "--bind-ro=/opt/swift", "--bind-ro=\(TestInstallation.prefix.path)", "--bind-ro=\(script)",
+            "--bind=\(output.path):/out",
+            "--bind-ro=\(checkUnit.path):/etc/systemd/system/check.service",
+            "--bind-ro=\(dropIn.path):/etc/systemd/system/reachd.service.d/watchdog.conf",
+            "--bind-ro=\(preset.path):/etc/systemd/system-preset/00-reachd-test.preset",
+        ]
+        for unit in ["reachd.service", "reachd.socket", "reachd-wait-online.service"] {
+            arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")
+        }
+        arguments += ["systemd.firstboot=off", "systemd.wants=reachd.socket", "systemd.wants=check.service"]
+        let container = try await Subprocess.run(arguments, timeout: .seconds(150))
+
+        let results = (try? String(contentsOf: output.appendingPathComponent("results"), encoding: .utf8)) ?? ""
+        let journal = (try? String(contentsOf: output.appendingPathComponent("journal"), encoding: .utf8)) ?? ""
+        let context = "container exit \(container.status)\n\(container.error.suffix(2000))\nresults:\n\(results)\njournal:\n\(journal.suffix(4000))"
+        #expect(results.hasSuffix("done\n"), "the checks ran to the end: \(context)")
+        for check in Self.checks {
+            #expect(results.contains("PASS \(check)\n"), "\(check): \(context)")
+        }
+    }
+}
