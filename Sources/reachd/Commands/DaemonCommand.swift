@@ -14,6 +14,10 @@ struct DaemonCommand: ParsableCommand {
             newline-delimited JSON (docs/PROTOCOL.md). Logs each change to stderr. \
             Stops cleanly on SIGTERM or SIGINT and removes its socket.
 
+            Under systemd (reachd.service, reachd.socket) it uses the socket systemd \
+            passes, reports READY=1 after its first snapshot and STATUS= on every \
+            change, and pings the watchdog from its event loop.
+
             Examples:
               reachd daemon
               reachd daemon --socket /tmp/reachd.sock --log-level debug
