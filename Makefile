@@ -53,10 +53,10 @@ run: release
 
 # Unit tests everywhere; namespace tests too where run as root (they skip,
 # saying why, elsewhere).
-# `make install` into .build/test-install first: the systemd tests verify and
-# boot exactly what it installs.
+# `make install` staged into .build/test-root first (PREFIX /usr/local): the
+# systemd tests verify it and boot a container with it mounted at /usr/local.
 test: test-deps
-	$(MAKE) install PREFIX=$(CURDIR)/.build/test-install
+	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(SWIFT) build
 	$(SWIFT) test --disable-xctest
 

@@ -5,31 +5,45 @@ import Testing
 import Glibc
 #endif
 
-/// The tree `make test` installs with `make install PREFIX=.build/test-install`
-/// before running the tests: the release binary, the units, the man page.
+/// The tree `make test` stages with `make install DESTDIR=.build/test-root`
+/// (PREFIX /usr/local): the release binary, the units, the man page.
 enum TestInstallation {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let prefix = packageRoot.appendingPathComponent(".build/test-install")
-    static let units = prefix.appendingPathComponent("lib/systemd/system")
+    /// Where the installed units believe they are.
+    static let prefix = "/usr/local"
+    /// Where they really are.
+    static let staged = packageRoot.appendingPathComponent(".build/test-root/usr/local")
+    static let units = staged.appendingPathComponent("lib/systemd/system")
+    static let unitNames = ["reachd.service", "reachd.socket", "reachd-wait-online.service"]
     static var available: Bool {
-        FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("bin/reachd").path)
+        FileManager.default.isExecutableFile(atPath: staged.appendingPathComponent("bin/reachd").path)
     }
-    static let reason: Comment = "needs `make install PREFIX=.build/test-install`, which `make test` runs first"
+    static let reason: Comment = "needs `make install DESTDIR=.build/test-root`, which `make test` runs first"
 }
 
 @Suite("systemd units", .enabled(if: TestInstallation.available, TestInstallation.reason))
 struct SystemdUnitTests {
     private var unitFiles: [String] {
-        ["reachd.service", "reachd.socket", "reachd-wait-online.service"].map {
-            TestInstallation.units.appendingPathComponent($0).path
-        }
+        TestInstallation.unitNames.map { TestInstallation.units.appendingPathComponent($0).path }
     }
 
     @Test func theInstalledUnitsVerifyCleanly() async throws {
-        let manual = TestInstallation.prefix.appendingPathComponent("share/man").path
-        let result = try await Subprocess.run(
-            ["/usr/bin/env", "MANPATH=\(manual)", "systemd-analyze", "verify"] + unitFiles)
+        // verify checks that ExecStart= exists: point the staged units at the
+        // staged binary, changing nothing else, and find the staged man page.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-verify-\(getpid())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var copies: [String] = []
+        for (name, path) in zip(TestInstallation.unitNames, unitFiles) {
+            let unit = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(
+                of: "ExecStart=\(TestInstallation.prefix)/", with: "ExecStart=\(TestInstallation.staged.path)/")
+            let copy = scratch.appendingPathComponent(name)
+            try unit.write(to: copy, atomically: true, encoding: .utf8)
+            copies.append(copy.path)
+        }
+        let manual = TestInstallation.staged.appendingPathComponent("share/man").path
+        let result = try await Subprocess.run(["/usr/bin/env", "MANPATH=\(manual)", "systemd-analyze", "verify"] + copies)
         #expect(result.status == 0, "\(result.output)\(result.error)")
         #expect(result.error.isEmpty && result.output.isEmpty, "\(result.error)")
     }
@@ -44,13 +58,13 @@ struct SystemdUnitTests {
     }
 
     @Test func installPutsTheBinaryUnitsManualAndCompletionsInPlace() throws {
-        let prefix = TestInstallation.prefix
+        let prefix = TestInstallation.staged
         for path in ["bin/reachd", "share/man/man1/reachd.1", "share/bash-completion/completions/reachd",
                      "share/zsh/site-functions/_reachd", "share/fish/vendor_completions.d/reachd.fish"] {
             #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(path).path), "\(path)")
         }
         let service = try String(contentsOfFile: unitFiles[0], encoding: .utf8)
-        #expect(service.contains("ExecStart=\(prefix.path)/bin/reachd daemon"), "the unit points at the installed binary")
+        #expect(service.contains("ExecStart=/usr/local/bin/reachd daemon"), "the unit points at the installed binary")
         let manual = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/reachd.1"), encoding: .utf8)
         #expect(manual.contains("wait-online"))
     }
@@ -101,13 +115,14 @@ struct SystemdContainerTests {
             "--network-namespace-path=/run/netns/\(network.host)",
             // Only --private-network grants it; the checks change routes inside.
             "--capability=CAP_NET_ADMIN",
-            "--bind-ro=/opt/swift", "--bind-ro=\(TestInstallation.prefix.path)", "--bind-ro=\(script)",
+            // The staged install where it would really be; the Swift runtime it links.
+            "--bind-ro=\(TestInstallation.staged.path):/usr/local", "--bind-ro=/opt/swift", "--bind-ro=\(script)",
             "--bind=\(output.path):/out",
             "--bind-ro=\(checkUnit.path):/etc/systemd/system/check.service",
             "--bind-ro=\(dropIn.path):/etc/systemd/system/reachd.service.d/watchdog.conf",
             "--bind-ro=\(preset.path):/etc/systemd/system-preset/00-reachd-test.preset",
         ]
-        for unit in ["reachd.service", "reachd.socket", "reachd-wait-online.service"] {
+        for unit in TestInstallation.unitNames {
             arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")
         }
         arguments += ["systemd.firstboot=off", "systemd.wants=reachd.socket", "systemd.wants=check.service"]

@@ -22,6 +22,8 @@ wait_for() {
 status_text() { systemctl show -p StatusText --value reachd.service; }
 status_starts() { case "$(status_text)" in "$1"*) return 0;; *) return 1;; esac; }
 main_pid() { systemctl show -p MainPID --value reachd.service; }
+# `kill 0` would signal this script's own process group: never with no main PID.
+kill_main() { local pid; pid=$(main_pid); [ "${pid:-0}" -gt 0 ] && kill "$1" "$pid"; }
 pid_changed() { local now; now=$(main_pid); [ "$now" != 0 ] && [ "$now" != "$1" ]; }
 check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name" "$(status_text) / $(systemctl is-active reachd.service)"; fi; }
 
@@ -49,8 +51,7 @@ bounding=$(field CapBnd)
   && pass unprivileged || fail unprivileged "uid $uid CapEff $caps CapBnd $bounding"
 
 # 4. kill -9: systemd restarts it, and a client through the socket gets the current state.
-kill -9 "$pid"
-if wait_for 10 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
+if kill_main -9 && wait_for 10 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
   answer=$("$reachd" status --json)
   case "$answer" in *'"online":true'*'"source":"daemon"'*) pass restart-after-kill ;; *) fail restart-after-kill "$answer" ;; esac
 else
@@ -59,8 +60,7 @@ fi
 
 # 5. A stopped event loop misses its watchdog pings: systemd kills and restarts it.
 pid=$(main_pid)
-kill -STOP "$pid"
-if wait_for 20 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
+if kill_main -STOP && wait_for 20 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
   journalctl -u reachd.service --no-pager | grep -q -i "watchdog timeout" \
     && pass watchdog || fail watchdog "restarted, but the journal shows no watchdog timeout"
 else
