@@ -57,6 +57,9 @@ struct ReachabilityScenarioTests {
         #expect(human.output.hasPrefix("State: online via vh, gateway 10.77.0.1"))
         #expect(human.output.contains("10.77.0.2/24"))
         #expect(human.error.contains("computed in-process"), "the human form says the answer is embedded")
+
+        let short = try await network.reachd("status", "--short", "--socket", network.directory.appendingPathComponent("none").path)
+        #expect(short.output == "online ipv4=online ipv6=local via vh, gateway 10.77.0.1\n")
     }
 
     @Test func removingTheDefaultRouteIsNoticed() async throws {

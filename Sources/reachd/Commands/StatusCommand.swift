@@ -16,6 +16,7 @@ struct StatusCommand: AsyncParsableCommand {
 
             Examples:
               reachd status
+              reachd status --short
               reachd status --json | jq .primary
               reachd status --socket /tmp/reachd.sock
             """)
@@ -23,10 +24,20 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
+    @Flag(name: .long, help: "Print one line, as systemd shows the daemon's state (STATUS=).")
+    var short = false
+
+    func validate() throws {
+        if short && output.json { throw ValidationError("--short and --json exclude each other; pick one.") }
+    }
+
     func run() async throws {
         let (status, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
         if output.json {
             Console.out(StatusFormatter.jsonLine(status))
+        } else if short {
+            if let notice { Console.error("reachd: \(notice)") }
+            Console.out(StatusFormatter.oneLine(status))
         } else {
             if let notice { Console.error("reachd: \(notice)") }
             Console.out(StatusFormatter.summary(status))
