@@ -71,35 +71,30 @@ struct ReachabilityMonitorTests {
 @Suite("ReachabilityMonitor in this process")
 struct ReachabilityMonitorLocalTests {
     @Test func aDaemonOnlyMonitorReportsAVersionMismatchAsAnError() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-mismatch-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("reachd.sock").path
-        // A fake daemon from the future: answers every connection with version 2.
-        let listener = try UnixSocket.listen(at: path)
-        defer { close(listener) }
-        // On a thread of its own: a loop like this must not occupy one of the
-        // concurrency runtime's threads (two on a 2-core machine).
-        let stop = try WakeSignal()
-        defer { stop.signal() }
-        startDetachedThread {
-            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)]
-            while poll(&descriptors, 2, -1) >= 0, descriptors[1].revents == 0 {
-                let client = accept(listener, nil, nil)
-                guard client >= 0 else { continue }
-                try? UnixSocket.writeAll(client, Array(#"{"type":"status","version":2}"#.utf8) + [10])
-                close(client)
-            }
-        }
-
-        let monitor = ReachabilityMonitor(source: .daemon, socketPath: path)
+        let daemon = try FakeDaemon()
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path)
         await #expect(throws: DaemonClientError.self) {
             for try await _ in monitor.statuses() {}
         }
         let description = String(describing: monitor.lastError.map { "\($0)" } ?? "")
         #expect(description.contains("protocol version 2"))
         monitor.cancel()
+    }
+
+    @Test func theCommandKeepsWarningsOffStdout() async throws {
+        // An automatic monitor warns of the mismatch and carries on in-process;
+        // the warning goes to stderr, so stdout stays pure JSON lines.
+        let daemon = try FakeDaemon()
+        let monitor = try Subprocess([Reachd.binary, "monitor", "--json", "--socket", daemon.path])
+        _ = try await eventually("a status from the in-process monitor") { monitor.outputLines.first }
+        _ = try await eventually("the warning") { monitor.errorOutput.contains("protocol version 2") ? true : nil }
+        for line in monitor.outputLines {
+            guard case .status = try DaemonMessage.decode(Array(line.utf8)) else {
+                Issue.record("not a status line on stdout: \(line)")
+                continue
+            }
+        }
+        monitor.signal(SIGTERM)
     }
 
     @Test func cancellingEndsEverySequence() async throws {
