@@ -29,11 +29,9 @@ public struct DaemonClient: Sendable {
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try connection.send(.get)
-        var lines = LineBuffer(limit: Self.lineLimit)
-        while true {
-            guard let line = try connection.nextLine(&lines) else { throw .closed(path: socketPath) }
-            return try Self.status(from: line)
-        }
+        var reader = LineReader()
+        guard let line = try connection.nextLine(&reader) else { throw .closed(path: socketPath) }
+        return try Self.status(from: line)
     }
 
     /// Subscribes: the current status first, then one per change the daemon
@@ -47,9 +45,9 @@ public struct DaemonClient: Sendable {
         continuation.onTermination = { _ in connection.interrupt() }
         startDetachedThread {
             defer { connection.close() }
-            var lines = LineBuffer(limit: Self.lineLimit)
+            var reader = LineReader()
             do {
-                while let line = try connection.nextLine(&lines) {
+                while let line = try connection.nextLine(&reader) {
                     continuation.yield(try Self.status(from: line))
                 }
                 continuation.finish(throwing: DaemonClientError.closed(path: connection.path))
@@ -68,6 +66,13 @@ public struct DaemonClient: Sendable {
         case .error(let code, let text): throw .rejected(code: code, message: text)
         }
     }
+}
+
+/// Framing state of one connection's reading side, with its receive buffer
+/// allocated once rather than per line.
+private struct LineReader {
+    var lines = LineBuffer(limit: DaemonClient.lineLimit)
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
 }
 
 /// One client connection. Its descriptor is closed exactly once, by whoever
@@ -98,23 +103,21 @@ private final class Connection: Sendable {
         }
     }
 
-    /// The next complete line, or `nil` at end of stream.
-    func nextLine(_ lines: inout LineBuffer) throws(DaemonClientError) -> [UInt8]? {
+    /// The next complete line, or `nil` at end of stream. When one read brings
+    /// several, the newest wins: each is a complete status.
+    func nextLine(_ reader: inout LineReader) throws(DaemonClientError) -> [UInt8]? {
         var pendingLines: [[UInt8]] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while pendingLines.isEmpty {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = reader.chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { return nil }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .connectionFailed(path: path, cause: SystemError("read"))
             }
-            do { pendingLines = try lines.append(buffer[0..<count]) } catch {
+            do { pendingLines = try reader.lines.append(reader.chunk[0..<count]) } catch {
                 throw .protocolError(.malformed("a line longer than \(DaemonClient.lineLimit) bytes"))
             }
         }
-        // The daemon sends one line per write and waits for nothing in between,
-        // so several complete lines mean the newest status is the last one.
         return pendingLines.last
     }
 
