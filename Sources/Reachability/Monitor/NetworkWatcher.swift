@@ -46,9 +46,8 @@ package final class NetworkWatcher {
 
     /// Takes the first snapshot and publishes the first status.
     package func start() throws(NetlinkError) -> NetworkStatus {
-        table = InterfaceTable(replaying: try queries.dumpInterfaces())
         // The publisher has published nothing yet, so this always publishes.
-        return try evaluate() ?? publisher.current!
+        try resynchronise()!
     }
 
     /// Reads one batch of notifications. Returns a status when the published
@@ -61,8 +60,7 @@ package final class NetworkWatcher {
                 "netlink receive queue overran (ENOBUFS); resynchronising from a fresh dump",
                 metadata: ["netlink.resyncs": "\(resyncCount)"])
             try events.discardQueued()
-            table = InterfaceTable(replaying: try queries.dumpInterfaces())
-            return try evaluate()
+            return try resynchronise()
         }
         var relevant = false
         for event in batch.events {
@@ -78,8 +76,7 @@ package final class NetworkWatcher {
         events = try NetlinkEventSocket()
         queries = try NetlinkQuerySocket()
         if let trace { traceDatagrams(trace) }
-        table = InterfaceTable(replaying: try queries.dumpInterfaces())
-        return try evaluate()
+        return try resynchronise()
     }
 
     /// One status from one snapshot, without subscribing: what `reachd status`
@@ -89,6 +86,12 @@ package final class NetworkWatcher {
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source)
         return try evaluate(table, queries, &publisher)!
+    }
+
+    /// Replaces the table with a fresh dump of links and addresses and evaluates it.
+    private func resynchronise() throws(NetlinkError) -> NetworkStatus? {
+        table = InterfaceTable(replaying: try queries.dumpInterfaces())
+        return try evaluate()
     }
 
     private func evaluate() throws(NetlinkError) -> NetworkStatus? {
