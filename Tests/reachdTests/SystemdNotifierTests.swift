@@ -10,22 +10,6 @@ import Glibc
 /// The sd_notify datagrams, received on sockets this test binds.
 @Suite("sd_notify")
 struct SystemdNotifierTests {
-    /// Binds a datagram socket at `name` (a path, or "@abstract") and returns it.
-    private func listen(_ name: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(name.utf8)
-        if bytes.first == UInt8(ascii: "@") { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (bytes.first == 0 ? 0 : 1))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw SystemError("bind \(name)") }
-        return fd
-    }
-
     private func receive(_ fd: Int32) -> String {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
@@ -34,7 +18,7 @@ struct SystemdNotifierTests {
 
     @Test func speaksToAnAbstractSocket() throws {
         let name = "@reachd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = try listen(name)
+        let fd = try UnixSocket.bindDatagram(at: name)
         defer { close(fd) }
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": name])
         notifier.ready(status: "online ipv4=online ipv6=local via eth0")
@@ -46,7 +30,7 @@ struct SystemdNotifierTests {
     @Test func speaksToASocketPath() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-notify-\(getpid()).sock").path
         unlink(path)
-        let fd = try listen(path)
+        let fd = try UnixSocket.bindDatagram(at: path)
         defer { close(fd); unlink(path) }
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path])
         notifier.watchdog()

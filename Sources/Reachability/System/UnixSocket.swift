@@ -51,23 +51,52 @@ package enum UnixSocket {
         }
     }
 
+    /// Sends one datagram to the AF_UNIX datagram socket `name` (a path, or
+    /// "@abstract"). Best effort: returns whether it was sent.
+    @discardableResult
+    package static func sendDatagram(_ bytes: [UInt8], to name: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        let sent = try? withAddress(name) { address, length in
+            bytes.withUnsafeBytes { Int32(sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length)) }
+        }
+        return (sent ?? -1) == bytes.count
+    }
+
+    /// A datagram socket bound to `name` (a path, or "@abstract").
+    package static func bindDatagram(at name: String) throws(SystemError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError("socket") }
+        guard try withAddress(name, { bind(fd, $0, $1) }) == 0 else {
+            let error = SystemError("bind \(name)")
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Builds the `sockaddr_un` for `name` once for every caller. A leading "@"
+    /// names an abstract socket (systemd's notation): its address starts with a
+    /// NUL byte, is not NUL-terminated, and its length counts only its bytes.
     private static func withAddress(
-        _ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
+        _ name: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32
     ) throws(SystemError) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let utf8 = Array(path.utf8)
-        guard !utf8.isEmpty, utf8.count < capacity else {
-            throw SystemError("socket path \"\(path)\" (must be 1 to \(capacity - 1) bytes)", errno: ENAMETOOLONG)
+        var bytes = Array(name.utf8)
+        guard bytes.count > (bytes.first == UInt8(ascii: "@") ? 1 : 0), bytes.count < capacity else {
+            throw SystemError("socket path \"\(name)\" (must be 1 to \(capacity - 1) bytes)", errno: ENAMETOOLONG)
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: utf8)
-        }
+        let abstract = bytes.first == UInt8(ascii: "@")
+        if abstract { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let length = abstract
+            ? socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+            : socklen_t(MemoryLayout<sockaddr_un>.size)
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }
     }
 }

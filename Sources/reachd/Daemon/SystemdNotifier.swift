@@ -37,24 +37,7 @@ struct SystemdNotifier {
 
     private func send(_ message: String) {
         guard let socketPath else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var name = Array(socketPath.utf8)
-        // "@name" is an abstract socket: the name starts with a NUL byte and is not NUL-terminated.
-        if name.first == UInt8(ascii: "@") { name[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard name.count < capacity else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + name.count + (name.first == 0 ? 0 : 1))
-        let bytes = Array(message.utf8)
-        _ = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bytes.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length) }
-            }
-        }
+        UnixSocket.sendDatagram(Array(message.utf8), to: socketPath)
     }
 
     static func environment() -> [String: String] {
