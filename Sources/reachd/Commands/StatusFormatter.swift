@@ -54,7 +54,8 @@ enum StatusFormatter {
         return family.reachability.rawValue + (family.reason.map { " (\($0))" } ?? "")
     }
 
-    private static func describe(_ path: NetworkPath) -> String {
+    /// "eth0, gateway 192.0.2.1", or "wg0 (on-link)".
+    static func describe(_ path: NetworkPath) -> String {
         path.interface + (path.gateway.map { ", gateway \($0)" } ?? " (on-link)")
     }
 }

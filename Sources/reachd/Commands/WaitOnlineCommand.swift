@@ -84,7 +84,7 @@ struct WaitOnlineCommand: AsyncParsableCommand {
             throw ExitCode.notOnline
         }
         if !quiet {
-            Console.out("online: \(found.family) via \(found.interface)" + (found.gateway.map { ", gateway \($0)" } ?? ""))
+            Console.out("online: \(found.family) via \(StatusFormatter.describe(found))")
         }
     }
 }
