@@ -35,9 +35,7 @@ struct DaemonTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         let daemon = try await network.startDaemon()
-        let subscriber = try SocketClient(path: network.socketPath)
-        try subscriber.send(ClientRequest.subscribe.line)
-        let before = try await subscriber.readStatus()
+        let (subscriber, before) = try await SocketClient.subscribed(to: network.socketPath)
 
         let cases: [(bytes: [UInt8], says: String)] = [
             (Array("this is not json\n".utf8), "not a JSON object"),
@@ -93,9 +91,7 @@ struct DaemonTests {
         let daemon = try await network.startDaemon()
         let stalled = try SocketClient(path: network.socketPath)
         try stalled.send(ClientRequest.subscribe.line)
-        let reader = try SocketClient(path: network.socketPath)
-        try reader.send(ClientRequest.subscribe.line)
-        let first = try await reader.readStatus()
+        let (reader, first) = try await SocketClient.subscribed(to: network.socketPath)
         let lineBytes = DaemonMessage.status(first).line().count
 
         // One `ip` at a time, each change read and published on its own.
@@ -128,9 +124,7 @@ struct DaemonTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
-        let subscriber = try SocketClient(path: network.socketPath)
-        try subscriber.send(ClientRequest.subscribe.line)
-        let before = try await subscriber.readStatus()
+        let (subscriber, before) = try await SocketClient.subscribed(to: network.socketPath)
 
         let routes = (0..<10_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
         try await network.batchInHost(routes.map { "route add \($0) via 10.77.0.1" } + routes.map { "route del \($0)" })
@@ -175,9 +169,7 @@ struct DaemonTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
-        let subscriber = try SocketClient(path: network.socketPath)
-        try subscriber.send(ClientRequest.subscribe.line)
-        _ = try await subscriber.readStatus()
+        let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
         // Every thread (-f), two seconds of a quiet network with a subscriber attached.
         let trace = try await Subprocess.run(
             ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(daemon.pid)"],
@@ -213,9 +205,7 @@ struct DaemonTests {
     @Test func sigtermStopsCleanlyAndRemovesTheSocket() async throws {
         let network = try await TestNetwork()
         let daemon = try await network.startDaemon()
-        let subscriber = try SocketClient(path: network.socketPath)
-        try subscriber.send(ClientRequest.subscribe.line)
-        _ = try await subscriber.readStatus()
+        let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
         daemon.signal(SIGTERM)
         #expect(try await daemon.wait(timeout: .seconds(5)) == 0)
         #expect(!FileManager.default.fileExists(atPath: network.socketPath))

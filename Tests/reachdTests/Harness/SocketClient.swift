@@ -18,6 +18,13 @@ final class SocketClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// A client subscribed to the daemon at `path`, and the first status it got.
+    static func subscribed(to path: String) async throws -> (client: SocketClient, first: NetworkStatus) {
+        let client = try SocketClient(path: path)
+        try client.send(ClientRequest.subscribe.line)
+        return (client, try await client.readStatus())
+    }
+
     func send(_ text: String) throws {
         try send(Array(text.utf8))
     }

@@ -107,6 +107,16 @@ final class Subprocess: @unchecked Sendable {
         }
     }
 
+    /// Runs to completion on this thread, for the few places that cannot await
+    /// (a deinit, a static check); the exit status, or -1 if it did not start.
+    static func runBlocking(_ arguments: [String]) -> Int32 {
+        guard let child = try? Subprocess(arguments) else { return -1 }
+        var status: Int32 = 0
+        guard waitpid(child.pid, &status, 0) == child.pid else { return -1 }
+        child.exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return child.exitStatus!
+    }
+
     /// Runs to completion and returns (status, stdout, stderr).
     static func run(_ arguments: [String], timeout: Duration = .seconds(20)) async throws
         -> (status: Int32, output: String, error: String)

@@ -12,25 +12,12 @@ enum NamespaceSupport {
     static let available: Bool = {
         guard getuid() == 0 else { return false }
         let probe = "rd-probe-\(getpid())"
-        let made = Process.runQuietly(["ip", "netns", "add", probe])
-        if made { _ = Process.runQuietly(["ip", "netns", "del", probe]) }
+        let made = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "add", probe]) == 0
+        if made { _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", probe]) }
         return made
     }()
 
     static let reason: Comment = "needs root and `ip netns` (network namespaces): run the tests as root"
-}
-
-extension Process {
-    static func runQuietly(_ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
 }
 
 /// A host namespace, optionally wired by a veth pair (`vh` inside, `vg` on the
@@ -66,8 +53,8 @@ final class TestNetwork: @unchecked Sendable {
     }
 
     deinit {
-        _ = Process.runQuietly(["ip", "netns", "del", host])
-        _ = Process.runQuietly(["ip", "netns", "del", gateway])
+        _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", host])
+        _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", gateway])
         try? FileManager.default.removeItem(at: directory)
     }
 
