@@ -57,8 +57,9 @@ struct ListViewer: AsyncParsableCommand {
             switch event {
             case .didAppear(let state):
                 screen.render(state)
-            case .retryRequested:
+            case .retryRequested(let attempt):
                 // The network came back while a network failure was shown.
+                screen.announce("[retry] the network is back: reloading (attempt \(attempt))")
                 Task { await loader.load() }
             case .willAppear, .willDisappear, .didDisappear:
                 break
@@ -155,8 +156,12 @@ final class Screen: Sendable {
             defer { last = text }
             return last != text
         }
-        // Unbuffered, so a pipe sees each change as it happens.
-        if isNew { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        if isNew { announce(text) }
+    }
+
+    /// Prints a line at once: unbuffered, so a pipe sees each change as it happens.
+    func announce(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
     private func describe(_ state: PlaceholderState) -> String {

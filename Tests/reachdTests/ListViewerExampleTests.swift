@@ -59,6 +59,9 @@ struct ListViewerExampleTests {
         try serve(#"{"status": 200, "items": ["fig"]}"#)
         try await network.inGateway("link set vg up")
         try await shows("[content] 1 item", "the list again once the network returns")
+        let afterOutage = viewer.outputLines.drop { !$0.hasPrefix("[noNetwork]") }
+        #expect(afterOutage.contains { $0.hasPrefix("[retry] the network is back") },
+                "the engine, not only the periodic refresh, asked for the reload: \(viewer.output)")
         _ = server
     }
 }

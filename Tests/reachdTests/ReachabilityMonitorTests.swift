@@ -97,7 +97,8 @@ struct ReachabilityMonitorLocalTests {
         monitor.signal(SIGTERM)
     }
 
-    @Test func cancellingEndsEverySequence() async throws {
+    @Test(.timeLimit(.minutes(1)))  // a broken cancel would otherwise hang, not fail
+    func cancellingEndsEverySequence() async throws {
         let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")
         let statuses = monitor.statuses()
         monitor.cancel()
