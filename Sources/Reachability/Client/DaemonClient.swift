@@ -5,6 +5,9 @@ import Synchronization
 
 /// Talks to a running `reachd daemon` over its Unix socket.
 ///
+/// Every call has a deadline: a daemon that is stopped, overloaded or refusing
+/// costs a client at most `timeout` (one second by default), never a hang.
+///
 /// ```swift
 /// let client = DaemonClient(socketPath: SocketPath.system)
 /// let now = try client.fetchStatus()
@@ -14,6 +17,9 @@ import Synchronization
 /// ```
 public struct DaemonClient: Sendable {
     public let socketPath: String
+    /// How long a daemon may take to accept a connection and send the current
+    /// status. A healthy daemon answers in well under a millisecond.
+    public static let defaultTimeout: Duration = .seconds(1)
     /// Longest line accepted from the daemon; a status with hundreds of
     /// interfaces stays far below it.
     static let lineLimit = 16 * 1024 * 1024
@@ -22,40 +28,105 @@ public struct DaemonClient: Sendable {
         self.socketPath = socketPath
     }
 
-    /// Asks once and waits at most `timeoutSeconds` for the answer.
-    public func fetchStatus(timeoutSeconds: Int = 5) throws(DaemonClientError) -> NetworkStatus {
-        let connection = try Connection(path: socketPath)
+    /// Asks once. Connecting, asking and the answer together take at most
+    /// `timeout`; after it the call throws ``DaemonClientError/timedOut(path:timeout:)``.
+    public func fetchStatus(timeout: Duration = defaultTimeout) throws(DaemonClientError) -> NetworkStatus {
+        let deadline = ContinuousClock.now + timeout
+        let connection = try Connection(path: socketPath, timeout: timeout)
         defer { connection.close() }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(connection.fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         try connection.send(.get)
         var reader = LineReader()
-        guard let line = try connection.nextLine(&reader) else { throw .closed(path: socketPath) }
+        guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
+            throw .closed(path: socketPath)
+        }
         return try Self.status(from: line)
     }
 
     /// Subscribes: the current status first, then one per change the daemon
-    /// publishes. Connecting happens now, so "not running" is thrown here;
-    /// later failures end the sequence with an error.
-    public func statuses() throws(DaemonClientError) -> AsyncThrowingStream<NetworkStatus, any Error> {
-        let connection = try Connection(path: socketPath)
+    /// publishes. Connecting happens now, so "not running" is thrown here; the
+    /// current status must follow within `timeout` or the sequence ends with
+    /// ``DaemonClientError/timedOut(path:timeout:)``. Changes are then awaited
+    /// for as long as they take. Later failures end the sequence with an error.
+    public func statuses(timeout: Duration = defaultTimeout) throws(DaemonClientError)
+        -> AsyncThrowingStream<NetworkStatus, any Error>
+    {
+        let deadline = ContinuousClock.now + timeout
+        let connection = try Connection(path: socketPath, timeout: timeout)
         try connection.send(.subscribe)
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(8))
-        continuation.onTermination = { _ in connection.interrupt() }
+        let (stream, continuation) = Self.makeStream(for: connection)
         startDetachedThread {
-            defer { connection.close() }
-            var reader = LineReader()
-            do {
-                while let line = try connection.nextLine(&reader) {
-                    continuation.yield(try Self.status(from: line))
+            Self.follow(connection, firstLineBy: deadline, timeout: timeout, continuation) { first in
+                switch first {
+                case .success(let status): continuation.yield(status)
+                case .failure(let error): continuation.finish(throwing: connection.isInterrupted ? nil : error)
                 }
-                continuation.finish(throwing: DaemonClientError.closed(path: connection.path))
-            } catch {
-                continuation.finish(throwing: connection.isInterrupted ? nil : error)
             }
         }
         return stream
+    }
+
+    /// Subscribes and returns once the daemon has sent the current status, within
+    /// `timeout`: only a daemon that answers counts as answering, so a stopped or
+    /// refusing one is never mistaken for a live one. Connecting and waiting run
+    /// on a thread of their own; no task blocks.
+    package func subscribe(timeout: Duration = defaultTimeout) async throws(DaemonClientError) -> DaemonSubscription {
+        let path = socketPath
+        let outcome = await withCheckedContinuation { (answer: CheckedContinuation<Result<DaemonSubscription, DaemonClientError>, Never>) in
+            startDetachedThread {
+                let deadline = ContinuousClock.now + timeout
+                let connection: Connection
+                do throws(DaemonClientError) {
+                    connection = try Connection(path: path, timeout: timeout)
+                    try connection.send(.subscribe)
+                } catch {
+                    answer.resume(returning: .failure(error))
+                    return
+                }
+                let (changes, continuation) = Self.makeStream(for: connection)
+                Self.follow(connection, firstLineBy: deadline, timeout: timeout, continuation) { first in
+                    answer.resume(returning: first.map { DaemonSubscription(first: $0, changes: changes) })
+                }
+            }
+        }
+        return try outcome.get()
+    }
+
+    private static func makeStream(for connection: Connection)
+        -> (AsyncThrowingStream<NetworkStatus, any Error>, AsyncThrowingStream<NetworkStatus, any Error>.Continuation)
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(8))
+        continuation.onTermination = { _ in connection.interrupt() }
+        return (stream, continuation)
+    }
+
+    /// Reads a subscription to its end on the calling thread: the first status
+    /// (due by `deadline`) to `first`, every later one into `continuation`.
+    private static func follow(
+        _ connection: Connection, firstLineBy deadline: ContinuousClock.Instant, timeout: Duration,
+        _ continuation: AsyncThrowingStream<NetworkStatus, any Error>.Continuation,
+        first: (Result<NetworkStatus, DaemonClientError>) -> Void
+    ) {
+        defer { connection.close() }
+        var reader = LineReader()
+        do throws(DaemonClientError) {
+            guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
+                throw .closed(path: connection.path)
+            }
+            first(.success(try status(from: line)))
+        } catch {
+            first(.failure(error))
+            continuation.finish(throwing: error)
+            return
+        }
+        do throws(DaemonClientError) {
+            while let line = try connection.nextLine(&reader, deadline: nil, timeout: timeout) {
+                continuation.yield(try status(from: line))
+            }
+            continuation.finish(throwing: DaemonClientError.closed(path: connection.path))
+        } catch {
+            continuation.finish(throwing: connection.isInterrupted ? nil : error)
+        }
     }
 
     private static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus {
@@ -68,6 +139,12 @@ public struct DaemonClient: Sendable {
     }
 }
 
+/// A subscription whose daemon has answered: the current status, then the changes.
+package struct DaemonSubscription: Sendable {
+    package let first: NetworkStatus
+    package let changes: AsyncThrowingStream<NetworkStatus, any Error>
+}
+
 /// Framing state of one connection's reading side, with its receive buffer
 /// allocated once rather than per line.
 private struct LineReader {
@@ -77,19 +154,21 @@ private struct LineReader {
 
 /// One client connection. Its descriptor is closed exactly once, by whoever
 /// owns the reading; `interrupt` from another thread only shuts it down, which
-/// wakes a blocked `recv` without racing a reuse of the number.
+/// wakes a blocked `poll` or `recv` without racing a reuse of the number.
 private final class Connection: Sendable {
     let path: String
     let fd: Int32
     private let state = Mutex((closed: false, interrupted: false))
 
-    init(path: String) throws(DaemonClientError) {
+    /// Connects within `timeout` (see ``UnixSocket/connect(to:timeout:)``).
+    init(path: String, timeout: Duration) throws(DaemonClientError) {
         self.path = path
         do {
-            fd = try UnixSocket.connect(to: path)
+            fd = try UnixSocket.connect(to: path, timeout: timeout)
         } catch {
             switch error.errno {
             case ENOENT, ECONNREFUSED, ENOTSOCK: throw .notRunning(path: path, cause: error)
+            case EAGAIN: throw .timedOut(path: path, timeout: timeout)
             default: throw .connectionFailed(path: path, cause: error)
             }
         }
@@ -97,17 +176,30 @@ private final class Connection: Sendable {
 
     var isInterrupted: Bool { state.withLock { $0.interrupted } }
 
+    /// Bounded by the connect timeout, which stays set for sending.
     func send(_ request: ClientRequest) throws(DaemonClientError) {
         do { try UnixSocket.writeAll(fd, request.line) } catch {
+            // A daemon refusing a connection answers and closes at once, maybe
+            // before the request is written: its answer says more than EPIPE.
+            var reader = LineReader()
+            if let line = try? nextLine(&reader, deadline: .now, timeout: .zero),
+                case .error(let code, let message)? = try? DaemonMessage.decode(line)
+            {
+                throw .rejected(code: code, message: message)
+            }
             throw .connectionFailed(path: path, cause: error)
         }
     }
 
-    /// The next complete line, or `nil` at end of stream. When one read brings
-    /// several, the newest wins: each is a complete status.
-    func nextLine(_ reader: inout LineReader) throws(DaemonClientError) -> [UInt8]? {
+    /// The next complete line, or `nil` at end of stream; throws `timedOut`
+    /// when `deadline` passes first (`nil`: wait for ever). When one read brings
+    /// several lines, the newest wins: each is a complete status.
+    func nextLine(
+        _ reader: inout LineReader, deadline: ContinuousClock.Instant?, timeout: Duration
+    ) throws(DaemonClientError) -> [UInt8]? {
         var pendingLines: [[UInt8]] = []
         while pendingLines.isEmpty {
+            if let deadline { try waitUntilReadable(by: deadline, timeout: timeout) }
             let count = reader.chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { return nil }
             if count < 0 {
@@ -119,6 +211,20 @@ private final class Connection: Sendable {
             }
         }
         return pendingLines.last
+    }
+
+    /// Waits until a read will not block; what already arrived counts even
+    /// when the deadline has passed.
+    private func waitUntilReadable(by deadline: ContinuousClock.Instant, timeout: Duration) throws(DaemonClientError) {
+        while true {
+            let (seconds, attoseconds) = max(deadline - .now, .zero).components
+            let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
+            if ready > 0 { return }
+            if ready < 0, errno != EINTR { throw .connectionFailed(path: path, cause: SystemError("poll")) }
+            if ready == 0, ContinuousClock.now >= deadline { throw .timedOut(path: path, timeout: timeout) }
+        }
     }
 
     func interrupt() {

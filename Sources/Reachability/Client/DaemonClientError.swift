@@ -7,6 +7,9 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
     case connectionFailed(path: String, cause: SystemError)
     /// The daemon closed the connection before answering (it is stopping, say).
     case closed(path: String)
+    /// The daemon did not accept the connection or answer within `timeout`: it
+    /// is stopped (SIGSTOP, a debugger), or its listen queue is full.
+    case timedOut(path: String, timeout: Duration)
     /// The daemon answered with an error message.
     case rejected(code: String, message: String)
     case protocolError(ProtocolError)
@@ -19,10 +22,18 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
             "cannot talk to the reachd daemon at \(path): \(cause.description)"
         case .closed(let path):
             "the reachd daemon at \(path) closed the connection"
+        case .timedOut(let path, let timeout):
+            "the reachd daemon at \(path) did not answer within \(Self.describe(timeout)) (stopped or overloaded)"
         case .rejected(let code, let message):
             "the reachd daemon refused the request (\(code)): \(message)"
         case .protocolError(let error):
             error.description
         }
+    }
+
+    /// "1 s", "250 ms": how a person reads a timeout.
+    private static func describe(_ duration: Duration) -> String {
+        let milliseconds = Int((duration / .milliseconds(1)).rounded())
+        return milliseconds >= 1000 && milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
     }
 }

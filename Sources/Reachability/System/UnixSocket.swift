@@ -5,11 +5,19 @@ import Glibc
 /// The few Unix-domain socket calls reachd makes, each wrapped once so that
 /// `errno` becomes a ``SystemError`` in one place.
 package enum UnixSocket {
-    /// Connects a stream socket to `path`. Throws with `errno` ENOENT or
-    /// ECONNREFUSED when nothing listens there.
-    package static func connect(to path: String) throws(SystemError) -> Int32 {
+    /// Connects a stream socket to `path`, waiting at most `timeout` when the
+    /// listener's queue is full. Throws with `errno` ENOENT or ECONNREFUSED when
+    /// nothing listens there, EAGAIN when the queue stayed full. The timeout
+    /// stays set for sending, so the request written next is bounded too.
+    ///
+    /// A non-blocking connect cannot be waited for on a Unix socket: with the
+    /// queue full it fails at once with EAGAIN instead of EINPROGRESS. A blocking
+    /// connect waits for room, bounded by the socket's send timeout (the kernel's
+    /// `unix_stream_connect` uses `SO_SNDTIMEO`), so that is the deadline.
+    package static func connect(to path: String, timeout: Duration? = nil) throws(SystemError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError("socket") }
+        if let timeout { setTimeout(fd, SO_SNDTIMEO, timeout) }
         let result = try withAddress(path) { Glibc.connect(fd, $0, $1) }
         guard result == 0 else {
             let error = SystemError("connect to \(path)")
@@ -19,22 +27,71 @@ package enum UnixSocket {
         return fd
     }
 
-    /// Creates a socket bound to `path` and listening; the caller handles a path
-    /// that is already taken (EADDRINUSE).
-    package static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
+    /// Sets `SO_SNDTIMEO` or `SO_RCVTIMEO`; `nil` waits for ever.
+    package static func setTimeout(_ fd: Int32, _ option: Int32, _ timeout: Duration?) {
+        var value = timeval(tv_sec: 0, tv_usec: 0)
+        if let timeout {
+            let (seconds, attoseconds) = timeout.components
+            // At least a microsecond, even for a deadline already passed: zero means "for ever".
+            let microseconds = max(seconds * 1_000_000 + attoseconds / 1_000_000_000_000, 1)
+            value = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
+        }
+        setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// The user at the other end of a connected Unix socket (`SO_PEERCRED`).
+    package static func peerUser(_ fd: Int32) -> uid_t? {
+        // `struct ucred` is hidden behind _GNU_SOURCE, which Swift's Glibc module
+        // does not define; its layout is the kernel ABI: pid, uid, gid.
+        var credentials: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+            length == MemoryLayout.size(ofValue: credentials)
+        else { return nil }
+        return credentials.uid
+    }
+
+    /// Creates a socket bound to `path` and listening, its file created with
+    /// `mode`; the caller handles a path that is already taken (EADDRINUSE).
+    ///
+    /// The mode is set on the socket before `bind` creates the file, with the
+    /// umask lifted for that one call: a `chmod(path)` afterwards would follow
+    /// whatever a user with write access to the directory put there meanwhile.
+    package static func listen(at path: String, mode: mode_t = 0o600, backlog: Int32 = 64) throws(SystemError) -> Int32 {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_UNIX, type, 0)
         guard fd >= 0 else { throw SystemError("socket") }
-        guard try withAddress(path, { bind(fd, $0, $1) }) == 0 else {
-            let error = SystemError("bind \(path)")
+        guard fchmod(fd, mode) == 0 else {
+            let error = SystemError("set the mode of the socket for \(path)")
             close(fd)
             throw error
+        }
+        let umaskBefore = umask(0)
+        let bound = try withAddress(path, { bind(fd, $0, $1) })
+        let bindErrno = errno
+        umask(umaskBefore)
+        guard bound == 0 else {
+            close(fd)
+            throw SystemError("bind \(path)", errno: bindErrno)
         }
         guard Glibc.listen(fd, backlog) == 0 else {
             let error = SystemError("listen on \(path)")
             close(fd)
             throw error
         }
+        return fd
+    }
+
+    /// Accepts one connection from a non-blocking listener, itself non-blocking
+    /// and close-on-exec; `-1` with `errno` set when none is waiting or it failed.
+    /// (`accept4` would do both at once, but it hides behind _GNU_SOURCE, which
+    /// Swift's Glibc module does not define; the daemon never execs, so the two
+    /// `fcntl` calls leave no window that matters.)
+    package static func accept(from listener: Int32) -> Int32 {
+        let fd = Glibc.accept(listener, nil, nil)
+        guard fd >= 0 else { return fd }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         return fd
     }
 

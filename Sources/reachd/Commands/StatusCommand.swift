@@ -33,13 +33,13 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (status, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
+        // On stderr in every form, so stdout stays what the form promises.
+        if let notice { Console.error("reachd: \(notice)") }
         if output.json {
             Console.out(StatusFormatter.jsonLine(status))
         } else if short {
-            if let notice { Console.error("reachd: \(notice)") }
             Console.out(StatusFormatter.oneLine(status))
         } else {
-            if let notice { Console.error("reachd: \(notice)") }
             Console.out(StatusFormatter.summary(status))
         }
         if !status.online { throw ExitCode.notOnline }

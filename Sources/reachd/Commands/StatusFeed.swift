@@ -8,11 +8,14 @@ struct StatusFeed: Sendable {
     let socketPaths: [String]
 
     /// One status, and a notice for the user when it was computed in-process.
-    func currentStatus() throws -> (status: NetworkStatus, notice: String?) {
+    /// The daemons tried share one `timeout`, so a stopped or refusing daemon
+    /// delays the answer by at most that.
+    func currentStatus(timeout: Duration = DaemonClient.defaultTimeout) throws -> (status: NetworkStatus, notice: String?) {
+        let deadline = ContinuousClock.now + timeout
         var failures: [String] = []
         for path in socketPaths {
             do {
-                return (try DaemonClient(socketPath: path).fetchStatus(), nil)
+                return (try DaemonClient(socketPath: path).fetchStatus(timeout: deadline - .now), nil)
             } catch {
                 failures.append(Self.describe(error, at: path))
             }
@@ -27,7 +30,7 @@ struct StatusFeed: Sendable {
     private static func describe(_ error: DaemonClientError, at path: String) -> String {
         switch error {
         case .notRunning: "no daemon at \(path)"
-        case .connectionFailed, .closed, .rejected, .protocolError: error.description
+        case .connectionFailed, .closed, .timedOut, .rejected, .protocolError: error.description
         }
     }
 }
