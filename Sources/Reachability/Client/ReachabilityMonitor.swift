@@ -30,7 +30,9 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     /// How long to wait between attempts to reach the daemon: doubling from
-    /// `initial` up to `maximum`, back to `initial` after a success.
+    /// `initial` up to `maximum`, back to `initial` once the daemon has sent a
+    /// status (a connection it accepts but never answers, or refuses with
+    /// `too_many_clients`, is a failed attempt).
     public struct Backoff: Sendable, Hashable {
         public var initial: Duration
         public var maximum: Duration
@@ -117,6 +119,7 @@ private final class StatusHub: Sendable {
     private struct State {
         var current: NetworkStatus?
         var lastError: (any Error)?
+        var lastWarned: String?
         var listeners: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
         var nextListener = 0
         var finished = false
@@ -153,8 +156,10 @@ private final class StatusHub: Sendable {
 
     /// Passes `status` on unless it describes the same network, from the same
     /// source, as the current one (a reconnect or restart renumbers statuses).
-    func publish(_ status: NetworkStatus) {
+    /// `clearingWarnings`: the daemon answered, so its next failure is news.
+    func publish(_ status: NetworkStatus, clearingWarnings: Bool = false) {
         state.withLock { state in
+            if clearingWarnings { state.lastWarned = nil }
             if let current = state.current, current.source == status.source,
                 current.describesSameNetwork(as: status) { return }
             state.current = status
@@ -162,8 +167,16 @@ private final class StatusHub: Sendable {
         }
     }
 
-    func record(_ error: any Error) {
-        state.withLock { $0.lastError = error }
+    /// Records `error` as the last one; returns whether it differs from the
+    /// last one recorded since the daemon last answered.
+    @discardableResult
+    func record(_ error: any Error) -> Bool {
+        let description = "\(error)"
+        return state.withLock { state in
+            state.lastError = error
+            defer { state.lastWarned = description }
+            return state.lastWarned != description
+        }
     }
 
     func finish(throwing error: (any Error)?) {
@@ -210,23 +223,28 @@ private struct Connector: Sendable {
     }
 
     private func followDaemon() async {
-        var attempt = 0
+        // Failed attempts since the daemon last sent a status. A bare connect
+        // proves nothing: a stopped daemon's kernel queue accepts, and a full
+        // daemon accepts to say `too_many_clients`; neither must reset this.
+        var failures = 0
         while !Task.isCancelled && !hub.isFinished {
-            var daemon = connect()
-            if daemon == nil, source == .automatic {
-                // Away: follow netlink in-process until the daemon answers again.
-                daemon = await followEmbeddedUntilTheDaemonAnswers()
+            var subscription = await subscribe()
+            if subscription == nil {
+                if source == .automatic {
+                    // Away, stopped or refusing: follow netlink in-process until it answers again.
+                    subscription = await followEmbeddedUntilTheDaemonAnswers(failures: failures)
+                } else {
+                    try? await Task.sleep(for: backoff.delay(attempt: failures))
+                }
+                failures += 1
             }
-            guard let daemon else {
-                try? await Task.sleep(for: backoff.delay(attempt: attempt))
-                attempt += 1
-                continue
-            }
-            attempt = 0
+            guard let subscription else { continue }
+            failures = 0
+            hub.publish(subscription.first, clearingWarnings: true)
             do {
                 // Subscribing sends the current status first, so a change made
                 // while the daemon was away is delivered at once.
-                for try await status in daemon { hub.publish(status) }
+                for try await status in subscription.changes { hub.publish(status) }
             } catch let error as DaemonClientError {
                 guard handle(error) else { return }
             } catch {
@@ -235,38 +253,40 @@ private struct Connector: Sendable {
         }
     }
 
-    /// Runs the in-process monitor while retrying the daemon with backoff;
-    /// returns the daemon's stream once it answers.
-    private func followEmbeddedUntilTheDaemonAnswers() async -> AsyncThrowingStream<NetworkStatus, any Error>? {
-        await withTaskGroup(of: AsyncThrowingStream<NetworkStatus, any Error>?.self) { group in
+    /// Runs the in-process monitor while retrying the daemon with backoff,
+    /// starting at the delay for `failures`; returns the daemon's subscription
+    /// once it answers with a status.
+    private func followEmbeddedUntilTheDaemonAnswers(failures: Int) async -> DaemonSubscription? {
+        await withTaskGroup(of: DaemonSubscription?.self) { group in
             group.addTask {
                 await followEmbedded()
                 return nil
             }
             group.addTask {
-                var attempt = 0
+                var attempt = failures
                 while !Task.isCancelled && !hub.isFinished {
                     try? await Task.sleep(for: backoff.delay(attempt: attempt))
                     attempt += 1
-                    if let daemon = connect() { return daemon }
+                    if let subscription = await subscribe() { return subscription }
                 }
                 return nil
             }
             defer { group.cancelAll() }
             while let result = await group.next() {
-                if let daemon = result { return daemon }
+                if let subscription = result { return subscription }
                 if Task.isCancelled || hub.isFinished { return nil }
             }
             return nil
         }
     }
 
-    /// The daemon's status stream, or `nil` when no daemon answers (or the
-    /// error is final, in which case the monitor has been finished).
-    private func connect() -> AsyncThrowingStream<NetworkStatus, any Error>? {
+    /// The first daemon that sends its current status within
+    /// ``DaemonClient/defaultTimeout``, or `nil` when none does (or the error
+    /// is final, in which case the monitor has been finished).
+    private func subscribe() async -> DaemonSubscription? {
         for path in socketPaths {
             do {
-                return try DaemonClient(socketPath: path).statuses()
+                return try await DaemonClient(socketPath: path).subscribe()
             } catch {
                 guard handle(error) else { return nil }
             }
@@ -275,8 +295,11 @@ private struct Connector: Sendable {
     }
 
     /// Records a daemon error; returns `false` when the monitor cannot go on.
+    /// A failure is logged as a warning when it is news, at debug level while it
+    /// repeats: a refusing daemon costs one warning, not one per retry.
     private func handle(_ error: DaemonClientError) -> Bool {
-        hub.record(error)
+        let isNews = hub.record(error)
+        let fallback = source == .automatic ? "; following the network in-process meanwhile" : ""
         switch error {
         case .protocolError(.versionMismatch):
             if source == .daemon {
@@ -284,13 +307,17 @@ private struct Connector: Sendable {
                 hub.finish(throwing: error)
                 return false
             }
-            logger.warning("\(error.description); following the network in-process instead")
+            if isNews { logger.warning("\(error.description); following the network in-process instead") }
             return true
         case .notRunning, .closed:
             logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
             return true
-        case .connectionFailed, .rejected, .protocolError:
-            logger.warning("daemon connection failed", metadata: ["error": "\(error)"])
+        case .timedOut, .connectionFailed, .rejected, .protocolError:
+            if isNews {
+                logger.warning("\(error.description)\(fallback)")
+            } else {
+                logger.debug("daemon still unavailable", metadata: ["error": "\(error)"])
+            }
             return true
         }
     }
