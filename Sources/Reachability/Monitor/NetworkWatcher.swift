@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 
 /// Follows the kernel's link, address, route and rule notifications and turns
@@ -31,8 +34,19 @@ package final class NetworkWatcher {
     package init(source: StatusSource, logger: Logger) throws(NetlinkError) {
         events = try NetlinkEventSocket()
         queries = try NetlinkQuerySocket()
-        publisher = StatusPublisher(source: source)
+        publisher = StatusPublisher(source: source, firstSeq: Self.firstSequenceNumber())
         self.logger = logger
+    }
+
+    /// Where a watcher's `seq` starts: microseconds since boot (CLOCK_BOOTTIME,
+    /// which never steps back and counts suspend). A restarted daemon starts
+    /// above every number its predecessor published, because publishing costs
+    /// far more than a microsecond (a netlink read and two route lookups), so
+    /// no watcher can count faster than the clock. No state file is needed.
+    static func firstSequenceNumber() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
     }
 
     /// The descriptor to wait on for readability before calling ``handleReadable()``.
@@ -84,7 +98,7 @@ package final class NetworkWatcher {
     package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
-        var publisher = StatusPublisher(source: source)
+        var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
         return try evaluate(table, queries, &publisher)!
     }
 

@@ -9,10 +9,13 @@ import Foundation
 /// of route changes that leaves the answer alone publishes nothing.
 struct StatusPublisher: Sendable {
     let source: StatusSource
+    /// The number of the first status published.
+    let firstSeq: UInt64
     private(set) var current: NetworkStatus?
 
-    init(source: StatusSource) {
+    init(source: StatusSource, firstSeq: UInt64 = 1) {
         self.source = source
+        self.firstSeq = firstSeq
     }
 
     /// Returns the new status when it differs from the last one published, else `nil`.
@@ -21,7 +24,7 @@ struct StatusPublisher: Sendable {
     ) -> NetworkStatus? {
         let candidate = NetworkStatus(
             ipv4: ipv4, ipv6: ipv6, connectivity: .unknown, interfaces: interfaces,
-            seq: (current?.seq ?? 0) + 1, changedAt: now, source: source)
+            seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
         if let current, current.describesSameNetwork(as: candidate) { return nil }
         current = candidate
         return candidate
