@@ -30,4 +30,13 @@ package struct LineBuffer {
     }
 
     package var hasPartialLine: Bool { !pending.isEmpty }
+
+    /// At the end of the stream: the last line if it had no newline (what
+    /// `printf '{"op":"get"}' | socat` sends), else `nil`.
+    package mutating func finish() -> [UInt8]? {
+        guard !pending.isEmpty else { return nil }
+        defer { pending.removeAll() }
+        if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
+        return pending
+    }
 }

@@ -18,9 +18,16 @@ struct DaemonCommand: ParsableCommand {
             passes, reports READY=1 after its first snapshot and STATUS= on every \
             change, and pings the watchdog from its event loop.
 
+            No client can starve the others: each is served a few requests per \
+            wake-up and is not read while its answers are unread; beyond the client \
+            limits a connection is answered too_many_clients and closed. The daemon \
+            raises its open-file limit to the hard limit at start and derives its \
+            default client limit from it.
+
             Examples:
               reachd daemon
               reachd daemon --socket /tmp/reachd.sock --log-level debug
+              reachd daemon --max-clients 256 --max-clients-per-user 16
             """)
 
     @Option(
@@ -33,6 +40,36 @@ struct DaemonCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Clients served at once. Default: the open-file limit less \(ClientLimits.reservedDescriptors), at most \(ClientLimits.defaultCeiling).",
+            valueName: "count"))
+    var maxClients: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Connections one user other than root may hold. Default: \(ClientLimits.defaultPerUser), or a quarter of --max-clients if less.",
+            valueName: "count"))
+    var maxClientsPerUser: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Close a client that has not subscribed and moves no data for this many seconds. Default: \(ClientLimits.defaultIdleTimeout.components.seconds).",
+            valueName: "seconds"))
+    var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
+
+    func validate() throws {
+        for (flag, value) in [("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser)] {
+            if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
+        }
+        if !(idleTimeout > 0) || !idleTimeout.isFinite {
+            throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
+        }
+    }
+
     func run() throws {
         let passed = SocketActivation.passedSocket()
         // Under socket activation the path only names the socket in the log.
@@ -43,10 +80,20 @@ struct DaemonCommand: ParsableCommand {
             handler.logLevel = level
             return handler
         }
+        let logger = Logger(label: "reachd")
+        // Before any descriptor is opened, and before the cap is derived from it.
+        let (descriptorLimit, raiseFailure) = DescriptorLimit.raiseToHardLimit()
+        if let raiseFailure {
+            logger.warning("keeping the open-file limit of \(descriptorLimit)", metadata: ["error": "\(raiseFailure)"])
+        }
+        let limits = try ClientLimits(
+            descriptorLimit: descriptorLimit, maxClients: maxClients, maxClientsPerUser: maxClientsPerUser,
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
-            socketPath: path, passedSocket: passed, stop: stop, systemd: SystemdNotifier(), logger: Logger(label: "reachd"))
+            socketPath: path, passedSocket: passed, limits: limits, stop: stop, systemd: SystemdNotifier(),
+            logger: logger)
         try server.run()
     }
 }

@@ -4,91 +4,122 @@ import Reachability
 import Glibc
 #endif
 
-/// One client of the daemon. Its output holds at most the line being written
-/// and the newest status behind it: a subscriber that stops reading costs two
-/// lines of memory and is sent the newest state when it drains.
+/// One client of the daemon, which costs it a bounded amount of memory and
+/// work whatever the client does.
+///
+/// - Output holds at most the line being written and the newest status behind
+///   it: a subscriber that stops reading costs two lines (shared with every
+///   other client) and is sent the newest state when it drains.
+/// - Input is read one small chunk per wake-up, and only while no output is
+///   pending: a client that does not read its answers is not read either, so
+///   its requests wait in its own socket buffer, not in the daemon.
+/// - Requests read are parsed into a short queue that the server works through
+///   a few per wake-up (``ClientLimits/requestsPerWakeup``).
 final class ClientConnection {
     /// The protocol's limit on a request line.
     static let requestLineLimit = 4096
+    /// Bytes read per wake-up: a few dozen requests at most.
+    static let readChunkSize = 1024
 
     let fd: Int32
+    /// Who connected (`SO_PEERCRED`), for the per-user limit.
+    let user: UInt32
     private(set) var isSubscribed = false
     /// The client shut down its sending side (`echo ... | socat` does). A
     /// subscriber may still be reading; only a full hang-up ends it.
     private(set) var inputClosed = false
+    /// An error line is queued: nothing more is read or served, and the
+    /// connection closes once the line is out.
+    private(set) var isClosing = false
+    /// When bytes last moved either way, for the idle limit.
+    private(set) var lastProgress: ContinuousClock.Instant
     private var input = LineBuffer(limit: requestLineLimit)
+    private var requests: [Result<ClientRequest, RequestError>] = []
     /// The line being written and how much of it went out.
     private var writing: [UInt8] = []
     private var written = 0
     /// The newest line queued behind `writing`; a newer one replaces it.
     private var newest: [UInt8]?
 
-    init(fd: Int32) {
+    init(fd: Int32, user: UInt32, now: ContinuousClock.Instant) {
         self.fd = fd
+        self.user = user
+        lastProgress = now
     }
 
     /// Whether the connection waits for the socket to become writable.
     var hasPendingOutput: Bool { written < writing.count }
 
+    /// Requests are queued and can be answered now.
+    var isReady: Bool { !requests.isEmpty && !hasPendingOutput && !isClosing }
+
     /// Nothing more will be asked and nothing is left to send.
-    var isFinished: Bool { inputClosed && !isSubscribed && !hasPendingOutput }
+    var isFinished: Bool {
+        !hasPendingOutput && (isClosing || (inputClosed && requests.isEmpty && !isSubscribed))
+    }
 
-    /// What to wait for: input until the client stops sending, writability while output is pending.
+    /// What to wait for: writability while output is pending (and nothing
+    /// else: backpressure), input only when every request read is answered.
     var pollEvents: Int16 {
-        Int16((inputClosed ? 0 : POLLIN) | (hasPendingOutput ? POLLOUT : 0))
+        if hasPendingOutput { return Int16(POLLOUT) }
+        return inputClosed || isClosing || !requests.isEmpty ? 0 : Int16(POLLIN)
     }
 
-    enum ReadOutcome {
-        /// Requests read (possibly none); `inputClosed` tells whether more can come.
-        case requests([Result<ClientRequest, RequestError>])
-        /// The socket failed.
-        case failed
-    }
-
-    /// Reads what the client sent, without blocking.
-    func readRequests() -> ReadOutcome {
-        var results: [Result<ClientRequest, RequestError>] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count == 0 {
-                inputClosed = true
-                return .requests(results)
-            }
-            if count < 0 {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return .requests(results)
-                default: return .failed
-                }
-            }
-            do {
-                for line in try input.append(chunk[0..<count]) {
-                    results.append(ClientRequest.parse(line))
-                }
-            } catch {
-                results.append(.failure(RequestError(
-                    "request line longer than \(Self.requestLineLimit) bytes; send one short JSON object per line")))
-                return .requests(results)
-            }
+    /// Reads one chunk without blocking and queues the requests it completes.
+    /// At the end of the stream a last line without a newline counts too.
+    /// Returns `false` when the socket failed.
+    func read(now: ContinuousClock.Instant) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: Self.readChunkSize)
+        var count: Int
+        repeat {
+            count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        } while count < 0 && errno == EINTR
+        if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK }
+        lastProgress = now
+        if count == 0 {
+            inputClosed = true
+            if let last = input.finish() { requests.append(ClientRequest.parse(last)) }
+            return true
         }
+        do {
+            for line in try input.append(chunk[0..<count]) { requests.append(ClientRequest.parse(line)) }
+        } catch {
+            requests.append(.failure(RequestError(
+                "request line longer than \(Self.requestLineLimit) bytes; send one short JSON object per line")))
+        }
+        return true
+    }
+
+    /// The oldest request not yet answered.
+    func nextRequest() -> Result<ClientRequest, RequestError>? {
+        requests.isEmpty ? nil : requests.removeFirst()
     }
 
     func subscribe() { isSubscribed = true }
 
-    /// Queues a status line. Returns `false` when the connection is broken.
-    func send(_ line: [UInt8]) -> Bool {
+    /// Queues a line. Returns `false` when the connection is broken.
+    func send(_ line: [UInt8], now: ContinuousClock.Instant) -> Bool {
+        guard !isClosing else { return true }
         if hasPendingOutput {
             newest = line
             return true
         }
         writing = line
         written = 0
-        return flush()
+        return flush(now: now)
+    }
+
+    /// Queues `line` as the last thing this connection sends, behind anything
+    /// in flight, and stops reading and serving. Returns `false` when broken.
+    func close(with line: [UInt8], now: ContinuousClock.Instant) -> Bool {
+        requests.removeAll()
+        let sent = send(line, now: now)
+        isClosing = true
+        return sent
     }
 
     /// Writes as much as the socket takes. Returns `false` when the peer is gone.
-    func flush() -> Bool {
+    func flush(now: ContinuousClock.Instant) -> Bool {
         while true {
             while written < writing.count {
                 let count = writing[written...].withUnsafeBytes {
@@ -102,6 +133,7 @@ final class ClientConnection {
                     }
                 }
                 written += count
+                lastProgress = now
             }
             guard let next = newest else { return true }
             newest = nil

@@ -15,39 +15,52 @@ import Glibc
 /// epoll because Swift's Glibc module does not export epoll, and at the client
 /// limit below rebuilding the descriptor list per wake-up costs microseconds.
 final class DaemonServer {
-    /// Connections beyond this are refused, so clients cannot exhaust the daemon.
-    static let clientLimit = 1024
+    /// Connections accepted per wake-up, so a connect flood waits its turn too.
+    static let acceptsPerWakeup = 64
 
     private let watcher: NetworkWatcher
     private let listener: ListeningSocket
     private let stop: WakeSignal
     private let logger: Logger
     private let systemd: SystemdNotifier
+    private let limits: ClientLimits
     private var nextWatchdogPing: ContinuousClock.Instant?
     private var netlinkDescriptor: Int32
     private var clients: [Int32: ClientConnection] = [:]
+    private var clientsPerUser: [UInt32: Int] = [:]
     private var statusLine: [UInt8]
-    /// Out of descriptors (EMFILE): stop polling the listener, which would stay
-    /// readable and spin the loop, until a client leaves.
+    /// Held open so that, out of descriptors, one can be freed to accept a
+    /// connection and answer it `too_many_clients` rather than leave it queued
+    /// (the trick dbus-broker and libevent servers use).
+    private var spareDescriptor: Int32 = -1
+    /// Out of descriptors even with the spare: stop polling the listener,
+    /// which would stay readable and spin the loop, until a client leaves.
     private var acceptPaused = false
+    /// Refusals are logged once until a client leaves, not once per attempt.
+    private var refusalLogged = false
 
-    /// Subscribes to netlink, takes the first snapshot, then binds the socket,
-    /// so the first client is always answered from a consistent state.
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
     /// it is ready: the first client is always answered from a consistent state.
-    init(socketPath: String, passedSocket: Int32?, stop: WakeSignal, systemd: SystemdNotifier, logger: Logger) throws {
+    init(
+        socketPath: String, passedSocket: Int32?, limits: ClientLimits, stop: WakeSignal,
+        systemd: SystemdNotifier, logger: Logger
+    ) throws {
         self.stop = stop
         self.logger = logger
         self.systemd = systemd
+        self.limits = limits
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
         let first = try watcher.start()
         statusLine = DaemonMessage.status(first).line()
         listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         netlinkDescriptor = watcher.fileDescriptor
+        spareDescriptor = Self.openSpareDescriptor()
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
+            "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
+            "clients.idle_timeout": "\(limits.idleTimeout)",
         ])
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
@@ -66,50 +79,97 @@ final class DaemonServer {
             descriptors.append(pollfd(fd: netlinkDescriptor, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: listener.fd, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
             polledClients = Array(clients.values)
+            // Work that no descriptor will announce: requests already read and
+            // waiting their turn, and the next idle client to close.
+            var anyReady = false
+            var nextIdleDeadline: ContinuousClock.Instant?
             for client in polledClients {
                 descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
+                anyReady = anyReady || client.isReady
+                if !client.isSubscribed {
+                    let deadline = client.lastProgress + limits.idleTimeout
+                    nextIdleDeadline = min(nextIdleDeadline ?? deadline, deadline)
+                }
             }
-            guard poll(&descriptors, nfds_t(descriptors.count), pollTimeout()) >= 0 else {
+            let timeout = anyReady ? 0 : pollTimeout(until: [nextWatchdogPing, nextIdleDeadline].compactMap { $0 }.min())
+            guard poll(&descriptors, nfds_t(descriptors.count), timeout) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
             }
-            pingWatchdogIfDue()
+            let now = ContinuousClock.now
+            pingWatchdogIfDue(now)
             if descriptors[0].revents != 0 { return }
             if descriptors[1].revents != 0 { try handleNetlink() }
-            if descriptors[2].revents != 0 { acceptClients() }
-            for (client, ready) in zip(polledClients, descriptors.dropFirst(3)) where ready.revents != 0 {
+            if descriptors[2].revents != 0 { acceptClients(now) }
+            for (client, ready) in zip(polledClients, descriptors.dropFirst(3)) {
                 // Dropped earlier in this pass: its number may already belong to a new client.
                 guard clients[client.fd] === client else { continue }
-                handle(ready.revents, from: client)
+                if ready.revents != 0 {
+                    handle(ready.revents, from: client, now)
+                } else if client.isReady {
+                    serve(client, now)
+                } else if !client.isSubscribed, now - client.lastProgress >= limits.idleTimeout {
+                    logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
+                    drop(client)
+                }
             }
         }
     }
 
-    /// -1 (no timeout) unless the watchdog wants a ping: then until it is due.
-    private func pollTimeout() -> Int32 {
-        guard let due = nextWatchdogPing else { return -1 }
-        let left = due - .now
+    /// Milliseconds until `deadline` (rounded up), or -1 (no timeout) without one.
+    private func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
+        guard let deadline else { return -1 }
+        let left = deadline - .now
         guard left > .zero else { return 0 }
         let (seconds, attoseconds) = left.components
         return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
     }
 
-    private func pingWatchdogIfDue() {
-        guard let due = nextWatchdogPing, let interval = systemd.watchdogInterval, ContinuousClock.now >= due else {
+    private func pingWatchdogIfDue(_ now: ContinuousClock.Instant) {
+        guard let due = nextWatchdogPing, let interval = systemd.watchdogInterval, now >= due else {
             return
         }
         systemd.watchdog()
-        nextWatchdogPing = .now + interval
+        nextWatchdogPing = now + interval
     }
 
-    private func handle(_ events: Int16, from client: ClientConnection) {
-        // Input first: it may hold the requests sent just before a hang-up.
-        if !client.inputClosed, events & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-            handleInput(from: client)
-        } else if events & Int16(POLLHUP | POLLERR) != 0 {
+    private func handle(_ events: Int16, from client: ClientConnection, _ now: ContinuousClock.Instant) {
+        // A full hang-up or an error: nobody is left to answer.
+        if events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
             drop(client)
+            return
         }
-        if events & Int16(POLLOUT) != 0, clients[client.fd] === client { flush(client) }
+        if events & Int16(POLLOUT) != 0, !client.flush(now: now) {
+            drop(client)
+            return
+        }
+        if events & Int16(POLLIN) != 0, !client.read(now: now) {
+            drop(client)
+            return
+        }
+        serve(client, now)
+    }
+
+    /// Answers up to ``ClientLimits/requestsPerWakeup`` queued requests, stopping
+    /// early when an answer could not be written in full (backpressure).
+    private func serve(_ client: ClientConnection, _ now: ContinuousClock.Instant) {
+        var served = 0
+        while served < limits.requestsPerWakeup, client.isReady, let request = client.nextRequest() {
+            served += 1
+            switch request {
+            case .success(.get):
+                deliver(statusLine, to: client, now)
+            case .success(.subscribe):
+                client.subscribe()
+                deliver(statusLine, to: client, now)
+            case .failure(let error):
+                logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
+                let line = DaemonMessage.error(code: "bad_request", message: error.message).line()
+                if !client.close(with: line, now: now) { drop(client) }
+            }
+            guard clients[client.fd] === client else { return }
+        }
+        if client.isFinished { drop(client) }
     }
 
     private func handleNetlink() throws {
@@ -127,8 +187,9 @@ final class DaemonServer {
     private func publish(_ status: NetworkStatus) {
         statusLine = DaemonMessage.status(status).line()
         announce(status)
+        let now = ContinuousClock.now
         for client in clients.values where client.isSubscribed {
-            deliver(statusLine, to: client)
+            deliver(statusLine, to: client, now)
         }
     }
 
@@ -137,81 +198,85 @@ final class DaemonServer {
         systemd.status(StatusFormatter.oneLine(status))
     }
 
-    private func acceptClients() {
-        while true {
-            let fd = accept(listener.fd, nil, nil)
+    private func acceptClients(_ now: ContinuousClock.Instant) {
+        for _ in 0..<Self.acceptsPerWakeup {
+            let fd = UnixSocket.accept(from: listener.fd)
             guard fd >= 0 else {
                 switch errno {
-                case EINTR:
+                case EINTR, ECONNABORTED:
                     continue
                 case EAGAIN, EWOULDBLOCK:
                     return
+                case EMFILE, ENFILE:
+                    guard refuseWithSpareDescriptor() else { return }
+                    continue
                 case let failure:
-                    // EMFILE and the like: leave the rest queued until a client leaves.
                     logger.warning("accept failed; pausing new connections until a client leaves",
                                    metadata: ["error": "\(SystemError("accept", errno: failure))"])
                     acceptPaused = true
                     return
                 }
             }
-            guard clients.count < Self.clientLimit else {
-                let message = DaemonMessage.error(
-                    code: "too_many_clients",
-                    message: "the daemon serves at most \(Self.clientLimit) clients; try again later")
-                _ = ClientConnection(fd: fd).send(message.line())
-                close(fd)
-                continue
-            }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            clients[fd] = ClientConnection(fd: fd)
+            admit(fd, now)
         }
     }
 
-    private func handleInput(from client: ClientConnection) {
-        switch client.readRequests() {
-        case .failed:
-            drop(client)
-        case .requests(let requests):
-            for request in requests {
-                switch request {
-                case .success(.get):
-                    deliver(statusLine, to: client)
-                case .success(.subscribe):
-                    client.subscribe()
-                    deliver(statusLine, to: client)
-                case .failure(let error):
-                    reject(client, error)
-                    return
-                }
-                guard clients[client.fd] === client else { return }
-            }
-            if client.isFinished { drop(client) }
+    private func admit(_ fd: Int32, _ now: ContinuousClock.Instant) {
+        // A peer whose credentials cannot be read shares one anonymous bucket.
+        let user = UnixSocket.peerUser(fd) ?? UInt32.max
+        if let refusal = limits.refusal(clients: clients.count, userClients: clientsPerUser[user, default: 0], user: user) {
+            refuse(fd, refusal, user: user)
+            return
         }
+        clients[fd] = ClientConnection(fd: fd, user: user, now: now)
+        clientsPerUser[user, default: 0] += 1
     }
 
-    /// Answers a bad request with an error line, then closes the connection.
-    private func reject(_ client: ClientConnection, _ error: RequestError) {
-        logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
-        // A half-written status would garble the error line; such a client
-        // gets only the close.
-        if !client.hasPendingOutput {
-            _ = client.send(DaemonMessage.error(code: "bad_request", message: error.message).line())
+    /// Out of descriptors: frees the spare to accept one connection, answers it
+    /// `too_many_clients`, and takes the spare back. Returns `false` when that
+    /// is not possible either, and accepting pauses until a client leaves.
+    private func refuseWithSpareDescriptor() -> Bool {
+        guard spareDescriptor >= 0 else {
+            logger.warning("out of file descriptors; pausing new connections until a client leaves")
+            acceptPaused = true
+            return false
         }
-        drop(client)
+        close(spareDescriptor)
+        let fd = UnixSocket.accept(from: listener.fd)
+        if fd >= 0 {
+            refuse(fd, "the daemon is out of file descriptors; try again later", user: UnixSocket.peerUser(fd))
+        }
+        spareDescriptor = Self.openSpareDescriptor()
+        return fd >= 0
     }
 
-    private func deliver(_ line: [UInt8], to client: ClientConnection) {
-        if !client.send(line) { drop(client) }
+    /// Answers `too_many_clients` and closes. The line fits in a new socket's
+    /// empty buffer, so the write never blocks.
+    private func refuse(_ fd: Int32, _ message: String, user: UInt32?) {
+        if !refusalLogged {
+            logger.warning("refusing connections", metadata: ["reason": "\(message)", "client.user": "\(user.map(String.init) ?? "?")"])
+            refusalLogged = true
+        }
+        let line = DaemonMessage.error(code: "too_many_clients", message: message).line()
+        _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        close(fd)
     }
 
-    private func flush(_ client: ClientConnection) {
-        if !client.flush() || client.isFinished { drop(client) }
+    private func deliver(_ line: [UInt8], to client: ClientConnection, _ now: ContinuousClock.Instant) {
+        if !client.send(line, now: now) { drop(client) }
     }
 
     private func drop(_ client: ClientConnection) {
         acceptPaused = false
+        refusalLogged = false
         clients[client.fd] = nil
+        let left = clientsPerUser[client.user, default: 1] - 1
+        clientsPerUser[client.user] = left > 0 ? left : nil
         close(client.fd)
+    }
+
+    private static func openSpareDescriptor() -> Int32 {
+        open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private func shutDown() {

@@ -18,8 +18,6 @@ final class ListeningSocket {
         self.path = path
         try Self.createParentDirectory(of: path)
         fd = try Self.bindReplacingStale(path)
-        // The protocol is read-only: any local user may ask.
-        chmod(path, 0o666)
         var info = stat()
         createdInode = stat(path, &info) == 0 ? info.st_ino : nil
     }
@@ -39,9 +37,12 @@ final class ListeningSocket {
         if let createdInode, stat(path, &info) == 0, info.st_ino == createdInode { unlink(path) }
     }
 
+    /// The protocol only reads: any local user may ask.
+    private static let mode: mode_t = 0o666
+
     private static func bindReplacingStale(_ path: String) throws(DaemonStartError) -> Int32 {
         do {
-            return try UnixSocket.listen(at: path)
+            return try UnixSocket.listen(at: path, mode: mode)
         } catch where error.errno == EADDRINUSE {
             var info = stat()
             guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
@@ -52,7 +53,7 @@ final class ListeningSocket {
                 throw .alreadyRunning(path: path)
             }
             unlink(path)
-            do { return try UnixSocket.listen(at: path) } catch { throw .cannotListen(path: path, cause: error) }
+            do { return try UnixSocket.listen(at: path, mode: mode) } catch { throw .cannotListen(path: path, cause: error) }
         } catch {
             throw .cannotListen(path: path, cause: error)
         }
