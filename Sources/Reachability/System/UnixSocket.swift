@@ -57,7 +57,10 @@ package enum UnixSocket {
     /// The mode is set on the socket before `bind` creates the file, with the
     /// umask lifted for that one call: a `chmod(path)` afterwards would follow
     /// whatever a user with write access to the directory put there meanwhile.
-    package static func listen(at path: String, mode: mode_t = 0o600, backlog: Int32 = 64) throws(SystemError) -> Int32 {
+    /// The backlog is the kernel's maximum (`SOMAXCONN`), as systemd's socket
+    /// units use: a burst of connections waits for the daemon's next wake-up
+    /// rather than failing at once with EAGAIN.
+    package static func listen(at path: String, mode: mode_t = 0o600, backlog: Int32 = SOMAXCONN) throws(SystemError) -> Int32 {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_UNIX, type, 0)
         guard fd >= 0 else { throw SystemError("socket") }
