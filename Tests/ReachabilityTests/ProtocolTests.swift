@@ -164,12 +164,25 @@ struct StatusPublisherTests {
         path: NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1"))
     let local = FamilyStatus(reachability: .local, reason: .noRoute, path: nil)
 
-    @Test func theFirstEvaluationIsPublishedAsSequenceOne() throws {
-        var publisher = StatusPublisher(source: .daemon)
+    @Test func theFirstEvaluationIsPublishedWithTheFirstSequenceNumber() throws {
+        var publisher = StatusPublisher(source: .daemon, firstSeq: 5_000_000)
         let published = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date())
         let first = try #require(published)
-        #expect(first.seq == 1)
+        #expect(first.seq == 5_000_000)
         #expect(first.source == .daemon)
+        let change = publisher.publish(ipv4: local, ipv6: local, interfaces: [], at: Date())
+        #expect(change?.seq == 5_000_001)
+    }
+
+    @Test func aWatcherStartsAboveEverythingAnEarlierOneCouldHavePublished() throws {
+        // Microseconds since boot: a later watcher starts higher, unless the first
+        // published a change every microsecond of its life.
+        let first = NetworkWatcher.firstSequenceNumber()
+        let later = NetworkWatcher.firstSequenceNumber()
+        #expect(later >= first)
+        // /proc/uptime counts the same clock (CLOCK_BOOTTIME), in seconds.
+        let uptime = try #require(Double(try String(contentsOfFile: "/proc/uptime", encoding: .utf8).split(separator: " ")[0]))
+        #expect(abs(Double(first) / 1_000_000 - uptime) < 2, "\(first) µs against an uptime of \(uptime) s")
     }
 
     @Test func aFloodThatLeavesTheAnswerAlonePublishesNothing() {

@@ -79,7 +79,7 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
-        "restart-after-kill", "watchdog", "clean-stop", "wait-online",
+        "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "wait-online",
     ]
 
     @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {

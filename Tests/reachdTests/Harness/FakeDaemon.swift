@@ -1,38 +1,53 @@
 import Foundation
+import Synchronization
 @testable import Reachability
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A daemon from the future: answers every connection with one status line of
-/// protocol version 2, then hangs up. Runs on a thread of its own, so its loop
-/// never occupies one of the concurrency runtime's threads.
+/// A daemon that answers every connection with one fixed line, then hangs up,
+/// and counts the connections: a daemon from the future (another protocol
+/// version), or one that refuses everyone. Runs on a thread of its own, so its
+/// loop never occupies one of the concurrency runtime's threads.
 final class FakeDaemon: @unchecked Sendable {
+    static let fromTheFuture = #"{"type":"status","version":2}"#
+    static let refusing = #"{"type":"error","version":1,"code":"too_many_clients","message":"full"}"#
+
     let path: String
     private let directory: URL
     private let listener: Int32
     private let stop: WakeSignal
+    /// Shared with the thread, which must not keep the daemon itself alive.
+    private final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
 
-    init() throws {
+    private let accepted = Counter()
+
+    init(answering answer: String = fromTheFuture) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("reachd.sock").path
-        listener = try UnixSocket.listen(at: path)
+        listener = try UnixSocket.listen(at: path, mode: 0o666)
         stop = try WakeSignal()
-        let (listener, stop) = (listener, stop)
-        startDetachedThread {
+        let (listener, stop, line) = (listener, stop, Array(answer.utf8) + [10])
+        startDetachedThread { [accepted] in
             var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)]
             while poll(&descriptors, 2, -1) >= 0, descriptors[1].revents == 0 {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
-                try? UnixSocket.writeAll(client, Array(#"{"type":"status","version":2}"#.utf8) + [10])
+                accepted.value.add(1, ordering: .relaxed)
+                try? UnixSocket.writeAll(client, line)
                 close(client)
             }
             close(listener)
         }
     }
+
+    /// Connections accepted so far.
+    var connections: Int { accepted.value.load(ordering: .relaxed) }
 
     deinit {
         stop.signal()

@@ -89,6 +89,21 @@ final class TestNetwork: @unchecked Sendable {
                                  timeout: timeout)
     }
 
+    /// Runs `reachd ARGS` inside the host namespace as `user` (and its group),
+    /// with no supplementary groups: another local user, as the daemon sees it.
+    func reachd(asUser user: Int, _ arguments: String..., timeout: Duration = .seconds(20)) async throws
+        -> (status: Int32, output: String, error: String)
+    {
+        try await Subprocess.run(
+            ["/usr/bin/env", "ip", "netns", "exec", host] + Self.asUser(user) + [Reachd.binary] + arguments,
+            timeout: timeout)
+    }
+
+    /// `setpriv` arguments that run what follows as `user`.
+    static func asUser(_ user: Int) -> [String] {
+        ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"]
+    }
+
     func startReachd(_ arguments: String...) throws -> Subprocess {
         try Subprocess(["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary] + arguments)
     }
@@ -117,9 +132,13 @@ final class TestNetwork: @unchecked Sendable {
         }
     }
 
-    /// Starts `reachd daemon` on this network's socket and waits until it answers.
-    func startDaemon() async throws -> Subprocess {
-        let daemon = try startReachd("daemon", "--socket", socketPath, "--log-level", "debug")
+    /// Starts `reachd daemon` on this network's socket, with `arguments` and at
+    /// most `descriptorLimit` open files, and waits until it answers.
+    func startDaemon(_ arguments: String..., descriptorLimit: Int? = nil) async throws -> Subprocess {
+        let limit = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)"] } ?? []
+        let daemon = try Subprocess(
+            limit + ["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary, "daemon", "--socket", socketPath,
+                     "--log-level", "debug"] + arguments)
         _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")

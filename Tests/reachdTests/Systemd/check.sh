@@ -51,10 +51,24 @@ bounding=$(field CapBnd)
 [ "$uid" != 0 ] && [ "$caps" = 0000000000000000 ] && [ "$bounding" = 0000000000000000 ] \
   && pass unprivileged || fail unprivileged "uid $uid CapEff $caps CapBnd $bounding"
 
+# 3b. The open-file limit the unit sets (the syscall filter forbids raising
+# it), and the client cap derived from it: 16384 less 32 reserved.
+open_files=$(sed -n 's/^Max open files[[:space:]]*\([0-9]*\)[[:space:]]*\([0-9]*\).*/\1 \2/p' /proc/"$pid"/limits)
+if [ "$open_files" = "16384 16384" ] && journalctl -u reachd.service --no-pager | grep -q "clients.max=16352"; then
+  pass descriptor-limit
+else
+  fail descriptor-limit "limits '$open_files'; $(journalctl -u reachd.service --no-pager | grep listening | tail -1)"
+fi
+seq_of() { "$reachd" status --json | sed -n 's/.*"seq":\([0-9]*\).*/\1/p'; }
+seq_before=$(seq_of)
+
 # 4. kill -9: systemd restarts it, and a client through the socket gets the current state.
 if kill_main -9 && wait_for 10 pid_changed "$pid" && wait_for 10 systemctl is-active -q reachd.service; then
   answer=$("$reachd" status --json)
   case "$answer" in *'"online":true'*'"source":"daemon"'*) pass restart-after-kill ;; *) fail restart-after-kill "$answer" ;; esac
+  seq_after=$(seq_of)
+  [ -n "$seq_before" ] && [ -n "$seq_after" ] && [ "$seq_after" -gt "$seq_before" ] \
+    && pass seq-monotonic || fail seq-monotonic "seq $seq_before before the restart, $seq_after after"
 else
   fail restart-after-kill "not restarted"
 fi

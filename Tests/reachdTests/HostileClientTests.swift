@@ -1,0 +1,287 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon and its clients against the worst local user of a mode-0666
+/// socket: floods, exhaustion, a stopped daemon, garbage. Figures are asserted
+/// loosely; `make bench` (bench/torture.py) prints the exact ones.
+@Suite("A hostile local user", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct HostileClientTests {
+    static let nobody = 65534
+    static let someoneElse = 65533
+
+    /// Resident memory of a process, in KiB.
+    static func residentKiB(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    static func openDescriptors(_ pid: pid_t) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    @Test func aPipelinedFloodDelaysNoSubscriberAndCostsNoMemory() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon()
+        let idle = Self.residentKiB(daemon.pid)
+        var subscribers: [SocketClient] = []
+        for _ in 0..<10 { subscribers.append(try await SocketClient.subscribed(to: network.socketPath).client) }
+        // One connection that never reads its answers, one that reads them all.
+        let flooders = [try Flooder(path: network.socketPath, reading: false),
+                        try Flooder(path: network.socketPath, reading: true)]
+        defer { flooders.forEach { $0.stop() } }
+        // The one that never reads is held back once its answers fill its
+        // socket: that is the backpressure. The other floods throughout.
+        _ = try await eventually("both flooders are flooding") {
+            flooders.allSatisfy { $0.bytesSent > 20_000 } ? true : nil
+        }
+        let floodedBefore = flooders[1].bytesSent
+
+        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route add 10.99.0.0/24 dev vh")
+        var peak = idle
+        for flip in 0..<6 {
+            let online = flip % 2 == 0
+            try await network.inHost(online ? "route add default via 10.77.0.1" : "route del default")
+            let announced = try await eventually("the kernel announces flip \(flip)") {
+                kernel.timestamps(of: "default").dropFirst(flip).first
+            }
+            for (index, subscriber) in subscribers.enumerated() {
+                var status = try await subscriber.readStatus(timeout: .seconds(2))
+                while status.online != online { status = try await subscriber.readStatus(timeout: .seconds(2)) }
+                let latency = Date().timeIntervalSince(announced)
+                #expect(latency < 0.1, "flip \(flip) reached subscriber \(index) \(latency) s after the kernel announced it")
+            }
+            peak = max(peak, Self.residentKiB(daemon.pid))
+        }
+        #expect(flooders[1].bytesSent > floodedBefore + 10_000, "the reading flood went on throughout")
+        #expect(peak < 2 * idle, "RSS \(idle) KiB idle, \(peak) KiB during the flood")
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().source == .daemon)
+        #expect(daemon.isRunning)
+    }
+
+    /// A Python helper, run as another user, that opens `count` connections
+    /// (subscribing on each, so none is closed as idle), waits a second and
+    /// reports what the daemon did with them; then holds the rest open.
+    static let holder = #"""
+        import json, socket, sys, time
+        path, count = sys.argv[1], int(sys.argv[2])
+        opened = []
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(0.5)
+            try:
+                s.connect(path)
+                s.sendall(b'{"op":"subscribe"}\n')
+                opened.append(s)
+            except OSError:
+                pass
+        time.sleep(1)
+        kept, refusals = [], []
+        for s in opened:
+            s.setblocking(False)
+            try:
+                data = s.recv(65536)
+            except BlockingIOError:
+                data = b""
+            if b'"too_many_clients"' in data:
+                refusals.append(json.loads(data.split(b"\n")[0])["message"])
+            elif b'"type":"status"' in data:
+                kept.append(s)
+        print(json.dumps({"kept": len(kept), "refused": len(refusals), "message": (refusals or [""])[0]}), flush=True)
+        time.sleep(120)
+        """#
+
+    struct Held: Decodable {
+        let kept: Int
+        let refused: Int
+        let message: String
+    }
+
+    static func hold(_ count: Int, on network: TestNetwork, as user: Int) async throws -> (Subprocess, Held) {
+        let holder = try Subprocess(TestNetwork.asUser(user) + ["/usr/bin/python3", "-c", holder, network.socketPath, "\(count)"])
+        let line = try await eventually("the holder reports", timeout: .seconds(30)) { holder.outputLines.first }
+        return (holder, try JSONDecoder().decode(Held.self, from: Data(line.utf8)))
+    }
+
+    @Test(arguments: [64, nil] as [Int?])
+    func oneUserHoldingConnectionsLocksNobodyElseOut(descriptorLimit: Int?) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon(descriptorLimit: descriptorLimit)
+        let (holder, held) = try await Self.hold(200, on: network, as: Self.nobody)
+        defer { holder.signal(SIGKILL) }
+        let perUser = descriptorLimit == nil ? 64 : 8
+        #expect(held.kept == perUser, "\(held)")
+        #expect(held.refused > 0)
+        #expect(held.message.contains("user \(Self.nobody) already has \(perUser) connections"), "\(held.message)")
+
+        for user in [Self.someoneElse, 0] {
+            let started = ContinuousClock.now
+            let result = try await network.reachd(asUser: user, "status", "--json", "--socket", network.socketPath)
+            #expect(ContinuousClock.now - started < .seconds(1))
+            #expect(result.status == 0, "\(result.error)")
+            #expect(result.output.contains(#""source":"daemon""#), "user \(user) is served by the daemon: \(result.error)")
+        }
+        #expect(daemon.isRunning)
+    }
+
+    @Test func beyondTheCapEveryConnectionIsAnsweredAndClosedNotQueued() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon("--max-clients", "4")
+        var subscribers: [SocketClient] = []
+        for _ in 0..<4 { subscribers.append(try await SocketClient.subscribed(to: network.socketPath).client) }
+        for _ in 0..<20 {
+            let client = try SocketClient(path: network.socketPath)
+            guard case .error(let code, let message) = try await client.readMessage(timeout: .seconds(1)) else {
+                Issue.record("a connection beyond the cap got no error")
+                continue
+            }
+            #expect(code == "too_many_clients")
+            #expect(message.contains("at most 4 clients"), "\(message)")
+            #expect(try await client.readLine(timeout: .seconds(1)) == nil, "and is closed")
+        }
+        #expect(daemon.errorOutput.components(separatedBy: "refusing connections").count - 1 == 1,
+                "one warning for the episode, not one per refusal")
+        _ = subscribers
+    }
+
+    @Test(arguments: [false, true])
+    func aStoppedDaemonCostsClientsAtMostASecond(fullListenQueue: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        daemon.signal(SIGSTOP)
+        defer { daemon.signal(SIGCONT) }
+        var queued: [Int32] = []
+        defer { queued.forEach { close($0) } }
+        // A stopped daemon's kernel still queues connections, up to the backlog.
+        while fullListenQueue, let fd = try? UnixSocket.connect(to: network.socketPath, timeout: .milliseconds(1)) {
+            queued.append(fd)
+        }
+        #expect(!fullListenQueue || queued.count > 10, "\(queued.count) queued")
+
+        var started = ContinuousClock.now
+        let status = try await network.reachd("status", "--json", "--socket", network.socketPath)
+        #expect(ContinuousClock.now - started < .milliseconds(1500), "status took \(ContinuousClock.now - started)")
+        #expect(status.status == 0 && status.output.contains(#""source":"embedded""#))
+        #expect(status.error.contains("did not answer within 1 s"), "says why: \(status.error)")
+
+        started = ContinuousClock.now
+        let wait = try await network.reachd("wait-online", "--timeout", "10", "--socket", network.socketPath)
+        #expect(wait.status == 0, "an online host is online whatever the daemon does: \(wait.error)")
+        #expect(ContinuousClock.now - started < .seconds(3))
+
+        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        defer { monitor.signal(SIGKILL) }
+        let first = try await eventually("the monitor follows netlink in-process", timeout: .seconds(3)) {
+            monitor.outputLines.first
+        }
+        #expect(first.contains(#""source":"embedded""#) && first.contains(#""online":true"#))
+    }
+
+    @Test func aRefusedMonitorBacksOffAndFollowsNetlinkMeanwhile() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let refusing = try FakeDaemon(answering: FakeDaemon.refusing)
+        let monitor = try network.startReachd("monitor", "--json", "--socket", refusing.path)
+        defer { monitor.signal(SIGKILL) }
+        let first = try await eventually("a status from in-process") { monitor.outputLines.first }
+        #expect(first.contains(#""source":"embedded""#) && first.contains(#""online":true"#))
+        try await Task.sleep(for: .seconds(3))
+        // Doubling from 100 ms: about five attempts in three seconds, not thousands.
+        #expect((1...8).contains(refusing.connections), "\(refusing.connections) connects")
+        let warnings = monitor.errorOutput.split(separator: "\n").filter { $0.contains("too_many_clients") }
+        #expect(warnings.count == 1, "one warning, not one per attempt:\n\(monitor.errorOutput)")
+    }
+
+    @Test func idleClientsAreClosedAndSubscribersAreNot() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon("--idle-timeout", "0.5")
+        let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
+        let silent = try SocketClient(path: network.socketPath)
+        let unread = try Flooder(path: network.socketPath, reading: false)
+        defer { unread.stop() }
+
+        #expect(try await silent.readLine(timeout: .seconds(3)) == nil, "a client that says nothing is closed")
+        _ = try await eventually("a client that never reads its answers is closed", timeout: .seconds(5)) {
+            unread.wasClosed ? true : nil
+        }
+        try await Task.sleep(for: .seconds(1))
+        try await network.inHost("route add default via 10.77.0.1")
+        #expect(try await subscriber.readStatus().online, "a quiet subscriber is kept")
+        #expect(daemon.isRunning)
+    }
+
+    @Test func aLastRequestWithoutANewlineIsAnswered() async throws {
+        let network = try await TestNetwork()
+        let daemon = try await network.startDaemon()
+        let client = try SocketClient(path: network.socketPath)
+        // printf '{"op":"get"}' | socat - UNIX-CONNECT:...
+        try client.send(#"{"op":"get"}"#)
+        shutdown(client.fd, Int32(SHUT_WR))
+        #expect(try await client.readStatus().source == .daemon)
+        #expect(try await client.readLine() == nil)
+        #expect(daemon.isRunning)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+    func theSocketIsWorldWritableWhateverTheUmaskAndNoPathIsChmodded() async throws {
+        let network = try await TestNetwork(wired: false)
+        // A chmod by path after bind would follow whatever a user who can write
+        // to the directory put there meanwhile (a symlink to /etc/shadow, say).
+        let trace = network.directory.appendingPathComponent("trace").path
+        let daemon = try Subprocess(["/bin/sh", "-c", """
+            umask 077 && exec /usr/bin/strace -f -qq -o \(trace) -e trace=chmod,fchmodat,fchmod \
+            \(Reachd.binary) daemon --socket \(network.socketPath)
+            """])
+        defer { daemon.signal(SIGTERM) }
+        _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: network.socketPath).fetchStatus() }
+        var info = stat()
+        #expect(lstat(network.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o666, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        #expect(calls.allSatisfy { $0.contains("fchmod(") }, "only the socket's own descriptor is chmodded: \(calls)")
+        #expect(calls.contains { $0.contains("fchmod(") && $0.contains("0666") })
+    }
+
+    @Test func randomInputFromManyConnectionsNeverHurtsTheDaemon() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon("--idle-timeout", "0.5")
+        let descriptors = Self.openDescriptors(daemon.pid)
+        let idle = Self.residentKiB(daemon.pid)
+        var generator = SeededGenerator(seed: 7)
+        var answered = 0
+        for _ in 0..<20 {
+            var batch: [SocketClient] = []
+            for _ in 0..<25 {
+                let client = try SocketClient(path: network.socketPath)
+                try? client.send(generator.bytes(maxLength: 5000))
+                if Bool.random(using: &generator) { shutdown(client.fd, Int32(SHUT_WR)) }
+                batch.append(client)
+            }
+            for client in batch {
+                // Whatever was sent: a status, an error, or a close when idle; never a hang.
+                if let line = try await client.readLine(timeout: .seconds(3)) {
+                    answered += 1
+                    #expect(line.hasPrefix(#"{"#), "\(line.prefix(80))")
+                }
+            }
+        }
+        #expect(answered > 0)
+        #expect(daemon.isRunning)
+        _ = try await eventually("every connection is released") {
+            Self.openDescriptors(daemon.pid) <= descriptors ? true : nil
+        }
+        #expect(Self.residentKiB(daemon.pid) < 2 * idle)
+        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().online)
+    }
+}
