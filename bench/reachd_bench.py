@@ -18,7 +18,6 @@ import tempfile
 import time
 
 REACHD = os.path.abspath(os.environ.get("REACHD", ".build/release/reachd"))
-ROUTES = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 
 
 def sh(command):
@@ -163,19 +162,20 @@ def idle_syscalls():
 
 
 def main():
+    routes_count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     if os.geteuid() != 0:
         sys.exit("bench: needs root for network namespaces")
     if not os.access(REACHD, os.X_OK):
         sys.exit(f"bench: no binary at {REACHD}; run `swift build -c release` or `make bench`")
     print(f"reachd benchmarks ({REACHD}), kernel {os.uname().release}, {os.cpu_count()} cores\n")
-    for n in (0, ROUTES):
+    for n in (0, routes_count):
         elapsed, rss, embedded = startup(n)
         print(f"start-up with {n:>7} routes: first answer after {elapsed * 1000:7.1f} ms, "
               f"RSS {rss / 1024:5.1f} MiB; in-process `reachd status` {embedded * 1000:6.1f} ms")
-    results, resyncs, rss_before, rss_after = flood(ROUTES)
+    results, resyncs, rss_before, rss_after = flood(routes_count)
     print()
     for r in results:
-        print(f"flood of {ROUTES} route {'additions' if r['verb'] == 'add' else 'deletions'} (answer unchanged): "
+        print(f"flood of {routes_count} route {'additions' if r['verb'] == 'add' else 'deletions'} (answer unchanged): "
               f"ip -batch took {r['ip_batch_s']:.2f} s, daemon settled {r['settled_s'] - r['ip_batch_s']:.3f} s "
               f"after it; statuses published: {r['published']} (the marker only: seq {r['seq'][0]} -> {r['seq'][1]})")
     print(f"  overrun resyncs: {resyncs}; daemon RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Benchmarks: start-up time and memory against the size of the routing table,
-# how long a route flood takes to settle, and system calls of an idle daemon.
+# how long a route flood takes to settle, system calls of an idle daemon, and
+# the daemon and its clients under a hostile local user (bench/torture.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq strace; }
-exec python3 bench/reachd_bench.py "$@"
+python3 bench/reachd_bench.py "$@"
+echo
+exec python3 bench/torture.py
