@@ -22,6 +22,7 @@ Usage: python3 bench/torture.py [flood|descriptors|stopped|refused|sequence ...]
 import datetime
 import json
 import os
+import resource
 import signal
 import socket
 import statistics
@@ -459,6 +460,9 @@ def sequence():
 def main():
     if os.geteuid() != 0:
         sys.exit("torture: needs root for network namespaces and setpriv")
+    # Thousands of sockets here and in the helpers, which inherit the limit.
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print(f"reachd under a hostile local user ({REACHD})\n")
     chosen = sys.argv[1:]
     for title, scenario in (("1. one connection floods the daemon with gets", flood),
