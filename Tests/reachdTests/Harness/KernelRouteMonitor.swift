@@ -14,7 +14,7 @@ final class KernelRouteMonitor: @unchecked Sendable {
     /// command (for `ip -n NS`) whose route change proves it listens.
     init(in network: TestNetwork, readyAfter ready: String) async throws {
         process = try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "-ts", "monitor", "route"])
-        try await eventually("ip monitor listens") { () -> Bool? in
+        _ = try await eventually("ip monitor listens") { () -> Bool? in
             try await network.inHost(ready)
             return process.outputLines.isEmpty ? nil : true
         }
