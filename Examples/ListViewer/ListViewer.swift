@@ -55,7 +55,7 @@ struct ListViewer: AsyncParsableCommand {
         defer { reloads.cancel() }
         for await event in placeholders.events {
             switch event {
-            case .didAppear(let state):
+            case .didAppear(let state), .updated(let state):
                 screen.render(state)
             case .retryRequested(let attempt):
                 // The network came back while a network failure was shown.

@@ -17,7 +17,8 @@ public struct PlaceholderEngine: Sendable {
     public typealias Instant = ContinuousClock.Instant
 
     public let configuration: PlaceholderConfiguration
-    /// What is on screen; `nil` before anything is shown (a blank screen, not a spinner).
+    /// What is on screen; `nil` before anything is shown, and after a reset
+    /// (a blank screen, not a spinner).
     public private(set) var shown: PlaceholderState?
 
     private var inputs = PlaceholderInputs()
@@ -25,11 +26,19 @@ public struct PlaceholderEngine: Sendable {
     private var reportedNetwork: NetworkCondition = .unknown
     /// When a usable network was reported lost, while its grace runs.
     private var networkLostAt: Instant?
+    /// The network went down (reported) while the refresh in flight ran.
+    private var networkDroppedDuringRefresh: NetworkCondition?
     /// The newest generation any load started with, and the floor below which
     /// completions are stale (raised by refreshes and resets).
     private var newestGeneration = Int.min
     private var staleBelow = Int.min
-    /// When `loading` was first decided but not yet shown.
+    /// The append (next page) under way, and the footer it replaced, which a
+    /// cancelled append puts back.
+    private var appendInFlight: Int?
+    private var footerBeforeAppend: AppendFooter?
+    /// When a spinner was decided but not yet shown; when it was shown, while
+    /// its minimum time runs. Both are cleared once they no longer hold
+    /// anything back, so ``nextDeadline`` is never in the past.
     private var loadingDecidedAt: Instant?
     private var loadingShownAt: Instant?
     private var retryAttempts = 0
@@ -40,12 +49,13 @@ public struct PlaceholderEngine: Sendable {
         inputs.headerOnlySections = configuration.headerOnlySections
     }
 
-    /// When the engine next needs ``advance(to:)``, if ever.
+    /// When the engine next needs ``advance(to:)``, if ever. Always later than
+    /// the last input or advance: a driver that sleeps until it never spins.
     public var nextDeadline: Instant? {
         [
             networkLostAt.map { $0 + configuration.offlineGrace },
             loadingDecidedAt.map { $0 + configuration.loadingDelay },
-            shown?.kind == .loading ? loadingShownAt.map { $0 + configuration.loadingMinimum } : nil,
+            loadingShownAt.map { $0 + configuration.loadingMinimum },
             retryDueAt,
         ].compactMap { $0 }.min()
     }
@@ -54,6 +64,7 @@ public struct PlaceholderEngine: Sendable {
 
     public mutating func networkChanged(_ condition: NetworkCondition, at now: Instant) -> [PlaceholderEvent] {
         let before = inputs.network
+        let wasUsable = reportedNetwork.isUsable
         reportedNetwork = condition
         if before == .online && !condition.isUsable {
             // Online to offline: only after the grace period.
@@ -63,9 +74,10 @@ public struct PlaceholderEngine: Sendable {
             inputs.network = condition
             networkLostAt = nil
         }
-        if !before.isUsable && inputs.network.isUsable && shownInvitesRetry {
-            retryDueAt = now + configuration.retryDelay(afterAttempts: retryAttempts)
-        }
+        if !condition.isUsable, inputs.refreshInFlight != nil { networkDroppedDuringRefresh = condition }
+        // A return as reported, not as graced: a drop shorter than the grace
+        // still explains a failure shown meanwhile, and its end must retry it.
+        if !wasUsable && condition.isUsable { scheduleRetryIfInvited(at: now) }
         return update(at: now)
     }
 
@@ -77,11 +89,20 @@ public struct PlaceholderEngine: Sendable {
     /// A load began. Generations increase across all loads of the list.
     public mutating func loadStarted(_ kind: LoadKind, generation: Int, at now: Instant) -> [PlaceholderEvent] {
         newestGeneration = max(newestGeneration, generation)
-        if kind.replacesContent {
-            // A completion older than the newest started refresh is stale.
+        switch kind {
+        case .initial, .refresh:
+            // A completion older than the newest started refresh is stale,
+            // and so is the page being appended to the list it replaces.
             staleBelow = max(staleBelow, generation)
             inputs.refreshInFlight = generation
-        } else {
+            networkDroppedDuringRefresh = reportedNetwork.isUsable ? nil : reportedNetwork
+            if appendInFlight != nil {
+                appendInFlight = nil
+                inputs.appendFooter = footerBeforeAppend
+            }
+        case .append:
+            if appendInFlight == nil { footerBeforeAppend = inputs.appendFooter }
+            appendInFlight = generation
             inputs.appendFooter = .loading
         }
         return update(at: now)
@@ -95,13 +116,17 @@ public struct PlaceholderEngine: Sendable {
         _ kind: LoadKind, generation: Int, content: ListContent? = nil, fromCache: Bool = false,
         reachedEnd: Bool = false, at now: Instant
     ) -> [PlaceholderEvent] {
-        guard generation >= staleBelow else { return [] }
+        guard isCurrent(kind, generation) else { return [] }
         if let content { inputs.content = content }
-        if kind.replacesContent {
-            inputs.refreshInFlight = nil
+        switch kind {
+        case .initial, .refresh:
+            if inputs.refreshInFlight == generation { inputs.refreshInFlight = nil }
             inputs.lastRefresh = .succeeded(fromCache: fromCache)
+            // A new list: the old one's footer (failed, end reached) is gone.
+            inputs.appendFooter = nil
             if !fromCache { retryAttempts = 0 }
-        } else {
+        case .append:
+            appendInFlight = nil
             inputs.appendFooter = reachedEnd ? .endReached : nil
         }
         return update(at: now)
@@ -110,26 +135,49 @@ public struct PlaceholderEngine: Sendable {
     public mutating func loadFailed(
         _ kind: LoadKind, generation: Int, _ failure: LoadFailure, at now: Instant
     ) -> [PlaceholderEvent] {
-        guard generation >= staleBelow else { return [] }
-        if kind.replacesContent {
-            inputs.refreshInFlight = nil
+        guard isCurrent(kind, generation) else { return [] }
+        var networkWentAndCameBack = false
+        switch kind {
+        case .initial, .refresh:
+            if inputs.refreshInFlight == generation { inputs.refreshInFlight = nil }
             // A cancelled load keeps whatever was there before it.
-            if failure != .cancelled { inputs.lastRefresh = .failed(failure) }
-        } else {
-            inputs.appendFooter = failure == .cancelled ? nil : .failed(failure)
+            guard failure != .cancelled else { break }
+            let networkDown = reportedNetwork.isUsable ? networkDroppedDuringRefresh : reportedNetwork
+            inputs.lastRefresh = .failed(failure, networkDown: networkDown)
+            networkWentAndCameBack = failure.isNetworkClass && networkDown != nil && reportedNetwork.isUsable
+        case .append:
+            appendInFlight = nil
+            inputs.appendFooter = failure == .cancelled ? footerBeforeAppend : .failed(failure)
         }
-        return update(at: now)
+        var events = update(at: now)
+        if networkWentAndCameBack {
+            // Nothing else will announce the return that already happened.
+            scheduleRetryIfInvited(at: now)
+            events += update(at: now)
+        }
+        return events
     }
 
-    /// A new query or filter: forget every result, and ignore completions of
-    /// loads started before now.
+    /// A new query or filter: forget every result (the rows too), and ignore
+    /// completions of loads started before now. What was shown disappears and
+    /// the screen is blank until the next load decides (a spinner after the
+    /// usual delay); a spinner already showing stays, for the load that follows.
     public mutating func reset(at now: Instant) -> [PlaceholderEvent] {
         staleBelow = newestGeneration == .max ? .max : newestGeneration + 1
+        inputs.content = .empty
         inputs.refreshInFlight = nil
         inputs.lastRefresh = nil
         inputs.appendFooter = nil
+        appendInFlight = nil
+        footerBeforeAppend = nil
+        networkDroppedDuringRefresh = nil
         retryDueAt = nil
-        return update(at: now)
+        var events: [PlaceholderEvent] = []
+        if let previous = shown, previous.kind != .loading {
+            shown = nil
+            events = [.willDisappear(previous), .didDisappear(previous)]
+        }
+        return events + update(at: now)
     }
 
     /// Shows `kind` whatever the inputs say; `nil` lifts the override.
@@ -152,6 +200,17 @@ public struct PlaceholderEngine: Sendable {
 
     // MARK: Deciding
 
+    /// Whether a completion belongs to a load the engine still waits for: not
+    /// from before the newest refresh or reset, and for an append, the newest
+    /// append (an older one was superseded).
+    private func isCurrent(_ kind: LoadKind, _ generation: Int) -> Bool {
+        guard generation >= staleBelow else { return false }
+        switch kind {
+        case .initial, .refresh: return true
+        case .append: return appendInFlight == generation
+        }
+    }
+
     private var shownInvitesRetry: Bool {
         switch shown?.kind {
         case .noNetwork, .signInRequired: true
@@ -160,15 +219,24 @@ public struct PlaceholderEngine: Sendable {
         }
     }
 
+    private mutating func scheduleRetryIfInvited(at now: Instant) {
+        guard shownInvitesRetry else { return }
+        retryDueAt = now + configuration.retryDelay(afterAttempts: retryAttempts)
+    }
+
     private mutating func update(at now: Instant) -> [PlaceholderEvent] {
         if let lostAt = networkLostAt, now >= lostAt + configuration.offlineGrace {
             inputs.network = reportedNetwork
             networkLostAt = nil
         }
         var events = show(paced(PlaceholderRules.decide(inputs), at: now), at: now)
+        if let shownAt = loadingShownAt, now >= shownAt + configuration.loadingMinimum {
+            // The spinner's minimum is served: nothing more to hold back.
+            loadingShownAt = nil
+        }
         if let due = retryDueAt, now >= due {
             retryDueAt = nil
-            if shownInvitesRetry && inputs.network.isUsable {
+            if shownInvitesRetry && reportedNetwork.isUsable {
                 retryAttempts += 1
                 events.append(.retryRequested(attempt: retryAttempts))
             }
@@ -177,18 +245,23 @@ public struct PlaceholderEngine: Sendable {
     }
 
     /// Holds back a spinner for the loading delay, and keeps one that shows for
-    /// the loading minimum: what is actually shown now.
-    private mutating func paced(_ decided: PlaceholderState, at now: Instant) -> PlaceholderState? {
+    /// the loading minimum: what is actually shown now (`nil`: nothing new).
+    private mutating func paced(_ decided: PlaceholderState?, at now: Instant) -> PlaceholderState? {
+        guard let decided else {
+            loadingDecidedAt = nil
+            return nil
+        }
         let showingLoading = shown?.kind == .loading
         if decided.kind == .loading {
             if showingLoading { return decided }
+            // The delay runs from the moment a load made the spinner due.
             let since = loadingDecidedAt ?? now
             loadingDecidedAt = since
-            return now >= since + configuration.loadingDelay ? decided : shown
+            return now >= since + configuration.loadingDelay ? decided : nil
         }
         loadingDecidedAt = nil
         if showingLoading, let shownAt = loadingShownAt, now < shownAt + configuration.loadingMinimum {
-            return shown
+            return nil
         }
         return decided
     }
@@ -203,9 +276,10 @@ public struct PlaceholderEngine: Sendable {
         } else {
             loadingShownAt = nil
         }
-        // Any visible change (kind, decoration, refreshing) is a transition;
-        // `next != shown` above made equal inputs a no-op.
         guard let previous else { return [.willAppear(next), .didAppear(next)] }
+        // Edge-triggered on the kind: the same kind with another decoration or
+        // refreshing state is an update, not a redraw.
+        guard previous.kind != next.kind else { return [.updated(next)] }
         return [.willDisappear(previous), .willAppear(next), .didDisappear(previous), .didAppear(next)]
     }
 }

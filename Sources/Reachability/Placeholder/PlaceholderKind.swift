@@ -61,3 +61,32 @@ public enum LoadKind: Sendable, Hashable, CaseIterable {
         }
     }
 }
+
+extension PlaceholderKind: CustomStringConvertible {
+    /// `noData`, `failed(server(status: 500))`: no module or type names, so it
+    /// can appear in logs and test output as it is.
+    public var description: String {
+        switch self {
+        case .content: "content"
+        case .loading: "loading"
+        case .noData: "noData"
+        case .noNetwork: "noNetwork"
+        case .signInRequired: "signInRequired"
+        case .failed(let failure): "failed(\(failure))"
+        }
+    }
+}
+
+extension LoadFailure: CustomStringConvertible {
+    /// `unreachable(refused)`, `server(status: 500)`: no module or type names.
+    public var description: String {
+        switch self {
+        case .offline: "offline"
+        case .unreachable(let cause): "unreachable(\(cause))"
+        case .server(let status): "server(status: \(status))"
+        case .client(let status): "client(status: \(status))"
+        case .decoding: "decoding"
+        case .cancelled: "cancelled"
+        }
+    }
+}

@@ -15,12 +15,20 @@ struct PlaceholderInputs: Sendable, Hashable {
 
 enum RefreshOutcome: Sendable, Hashable {
     case succeeded(fromCache: Bool)
-    case failed(LoadFailure)
+    /// `networkDown`: the network was reported offline (or behind a portal)
+    /// when the load failed, or went down while it ran. The offline grace is
+    /// there to avoid flicker, not to mislabel: such a failure is the
+    /// network's, at once.
+    case failed(LoadFailure, networkDown: NetworkCondition?)
 }
 
 /// The placeholder rules, first match wins. Pure: no time, no I/O.
 enum PlaceholderRules {
-    static func decide(_ inputs: PlaceholderInputs) -> PlaceholderState {
+    /// What to show, or `nil` when nothing is known that is worth showing: the
+    /// list never loaded, no load is under way and the network is usable. The
+    /// screen then stays as it is (blank at first): a spinner with no load
+    /// behind it would be a lie, "no data" a guess.
+    static func decide(_ inputs: PlaceholderInputs) -> PlaceholderState? {
         // 1. The app overrides.
         if let forced = inputs.forced { return PlaceholderState(kind: forced) }
         if inputs.suppressed { return PlaceholderState(kind: .content) }
@@ -29,7 +37,7 @@ enum PlaceholderRules {
         let refreshing = inputs.refreshInFlight != nil
         if inputs.content.hasContent(headerOnlySections: inputs.headerOnlySections) {
             var refreshFailure: LoadFailure?
-            if case .failed(let failure) = inputs.lastRefresh { refreshFailure = failure }
+            if case .failed(let failure, _) = inputs.lastRefresh { refreshFailure = failure }
             let decoration = ContentDecoration(
                 offlineBanner: inputs.network == .offline,
                 refreshFailed: refreshFailure,
@@ -40,8 +48,9 @@ enum PlaceholderRules {
         guard let last = inputs.lastRefresh else {
             // 3. The first load is under way: loading, never "empty".
             if refreshing { return PlaceholderState(kind: .loading) }
-            // 5. Nothing loaded, nothing under way.
-            return PlaceholderState(kind: inputs.network == .offline ? .noNetwork : .loading)
+            // 5. Nothing loaded, nothing under way: offline says why nothing
+            // will load; otherwise there is nothing to say yet.
+            return inputs.network == .offline ? PlaceholderState(kind: .noNetwork) : nil
         }
         // 4. A refresh after an earlier result keeps showing that result.
         // 6-8. The last result decides.
@@ -50,11 +59,12 @@ enum PlaceholderRules {
 
     private static func kind(after outcome: RefreshOutcome, network: NetworkCondition) -> PlaceholderKind {
         switch outcome {
-        case .failed(let failure):
+        case .failed(let failure, let networkDown):
             if failure.isNetworkClass {
-                // 6. The network explains the failure.
-                if network == .portal { return .signInRequired }
-                if failure == .offline || network == .offline { return .noNetwork }
+                // 6. The network explains the failure: as it is now, or as it
+                // was when the load failed.
+                if network == .portal || networkDown == .portal { return .signInRequired }
+                if failure == .offline || network == .offline || networkDown == .offline { return .noNetwork }
             }
             // 7. Anything else is the server's or the app's.
             return .failed(failure)
