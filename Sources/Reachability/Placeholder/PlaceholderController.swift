@@ -10,7 +10,7 @@ import Synchronization
 /// Task {
 ///     for await event in placeholders.events {
 ///         switch event {
-///         case .didAppear(let state): render(state, catalog.content(for: state.kind))
+///         case .didAppear(let state), .updated(let state): render(state, catalog.content(for: state.kind))
 ///         case .retryRequested: reload()
 ///         case .willAppear, .willDisappear, .didDisappear: break
 ///         }
@@ -23,6 +23,7 @@ public final class PlaceholderController: Sendable {
         var engine: PlaceholderEngine
         var wakeUp: Task<Void, Never>?
         var following: Task<Void, Never>?
+        var wakeUps = 0
     }
 
     private let state: Mutex<State>
@@ -46,19 +47,45 @@ public final class PlaceholderController: Sendable {
     /// What is on screen now.
     public var shown: PlaceholderState? { state.withLock { $0.engine.shown } }
 
-    /// Feeds the monitor's statuses in as the network condition.
+    /// Feeds the monitor's statuses in as the network condition, keeping the
+    /// monitor alive for as long as it is followed: `follow(ReachabilityMonitor())`
+    /// works. Following something else stops following this.
     public func follow(_ monitor: ReachabilityMonitor) {
         let statuses = monitor.statuses()
-        let task = Task { [weak self] in
-            do {
-                for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
-            } catch {}
+        follow { [weak self] in
+            for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
+            withExtendedLifetime(monitor) {}
         }
+    }
+
+    /// Feeds any sequence of statuses in: a ``DaemonClient``'s, or a test's.
+    public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
+    where Statuses.Element == NetworkStatus {
+        follow { [weak self] in
+            for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
+        }
+    }
+
+    /// Feeds a sequence of network conditions in, for apps that decide the
+    /// condition themselves, and for tests.
+    public func follow<Conditions: AsyncSequence & Sendable>(_ conditions: Conditions)
+    where Conditions.Element == NetworkCondition {
+        follow { [weak self] in
+            for try await condition in conditions { self?.networkChanged(condition) }
+        }
+    }
+
+    private func follow(_ body: @escaping @Sendable () async throws -> Void) {
+        let task = Task { _ = try? await body() }
         state.withLock { state in
             state.following?.cancel()
             state.following = task
         }
     }
+
+    /// How many times the controller woke itself for a deadline: it sleeps
+    /// between them, whatever is shown.
+    package var wakeUps: Int { state.withLock { $0.wakeUps } }
 
     public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
@@ -86,6 +113,7 @@ public final class PlaceholderController: Sendable {
                 Task { [weak self] in
                     guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
                     self?.apply { engine, now in engine.advance(to: now) }
+                    self?.state.withLock { $0.wakeUps += 1 }
                 }
             }
         }
