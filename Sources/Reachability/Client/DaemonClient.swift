@@ -31,6 +31,15 @@ public struct DaemonClient: Sendable {
     /// Asks once. Connecting, asking and the answer together take at most
     /// `timeout`; after it the call throws ``DaemonClientError/timedOut(path:timeout:)``.
     public func fetchStatus(timeout: Duration = defaultTimeout) throws(DaemonClientError) -> NetworkStatus {
+        try fetchStatusLine(timeout: timeout).status
+    }
+
+    /// Asks once, like ``fetchStatus(timeout:)``, and also returns the line the
+    /// status came in, as received: what `reachd status --json` prints, so that
+    /// keys a newer daemon adds and its exact timestamps survive.
+    package func fetchStatusLine(timeout: Duration = defaultTimeout) throws(DaemonClientError)
+        -> (status: NetworkStatus, line: [UInt8])
+    {
         let deadline = ContinuousClock.now + timeout
         let connection = try Connection(path: socketPath, timeout: timeout)
         defer { connection.close() }
@@ -39,7 +48,7 @@ public struct DaemonClient: Sendable {
         guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
             throw .closed(path: socketPath)
         }
-        return try Self.status(from: line)
+        return (try Self.status(from: line), line)
     }
 
     /// Subscribes: the current status first, then one per change the daemon

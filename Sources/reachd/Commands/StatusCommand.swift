@@ -32,11 +32,13 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (status, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
+        let (status, line, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
         // On stderr in every form, so stdout stays what the form promises.
         if let notice { Console.error("reachd: \(notice)") }
         if output.json {
-            Console.out(StatusFormatter.jsonLine(status))
+            // The daemon's own bytes: re-encoding would round its timestamps
+            // and drop keys a newer daemon added.
+            Console.out(line.map { String(decoding: $0, as: UTF8.self) } ?? StatusFormatter.jsonLine(status))
         } else if short {
             Console.out(StatusFormatter.oneLine(status))
         } else {

@@ -10,17 +10,21 @@ struct StatusFeed: Sendable {
     /// One status, and a notice for the user when it was computed in-process.
     /// The daemons tried share one `timeout`, so a stopped or refusing daemon
     /// delays the answer by at most that.
-    func currentStatus(timeout: Duration = DaemonClient.defaultTimeout) throws -> (status: NetworkStatus, notice: String?) {
+    /// `line`: the daemon's line as received, `nil` when computed in-process.
+    func currentStatus(timeout: Duration = DaemonClient.defaultTimeout) throws
+        -> (status: NetworkStatus, line: [UInt8]?, notice: String?)
+    {
         let deadline = ContinuousClock.now + timeout
         var failures: [String] = []
         for path in socketPaths {
             do {
-                return (try DaemonClient(socketPath: path).fetchStatus(timeout: deadline - .now), nil)
+                let (status, line) = try DaemonClient(socketPath: path).fetchStatusLine(timeout: deadline - .now)
+                return (status, line, nil)
             } catch {
                 failures.append(Self.describe(error, at: path))
             }
         }
-        return (try EmbeddedMonitor.currentStatus(), Self.fallbackNotice(failures))
+        return (try EmbeddedMonitor.currentStatus(), nil, Self.fallbackNotice(failures))
     }
 
     private static func fallbackNotice(_ failures: [String]) -> String {
