@@ -271,7 +271,9 @@ struct PlaceholderControllerPromiseTests {
         weak var followed: ReachabilityMonitor?
         var controller: PlaceholderController? = PlaceholderController()
         do {
-            let monitor = ReachabilityMonitor(source: .embedded)
+            // A daemon-only monitor where none listens: no netlink sockets in
+            // this process, which another suite counts.
+            let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")
             followed = monitor
             controller?.follow(monitor)
         }

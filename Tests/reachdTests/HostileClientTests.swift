@@ -43,7 +43,7 @@ struct HostileClientTests {
         }
         let floodedBefore = flooders[1].bytesSent
 
-        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route add 10.99.0.0/24 dev vh")
+        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route replace 10.99.0.0/24 dev vh")
         var peak = idle
         for flip in 0..<6 {
             let online = flip % 2 == 0

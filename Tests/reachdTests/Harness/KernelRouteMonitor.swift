@@ -11,7 +11,8 @@ final class KernelRouteMonitor: @unchecked Sendable {
     private let process: Subprocess
 
     /// Starts the monitor and returns once it sees notifications: `ready` is a
-    /// command (for `ip -n NS`) whose route change proves it listens.
+    /// command (for `ip -n NS`) whose route change proves it listens, repeated
+    /// until it does, so it must notify every time (`route replace`, not `add`).
     init(in network: TestNetwork, readyAfter ready: String) async throws {
         process = try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "-ts", "monitor", "route"])
         _ = try await eventually("ip monitor listens") { () -> Bool? in
