@@ -70,7 +70,7 @@ struct RecordedSessionTests {
         for step in fixture.steps[..<upTo] { for event in step.events { table.apply(event) } }
         let vh = try #require(table.links.values.first { $0.name == "vh" })
         let viaRouter = route(via: "fe80::1", on: vh.index)
-        var seen: [Reachability] = []
+        var seen: [ReachabilityLevel] = []
         for event in fixture.steps[upTo].events where table.apply(event) {
             let status = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: viaRouter)
             if seen.last != status.reachability { seen.append(status.reachability) }

@@ -30,6 +30,8 @@ struct HostileClientTests {
         try await network.bringUpIPv4(defaultRoute: false)
         let daemon = try await network.startDaemon()
         let idle = Self.residentKiB(daemon.pid)
+        // The reference listens before the attack starts, not in the middle of it.
+        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route replace 10.99.0.0/24 dev vh")
         var subscribers: [SocketClient] = []
         for _ in 0..<10 { subscribers.append(try await SocketClient.subscribed(to: network.socketPath).client) }
         // One connection that never reads its answers, one that reads them all.
@@ -43,7 +45,6 @@ struct HostileClientTests {
         }
         let floodedBefore = flooders[1].bytesSent
 
-        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route replace 10.99.0.0/24 dev vh")
         var peak = idle
         for flip in 0..<6 {
             let online = flip % 2 == 0

@@ -1,13 +1,13 @@
 /// The state of one address family: how far it reaches, why it does not reach
 /// further, and the path the kernel would use when it is online.
 public struct FamilyStatus: Codable, Sendable, Hashable {
-    public var reachability: Reachability
+    public var reachability: ReachabilityLevel
     /// Why the family is not online; `nil` when it is.
     public var reason: UnreachableReason?
     /// The route the kernel would use; `nil` unless the family is online.
     public var path: NetworkPath?
 
-    public init(reachability: Reachability, reason: UnreachableReason?, path: NetworkPath?) {
+    public init(reachability: ReachabilityLevel, reason: UnreachableReason?, path: NetworkPath?) {
         self.reachability = reachability
         self.reason = reason
         self.path = path

@@ -8,7 +8,7 @@ import Foundation
 /// prints and what the daemon sends to its clients.
 ///
 /// ```swift
-/// let status = try DaemonClient(socketPath: SocketPath.default()).fetchStatus()
+/// let status = try DaemonClient(socketPath: SocketPath.system).fetchStatus()
 /// print(status.online ? "online via \(status.primary?.interface ?? "?")" : "offline")
 /// ```
 public struct NetworkStatus: Codable, Sendable, Equatable {
@@ -36,7 +36,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     /// The better of the two families.
-    public var reachability: Reachability { max(ipv4.reachability, ipv6.reachability) }
+    public var reachability: ReachabilityLevel { max(ipv4.reachability, ipv6.reachability) }
 
     /// `true` when at least one family is online.
     public var online: Bool { reachability == .online }

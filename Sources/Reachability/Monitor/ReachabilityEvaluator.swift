@@ -16,7 +16,7 @@ enum ReachabilityEvaluator {
     static func evaluate(
         _ family: AddressFamily, table: InterfaceTable, lookup: RouteLookupResult
     ) -> FamilyStatus {
-        let fallback: Reachability = hasLocalPresence(family, in: table) ? .local : .offline
+        let fallback: ReachabilityLevel = hasLocalPresence(family, in: table) ? .local : .offline
         func notOnline(_ reason: UnreachableReason) -> FamilyStatus {
             FamilyStatus(reachability: fallback, reason: reason, path: nil)
         }

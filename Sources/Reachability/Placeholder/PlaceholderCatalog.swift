@@ -31,7 +31,7 @@ public enum PlaceholderAction: Sendable, Hashable {
 /// catalog.overrides[.noData] = PlaceholderContent(
 ///     title: "No messages", message: "New messages appear here.",
 ///     imageName: "tray", action: .none, accessibilityLabel: "No messages")
-/// catalog.localize = { key, english in myBundle.localizedString(forKey: key, value: english) }
+/// catalog.localize = { key, english in Bundle.main.localizedString(forKey: key, value: english, table: nil) }
 /// let content = catalog.content(for: engine.shown?.kind ?? .loading)
 /// ```
 public struct PlaceholderCatalog: Sendable {

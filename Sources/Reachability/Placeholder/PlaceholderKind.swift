@@ -17,8 +17,10 @@ public enum PlaceholderKind: Sendable, Hashable {
 /// Why a load failed, as the app's networking layer classifies it.
 ///
 /// ```swift
-/// catch let error as URLError where error.code == .timedOut {
-///     engine.loadFailed(.refresh, generation: 3, .unreachable(.timeout), at: .now)
+/// do {
+///     _ = try await URLSession.shared.data(from: url)
+/// } catch let error as URLError where error.code == .timedOut {
+///     _ = engine.loadFailed(.refresh, generation: 3, .unreachable(.timeout), at: .now)
 /// }
 /// ```
 public enum LoadFailure: Sendable, Hashable {

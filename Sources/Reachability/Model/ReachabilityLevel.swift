@@ -1,13 +1,13 @@
 /// How far the host can reach, for one address family or overall.
 ///
 /// The cases are ordered: `offline < local < online`, so the overall answer is
-/// the `max` of the two families.
+/// the `max` of the two families (``NetworkStatus/reachability``).
 ///
 /// ```swift
-/// let overall = max(status.ipv4, status.ipv6)
+/// let overall = max(status.ipv4.reachability, status.ipv6.reachability)
 /// if overall == .local { print("link up, but no route out") }
 /// ```
-public enum Reachability: String, Codable, Sendable, Comparable, CaseIterable {
+public enum ReachabilityLevel: String, Codable, Sendable, Comparable, CaseIterable {
     /// No usable link with an address of this family.
     case offline
     /// A link is up with carrier and has an address, but the kernel has no usable route out.
@@ -24,7 +24,7 @@ public enum Reachability: String, Codable, Sendable, Comparable, CaseIterable {
         }
     }
 
-    public static func < (lhs: Reachability, rhs: Reachability) -> Bool {
+    public static func < (lhs: ReachabilityLevel, rhs: ReachabilityLevel) -> Bool {
         lhs.rank < rhs.rank
     }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+/// Every ```swift example in the README and in the library's doc comments
+/// compiles against the library as an app sees it (public API only): each is
+/// wrapped in a function of its own and type-checked with `swiftc` against the
+/// modules this test run was built with. An error names the example's own
+/// file and line.
+@Suite("Documentation examples")
+struct DocumentationExampleTests {
+    struct Example {
+        let file: String
+        /// The line of the example's first code line in `file`.
+        let line: Int
+        let code: [String]
+    }
+
+    static let root = TestInstallation.packageRoot
+
+    /// What an example may take from its surroundings: the values it talks
+    /// about, and the app's own functions it calls.
+    static let prelude = """
+        import Foundation
+        #if canImport(FoundationNetworking)
+        import FoundationNetworking
+        #endif
+        import Reachability
+
+        // The app's own, as examples call them.
+        func show(_ content: PlaceholderContent) {}
+        func showRows(_ decoration: ContentDecoration) {}
+        func render(_ state: PlaceholderState?, _ content: PlaceholderContent? = nil) {}
+        func reload() {}
+        func updateBanner(_ online: Bool) {}
+        let rows: [String] = []
+        let url = URL(string: "https://example.com/items")!
+
+        """
+
+    /// The values an example may use without making them.
+    static let parameters =
+        "status: NetworkStatus, monitor: ReachabilityMonitor, engine: inout PlaceholderEngine, "
+        + "event: PlaceholderEvent, catalog: PlaceholderCatalog"
+
+    static func examples() throws -> [Example] {
+        var examples: [Example] = []
+        func collect(_ path: String, open: String, close: String, strip: (String) -> String) throws {
+            let lines = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            var index = 0
+            while index < lines.count {
+                defer { index += 1 }
+                guard lines[index].trimmingCharacters(in: .whitespaces) == open else { continue }
+                let first = index + 1
+                var code: [String] = []
+                index += 1
+                while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != close {
+                    code.append(strip(lines[index]))
+                    index += 1
+                }
+                examples.append(Example(file: path, line: first + 1, code: code))
+            }
+        }
+        try collect("README.md", open: "```swift", close: "```") { $0 }
+        let sources = root.appendingPathComponent("Sources/Reachability")
+        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
+        for file in files.sorted() where file.hasSuffix(".swift") {
+            try collect("Sources/Reachability/" + file, open: "/// ```swift", close: "/// ```") { line in
+                guard let range = line.range(of: "///") else { return line }
+                let text = line[range.upperBound...]
+                return String(text.hasPrefix(" ") ? text.dropFirst() : text)
+            }
+        }
+        return examples
+    }
+
+    @Test func thereAreExamplesToCheck() throws {
+        let examples = try Self.examples()
+        #expect(examples.count >= 15, "found \(examples.count)")
+        #expect(examples.contains { $0.file == "README.md" })
+    }
+
+    @Test func everyExampleCompilesAgainstThePublicAPI() async throws {
+        let examples = try Self.examples()
+        var source = Self.prelude
+        var origin: [Int: (file: String, line: Int)] = [:]
+        var generatedLine = source.split(separator: "\n", omittingEmptySubsequences: false).count
+        for (number, example) in examples.enumerated() {
+            source += "func example\(number)(\(Self.parameters)) async throws {\n"
+            generatedLine += 1
+            for (offset, line) in example.code.enumerated() {
+                // Imports belong to the file, which has them already.
+                let code = line.hasPrefix("import ") ? "" : line
+                source += "    " + code + "\n"
+                origin[generatedLine] = (example.file, example.line + offset)
+                generatedLine += 1
+            }
+            source += "}\n"
+            generatedLine += 1
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-examples-\(getpid())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("Examples.swift")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+
+        let modules = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("Modules")
+        // A test build exposes the library's internal import of CNetlink: give
+        // swiftc its module map and libnl's headers, as the package does.
+        let libnl = try await Subprocess.run(["/usr/bin/env", "pkg-config", "--cflags-only-I", "libnl-route-3.0"])
+        let headers = libnl.output.split(separator: " ").map { ["-Xcc", $0.trimmingCharacters(in: .whitespacesAndNewlines)] }
+        let result = try await Subprocess.run(
+            ["/usr/bin/env", "swiftc", "-typecheck", "-I", modules.path,
+             "-I", Self.root.appendingPathComponent("Sources/CNetlink").path] + headers.flatMap { $0 } + [file.path],
+            timeout: .seconds(120))
+        let errors = result.error.split(separator: "\n").filter { $0.contains(": error: ") }.map { line -> String in
+            // "/tmp/.../Examples.swift:LINE:COL: error: ..." -> "README.md:LINE: error: ..."
+            let parts = line.split(separator: ":", maxSplits: 3)
+            guard parts.count == 4, let generated = Int(parts[1]), let place = origin[generated] else { return String(line) }
+            return "\(place.file):\(place.line): \(parts[3].trimmingCharacters(in: .whitespaces))"
+        }
+        #expect(result.status == 0 && errors.isEmpty, "examples that do not compile:\n\(errors.joined(separator: "\n"))\n\(errors.isEmpty ? result.error : "")")
+    }
+}
