@@ -302,13 +302,18 @@ struct PlaceholderControllerPromiseTests {
 @Suite("Placeholder descriptions")
 struct PlaceholderDescriptionTests {
     @Test func userVisibleDescriptionsNameNoTypes() {
-        let kinds: [PlaceholderKind] = [.content, .loading, .noData, .noNetwork, .signInRequired]
-            + UnreachableCause.allCases.map { .failed(.unreachable($0)) }
-            + [.failed(.offline), .failed(.server(status: 500)), .failed(.client(status: 404)), .failed(.decoding), .failed(.cancelled)]
-        for kind in kinds {
+        for kind in PlaceholderKind.allCases {
             #expect(!"\(kind)".contains("Reachability") && !"\(kind)".contains("Cause"), "\(kind)")
         }
         #expect("\(PlaceholderKind.failed(.unreachable(.refused)))" == "failed(unreachable(refused))")
         #expect("\(LoadFailure.server(status: 500))" == "server(status: 500)")
+    }
+
+    @Test func everyKindIsListedOnce() {
+        let kinds = PlaceholderKind.allCases
+        #expect(Set(kinds).count == kinds.count)
+        #expect(kinds.count == 5 + 9, "five kinds, and failed with each of nine failures")
+        #expect(kinds.contains(.failed(.unreachable(.tls))))
+        #expect(kinds.filter { PlaceholderCatalog().content(for: $0) == nil } == [.content], "only rows need no placeholder")
     }
 }

@@ -141,3 +141,36 @@ struct ReachabilityMonitorLocalTests {
                 == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
     }
 }
+
+/// A monitor fed by a fake daemon: statuses without netlink sockets, which
+/// another test in this process counts.
+@Suite("ReachabilityMonitor delivery")
+struct ReachabilityMonitorDeliveryTests {
+    @Test func firstStatusWaitsForTheFirstAnswer() async throws {
+        let daemon = try FakeDaemon(answering: StatusCommandTests.newerDaemonsLine)
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path)
+        let status = try await monitor.firstStatus()
+        #expect(status.seq == 7 && status.source == .daemon)
+        #expect(monitor.currentStatus == status)
+    }
+
+    @Test func firstStatusThrowsWhenTheMonitorIsCancelledFirst() async throws {
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")
+        monitor.cancel()
+        await #expect(throws: CancellationError.self) { try await monitor.firstStatus() }
+    }
+
+    @Test func onChangeCanDeliverOnTheMainActor() async throws {
+        let daemon = try FakeDaemon(answering: StatusCommandTests.newerDaemonsLine)
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path)
+        let (delivered, report) = AsyncStream.makeStream(of: NetworkStatus.self)
+        let subscription = monitor.onChange(onMainActor: { status in
+            // Traps if not: the compiler checks the handler's type, this the call.
+            MainActor.assertIsolated("the handler runs on the main actor")
+            report.yield(status)
+        })
+        defer { subscription.cancel() }
+        var reports = delivered.makeAsyncIterator()
+        #expect(await reports.next()?.seq == 7)
+    }
+}

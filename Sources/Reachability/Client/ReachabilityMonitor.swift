@@ -72,8 +72,25 @@ public final class ReachabilityMonitor: Sendable {
         cancel()
     }
 
-    /// The newest status, or `nil` before the first arrives.
+    /// The newest status, or `nil` before the first arrives: right after
+    /// `init` it is `nil` for the few milliseconds the first answer takes.
+    /// ``firstStatus()`` waits for it.
     public var currentStatus: NetworkStatus? { hub.current }
+
+    /// The current status, waiting for the first one if none has arrived yet.
+    ///
+    /// ```swift
+    /// let monitor = ReachabilityMonitor()
+    /// let now = try await monitor.firstStatus()
+    /// print(now.online ? "online" : "offline")
+    /// ```
+    ///
+    /// Throws `CancellationError` when the monitor is cancelled first, or what
+    /// ended it (a `.daemon` monitor's protocol mismatch).
+    public func firstStatus() async throws -> NetworkStatus {
+        for try await status in statuses() { return status }
+        throw CancellationError()
+    }
 
     /// The last problem met while following the network (the daemon went away,
     /// speaks another protocol version, netlink failed), or `nil`.
@@ -87,11 +104,31 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     /// Calls `handler` with the current status (once known) and every change,
-    /// in order, until the returned subscription is cancelled.
+    /// in order, until the returned subscription is cancelled. The handler runs
+    /// on no particular thread; for UI code use ``onChange(onMainActor:)``.
     @discardableResult
     public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Subscription {
         let stream = statuses()
         let task = Task {
+            do {
+                for try await status in stream { handler(status) }
+            } catch {}
+        }
+        return Subscription(task: task)
+    }
+
+    /// Like ``onChange(_:)``, with `handler` called on the main actor, as
+    /// NWPathMonitor's `start(queue: .main)` would.
+    ///
+    /// ```swift
+    /// let subscription = monitor.onChange(onMainActor: { status in
+    ///     updateBanner(status.online)      // main-actor UI code
+    /// })
+    /// ```
+    @discardableResult
+    public func onChange(onMainActor handler: @escaping @MainActor @Sendable (NetworkStatus) -> Void) -> Subscription {
+        let stream = statuses()
+        let task = Task { @MainActor in
             do {
                 for try await status in stream { handler(status) }
             } catch {}

@@ -64,6 +64,30 @@ public enum LoadKind: Sendable, Hashable, CaseIterable {
     }
 }
 
+extension PlaceholderKind: CaseIterable {
+    /// Every kind, with one of each failure (and one status code each for
+    /// server and client errors): what to walk through to check that a catalog,
+    /// a screenshot test or a localisation covers everything.
+    ///
+    /// ```swift
+    /// for kind in PlaceholderKind.allCases {
+    ///     print(kind, catalog.content(for: kind)?.title ?? "(the rows)")
+    /// }
+    /// ```
+    public static var allCases: [PlaceholderKind] {
+        [.content, .loading, .noData, .noNetwork, .signInRequired]
+            + LoadFailure.allCases.map { .failed($0) }
+    }
+}
+
+extension LoadFailure: CaseIterable {
+    /// One of each failure: every unreachable cause, server 500, client 404.
+    public static var allCases: [LoadFailure] {
+        [.offline] + UnreachableCause.allCases.map { .unreachable($0) }
+            + [.server(status: 500), .client(status: 404), .decoding, .cancelled]
+    }
+}
+
 extension PlaceholderKind: CustomStringConvertible {
     /// `noData`, `failed(server(status: 500))`: no module or type names, so it
     /// can appear in logs and test output as it is.
