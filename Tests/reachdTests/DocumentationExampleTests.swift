@@ -74,6 +74,35 @@ struct DocumentationExampleTests {
         return examples
     }
 
+    /// Members that implement a protocol's requirement take its documentation.
+    static let conformances = [
+        "public init(from decoder", "public func encode(to encoder", "public var description",
+        "public static func <",
+    ]
+
+    @Test func everyPublicDeclarationHasADocComment() throws {
+        let sources = Self.root.appendingPathComponent("Sources/Reachability")
+        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
+        var undocumented: [String] = []
+        var checked = 0
+        for file in files.sorted() where file.hasSuffix(".swift") {
+            let lines = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            for (index, line) in lines.enumerated() where line.hasPrefix("public ") {
+                guard !Self.conformances.contains(where: line.hasPrefix) else { continue }
+                checked += 1
+                // Attributes may stand between the comment and the declaration.
+                var above = index - 1
+                while above >= 0, lines[above].hasPrefix("@") { above -= 1 }
+                if above < 0 || !lines[above].hasPrefix("///") {
+                    undocumented.append("Sources/Reachability/\(file):\(index + 1): \(line.prefix(90))")
+                }
+            }
+        }
+        #expect(checked > 100, "checked \(checked) declarations")
+        #expect(undocumented.isEmpty, "public declarations without a doc comment:\n\(undocumented.joined(separator: "\n"))")
+    }
+
     @Test func thereAreExamplesToCheck() throws {
         let examples = try Self.examples()
         #expect(examples.count >= 15, "found \(examples.count)")

@@ -16,6 +16,7 @@ import Synchronization
 /// }
 /// ```
 public struct DaemonClient: Sendable {
+    /// The daemon's socket this client talks to.
     public let socketPath: String
     /// How long a daemon may take to accept a connection and send the current
     /// status. A healthy daemon answers in well under a millisecond.
@@ -24,6 +25,8 @@ public struct DaemonClient: Sendable {
     /// interfaces stays far below it.
     static let lineLimit = 16 * 1024 * 1024
 
+    /// A client of the daemon listening at `socketPath` (``SocketPath/system`` for the system
+    /// daemon). Nothing is connected until a call.
     public init(socketPath: String) {
         self.socketPath = socketPath
     }

@@ -34,9 +34,12 @@ public final class ReachabilityMonitor: Sendable {
     /// status (a connection it accepts but never answers, or refuses with
     /// `too_many_clients`, is a failed attempt).
     public struct Backoff: Sendable, Hashable {
+        /// The wait after the first failure.
         public var initial: Duration
+        /// The longest wait, however many failures follow.
         public var maximum: Duration
 
+        /// Waits of `initial`, doubling after each failure up to `maximum`.
         public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
             self.initial = initial
             self.maximum = maximum
@@ -49,6 +52,7 @@ public final class ReachabilityMonitor: Sendable {
         }
     }
 
+    /// Where this monitor takes its statuses from.
     public let source: Source
     private let hub: StatusHub
     private let driver: Task<Void, Never>
@@ -147,6 +151,7 @@ public final class ReachabilityMonitor: Sendable {
     public struct Subscription: Sendable {
         let task: Task<Void, Never>
 
+        /// Stops the calls; a call under way finishes.
         public func cancel() { task.cancel() }
     }
 }

@@ -39,6 +39,8 @@ public enum SocketPath {
         }
     }
 
+    /// The variables the defaults above read (``environmentVariable`` and
+    /// `XDG_RUNTIME_DIR`), from this process's environment.
     public static func currentEnvironment() -> [String: String] {
         var result: [String: String] = [:]
         for name in [environmentVariable, "XDG_RUNTIME_DIR"] {
@@ -48,6 +50,7 @@ public enum SocketPath {
     }
 }
 
+/// No default socket path: not root and `XDG_RUNTIME_DIR` is not set.
 public struct SocketPathError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         "no socket path: not root and XDG_RUNTIME_DIR is not set; pass --socket PATH or set REACHD_SOCKET"

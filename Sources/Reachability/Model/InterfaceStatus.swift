@@ -1,6 +1,8 @@
 /// One network interface as the kernel reports it.
 public struct InterfaceStatus: Codable, Sendable, Hashable {
+    /// The kernel's name for the link (`eth0`, `wlan0`).
     public var name: String
+    /// The kernel's interface index.
     public var index: Int
     /// Administratively up (`IFF_UP`).
     public var up: Bool
@@ -11,8 +13,10 @@ public struct InterfaceStatus: Codable, Sendable, Hashable {
     public var operstate: String
     /// The loopback interface is listed but never counts towards reachability.
     public var loopback: Bool
+    /// Its addresses of both families, as the kernel lists them.
     public var addresses: [InterfaceAddress]
 
+    /// A link as reported by the kernel.
     public init(
         name: String, index: Int, up: Bool, carrier: Bool, operstate: String,
         loopback: Bool, addresses: [InterfaceAddress]
@@ -29,12 +33,16 @@ public struct InterfaceStatus: Codable, Sendable, Hashable {
 
 /// An address assigned to an interface.
 public struct InterfaceAddress: Codable, Sendable, Hashable {
+    /// The address in its usual text form (`192.0.2.10`, `fe80::1`).
     public var address: String
+    /// The prefix length of the address's subnet.
     public var prefix: Int
+    /// IPv4 or IPv6.
     public var family: AddressFamily
     /// `global`, `site`, `link`, `host`, or the kernel's number for other scopes.
     public var scope: String
 
+    /// An address as reported by the kernel.
     public init(address: String, prefix: Int, family: AddressFamily, scope: String) {
         self.address = address
         self.prefix = prefix

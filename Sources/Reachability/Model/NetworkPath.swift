@@ -7,12 +7,16 @@
 /// }
 /// ```
 public struct NetworkPath: Codable, Sendable, Hashable {
+    /// The egress link's name.
     public var interface: String
+    /// The egress link's interface index.
     public var index: Int
+    /// The family of the route.
     public var family: AddressFamily
     /// The next hop, or `nil` for an on-link route (a point-to-point link, say).
     public var gateway: String?
 
+    /// A path as the kernel's route lookup returned it.
     public init(interface: String, index: Int, family: AddressFamily, gateway: String?) {
         self.interface = interface
         self.index = index

@@ -12,16 +12,22 @@ import Foundation
 /// print(status.online ? "online via \(status.primary?.interface ?? "?")" : "offline")
 /// ```
 public struct NetworkStatus: Codable, Sendable, Equatable {
+    /// IPv4: how far it reaches, why not further, and its path.
     public var ipv4: FamilyStatus
+    /// IPv6: how far it reaches, why not further, and its path.
     public var ipv6: FamilyStatus
+    /// What an HTTP connectivity check found; `.unknown` while none runs.
     public var connectivity: Connectivity
     /// Every link the kernel reports, loopback included, in index order.
     public var interfaces: [InterfaceStatus]
     /// Increases with every published change; a client can tell it missed one.
     public var seq: UInt64
+    /// When this state was published.
     public var changedAt: Date
+    /// Who computed it: the daemon, or this process (`.embedded`).
     public var source: StatusSource
 
+    /// A status as the daemon (or a test) builds it.
     public init(
         ipv4: FamilyStatus, ipv6: FamilyStatus, connectivity: Connectivity = .unknown,
         interfaces: [InterfaceStatus], seq: UInt64, changedAt: Date, source: StatusSource
@@ -45,6 +51,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// is online, otherwise IPv4; `nil` when neither is online.
     public var primary: NetworkPath? { ipv6.path ?? ipv4.path }
 
+    /// The state of one family: ``ipv4`` or ``ipv6``.
     public func family(_ family: AddressFamily) -> FamilyStatus {
         switch family {
         case .ipv4: ipv4

@@ -5,15 +5,15 @@ import Foundation
 #endif
 
 /// RFC 3339 timestamps in UTC with milliseconds, as the protocol spells them.
-public enum Timestamp {
+package enum Timestamp {
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private static let wholeSeconds = Date.ISO8601FormatStyle()
 
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         style.format(date)
     }
 
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         (try? style.parse(text)) ?? (try? wholeSeconds.parse(text))
     }
 }

@@ -4,11 +4,16 @@
 /// engine.contentChanged(ListContent(sections: [.init(rows: 0, hasHeader: true)]), at: .now)
 /// ```
 public struct ListContent: Sendable, Hashable {
+    /// One section of the list.
     public struct Section: Sendable, Hashable {
+        /// How many rows it holds.
         public var rows: Int
+        /// Whether it shows a header (see ``HeaderOnlySectionPolicy``).
         public var hasHeader: Bool
+        /// Whether it shows a footer (see ``HeaderOnlySectionPolicy``).
         public var hasFooter: Bool
 
+        /// A section of `rows` rows, with a header or footer if it shows one.
         public init(rows: Int, hasHeader: Bool = false, hasFooter: Bool = false) {
             self.rows = rows
             self.hasHeader = hasHeader
@@ -16,8 +21,10 @@ public struct ListContent: Sendable, Hashable {
         }
     }
 
+    /// The sections, in order.
     public var sections: [Section]
 
+    /// A list of these sections.
     public init(sections: [Section]) {
         self.sections = sections
     }
@@ -27,6 +34,7 @@ public struct ListContent: Sendable, Hashable {
         ListContent(sections: [Section(rows: count)])
     }
 
+    /// No sections at all.
     public static let empty = ListContent(sections: [])
 
     func hasContent(headerOnlySections policy: HeaderOnlySectionPolicy) -> Bool {

@@ -1,12 +1,17 @@
 /// What a placeholder says, for the app to render in its own toolkit.
 public struct PlaceholderContent: Sendable, Hashable {
+    /// The headline, short: "No network".
     public var title: String
+    /// One or two sentences saying what happened and what to do.
     public var message: String
     /// A symbol name; apps map it to their own artwork.
     public var imageName: String
+    /// The button under the message, if any.
     public var action: PlaceholderAction
+    /// What a screen reader says for the whole placeholder.
     public var accessibilityLabel: String
 
+    /// A placeholder's words, image and action.
     public init(title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String) {
         self.title = title
         self.message = message
@@ -41,11 +46,13 @@ public struct PlaceholderCatalog: Sendable {
         case failedUnreachable, failedServer, failedClient, failedDecoding, failedOther
     }
 
+    /// Content that replaces the default for one placeholder of this list.
     public var overrides: [Key: PlaceholderContent] = [:]
     /// Maps a key such as `"noNetwork.title"` and its English text to the text
     /// to show. The default returns the English text.
     public var localize: @Sendable (_ key: String, _ english: String) -> String = { _, english in english }
 
+    /// The plain English defaults, with no overrides and no localisation.
     public init() {}
 
     /// The content for `kind`, or `nil` for `.content` (the rows speak for themselves).
@@ -62,6 +69,7 @@ public struct PlaceholderCatalog: Sendable {
             accessibilityLabel: localize("\(name).accessibility", english.title + ". " + english.message))
     }
 
+    /// The catalog key for `kind`; `nil` for ``PlaceholderKind/content``, which shows rows.
     public static func key(for kind: PlaceholderKind) -> Key? {
         switch kind {
         case .content: nil

@@ -10,9 +10,12 @@ public struct PlaceholderConfiguration: Sendable, Hashable {
     public var offlineGrace: Duration
     /// The delay before the second retry request of a run of failures; it doubles after each.
     public var retryInitialBackoff: Duration
+    /// The longest wait between retries, however many fail.
     public var retryMaximumBackoff: Duration
+    /// Whether a section with a header and no rows counts as content.
     public var headerOnlySections: HeaderOnlySectionPolicy
 
+    /// The timings, each defaulting to the values above.
     public init(
         loadingDelay: Duration = .milliseconds(500), loadingMinimum: Duration = .milliseconds(500),
         offlineGrace: Duration = .seconds(2), retryInitialBackoff: Duration = .seconds(1),

@@ -31,6 +31,7 @@ public final class PlaceholderController: Sendable {
     /// Every event, in the order the engine produced them.
     public let events: AsyncStream<PlaceholderEvent>
 
+    /// A controller whose engine uses `configuration`.
     public init(configuration: PlaceholderConfiguration = PlaceholderConfiguration()) {
         state = Mutex(State(engine: PlaceholderEngine(configuration: configuration)))
         (events, continuation) = AsyncStream.makeStream(of: PlaceholderEvent.self)
@@ -87,9 +88,14 @@ public final class PlaceholderController: Sendable {
     /// between them, whatever is shown.
     package var wakeUps: Int { state.withLock { $0.wakeUps } }
 
+    /// The network changed (``follow(_:)`` calls this for you).
     public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
+    /// The list's rows changed outside a load (an edit, a deletion).
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
+    /// A load began; see ``PlaceholderEngine/loadStarted(_:generation:at:)``.
     public func loadStarted(_ kind: LoadKind, generation: Int) { apply { $0.loadStarted(kind, generation: generation, at: $1) } }
+    /// A load succeeded; see
+    /// ``PlaceholderEngine/loadSucceeded(_:generation:content:fromCache:reachedEnd:at:)``.
     public func loadSucceeded(
         _ kind: LoadKind, generation: Int, content: ListContent? = nil, fromCache: Bool = false, reachedEnd: Bool = false
     ) {
@@ -97,11 +103,15 @@ public final class PlaceholderController: Sendable {
             $0.loadSucceeded(kind, generation: generation, content: content, fromCache: fromCache, reachedEnd: reachedEnd, at: $1)
         }
     }
+    /// A load failed; see ``PlaceholderEngine/loadFailed(_:generation:_:at:)``.
     public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
         apply { $0.loadFailed(kind, generation: generation, failure, at: $1) }
     }
+    /// A new query or filter; see ``PlaceholderEngine/reset(at:)``.
     public func reset() { apply { $0.reset(at: $1) } }
+    /// Shows `kind` whatever the inputs say; `nil` lifts the override.
     public func force(_ kind: PlaceholderKind?) { apply { $0.force(kind, at: $1) } }
+    /// Shows the list itself, never a placeholder, while `suppressed`.
     public func suppressPlaceholders(_ suppressed: Bool) { apply { $0.suppressPlaceholders(suppressed, at: $1) } }
 
     private func apply(_ change: (inout PlaceholderEngine, ContinuousClock.Instant) -> [PlaceholderEvent]) {

@@ -14,8 +14,10 @@
 /// engine.shown?.kind                                                    // .noData
 /// ```
 public struct PlaceholderEngine: Sendable {
+    /// The instants inputs carry: the continuous clock's, so a test can make its own.
     public typealias Instant = ContinuousClock.Instant
 
+    /// The timings this engine applies.
     public let configuration: PlaceholderConfiguration
     /// What is on screen; `nil` before anything is shown, and after a reset
     /// (a blank screen, not a spinner).
@@ -44,6 +46,7 @@ public struct PlaceholderEngine: Sendable {
     private var retryAttempts = 0
     private var retryDueAt: Instant?
 
+    /// An engine that has shown nothing yet.
     public init(configuration: PlaceholderConfiguration = PlaceholderConfiguration()) {
         self.configuration = configuration
         inputs.headerOnlySections = configuration.headerOnlySections
@@ -62,6 +65,8 @@ public struct PlaceholderEngine: Sendable {
 
     // MARK: Inputs
 
+    /// The network changed. Going down relabels the screen only after the offline grace; coming
+    /// back applies at once and, while a network failure is shown, asks for a retry.
     public mutating func networkChanged(_ condition: NetworkCondition, at now: Instant) -> [PlaceholderEvent] {
         let before = inputs.network
         let wasUsable = reportedNetwork.isUsable
@@ -81,6 +86,7 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
+    /// The list's rows changed outside a load (an edit, a deletion).
     public mutating func contentChanged(_ content: ListContent, at now: Instant) -> [PlaceholderEvent] {
         inputs.content = content
         return update(at: now)
@@ -132,6 +138,9 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
+    /// A load failed. A failure the network explains (``LoadFailure/isNetworkClass``) while the
+    /// network is or went down is `noNetwork` at once; a cancelled load changes nothing; a failed
+    /// append only changes the footer.
     public mutating func loadFailed(
         _ kind: LoadKind, generation: Int, _ failure: LoadFailure, at now: Instant
     ) -> [PlaceholderEvent] {

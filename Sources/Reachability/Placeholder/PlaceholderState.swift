@@ -1,11 +1,13 @@
 /// What the engine decided to show.
 public struct PlaceholderState: Sendable, Hashable {
+    /// The placeholder, or ``PlaceholderKind/content`` for the rows.
     public var kind: PlaceholderKind
     /// Only for ``PlaceholderKind/content``.
     public var decoration: ContentDecoration
     /// A refresh is under way behind what is shown (pull-to-refresh spinner).
     public var isRefreshing: Bool
 
+    /// A state of `kind`, with `decoration` around rows and a refresh under way or not.
     public init(kind: PlaceholderKind, decoration: ContentDecoration = .none, isRefreshing: Bool = false) {
         self.kind = kind
         self.decoration = decoration
@@ -22,12 +24,14 @@ public struct ContentDecoration: Sendable, Hashable {
     /// The state of loading the next page.
     public var appendFooter: AppendFooter?
 
+    /// The decoration with these parts; by default none.
     public init(offlineBanner: Bool = false, refreshFailed: LoadFailure? = nil, appendFooter: AppendFooter? = nil) {
         self.offlineBanner = offlineBanner
         self.refreshFailed = refreshFailed
         self.appendFooter = appendFooter
     }
 
+    /// No banner, no footer.
     public static let none = ContentDecoration()
 }
 

@@ -5,18 +5,18 @@ import Foundation
 #endif
 
 /// What a client may ask the daemon, one JSON object per line.
-public enum ClientRequest: String, Sendable, CaseIterable {
+package enum ClientRequest: String, Sendable, CaseIterable {
     /// `{"op":"get"}`: one status.
     case get
     /// `{"op":"subscribe"}`: the current status, then one per published change.
     case subscribe
 
     /// The line a client sends, newline included.
-    public var line: [UInt8] { Array("{\"op\":\"\(rawValue)\"}\n".utf8) }
+    package var line: [UInt8] { Array("{\"op\":\"\(rawValue)\"}\n".utf8) }
 
     /// Parses one line (without its newline). The error text is what the daemon
     /// sends back, so it names what was wrong.
-    public static func parse(_ line: some Collection<UInt8>) -> Result<ClientRequest, RequestError> {
+    package static func parse(_ line: some Collection<UInt8>) -> Result<ClientRequest, RequestError> {
         guard String(validating: line, as: UTF8.self) != nil else {
             return .failure(RequestError("request is not valid UTF-8"))
         }
@@ -37,9 +37,9 @@ public enum ClientRequest: String, Sendable, CaseIterable {
 }
 
 /// Why the daemon rejected a request; sent as `{"type":"error","code":"bad_request",...}`.
-public struct RequestError: Error, Sendable, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+package struct RequestError: Error, Sendable, Equatable {
+    package let message: String
+    package init(_ message: String) { self.message = message }
 }
 
 private struct RequestEnvelope: Decodable {

@@ -5,18 +5,21 @@ import Foundation
 #endif
 
 /// A line the daemon sends: a status or an error, each stamped with
-/// `"type"` and `"version"`.
+/// `"type"` and `"version"`. For apps that read the socket themselves;
+/// ``DaemonClient`` and ``ReachabilityMonitor`` decode for you.
 ///
 /// ```swift
-/// let line = DaemonMessage.status(status).line()   // {"type":"status","version":1,...}\n
-/// let back = try DaemonMessage.decode(line.dropLast())
+/// let line = Array(#"{"type":"error","version":1,"code":"too_many_clients","message":"try later"}"#.utf8)
+/// if case .error(let code, let message) = try DaemonMessage.decode(line) {
+///     print(code, message)
+/// }
 /// ```
 public enum DaemonMessage: Sendable, Equatable {
     case status(NetworkStatus)
     case error(code: String, message: String)
 
     /// The encoded message with its trailing newline.
-    public func line() -> [UInt8] {
+    package func line() -> [UInt8] {
         let encoder = JSONEncoder()
         // Sorted keys: the same status always encodes to the same bytes.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -4,7 +4,9 @@ import Glibc
 
 /// A failed system call: what was being done and the `errno` it failed with.
 public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was being done: "connect to /run/reachd/reachd.sock".
     public let operation: String
+    /// The `errno` it failed with.
     public let errno: Int32
 
     package init(_ operation: String, errno: Int32 = Glibc.errno) {
