@@ -17,7 +17,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container
 
-.PHONY: all build release run test bench deps test-deps clean install uninstall
+.PHONY: all build release run test docs bench deps test-deps clean install uninstall
 
 all: build
 
@@ -59,6 +59,12 @@ test: test-deps
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(SWIFT) build
 	$(SWIFT) test --disable-xctest
+	$(MAKE) docs
+
+# The library's DocC documentation (Sources/Reachability/Reachability.docc);
+# a broken link or an undocumented parameter fails it.
+docs: deps
+	$(SWIFT) package generate-documentation --target Reachability --warnings-as-errors
 
 bench: test-deps release
 	bash bench/run.sh

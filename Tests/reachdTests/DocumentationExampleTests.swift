@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Every ```swift example in the README and in the library's doc comments
+/// Every ```swift example in the README, the DocC catalog and the library's doc comments
 /// compiles against the library as an app sees it (public API only): each is
 /// wrapped in a function of its own and type-checked with `swiftc` against the
 /// modules this test run was built with. An error names the example's own
@@ -62,6 +62,11 @@ struct DocumentationExampleTests {
             }
         }
         try collect("README.md", open: "```swift", close: "```") { $0 }
+        let catalog = "Sources/Reachability/Reachability.docc"
+        let articles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
+        for article in articles.sorted() where article.hasSuffix(".md") {
+            try collect("\(catalog)/\(article)", open: "```swift", close: "```") { $0 }
+        }
         let sources = root.appendingPathComponent("Sources/Reachability")
         let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
         for file in files.sorted() where file.hasSuffix(".swift") {
@@ -107,6 +112,7 @@ struct DocumentationExampleTests {
         let examples = try Self.examples()
         #expect(examples.count >= 15, "found \(examples.count)")
         #expect(examples.contains { $0.file == "README.md" })
+        #expect(examples.contains { $0.file.hasSuffix("ChoosingAPlaceholder.md") })
     }
 
     @Test func everyExampleCompilesAgainstThePublicAPI() async throws {

@@ -57,9 +57,16 @@ public final class ReachabilityMonitor: Sendable {
     private let hub: StatusHub
     private let driver: Task<Void, Never>
 
+    /// Starts following the network at once; the first status arrives within
+    /// milliseconds (``firstStatus()``).
+    ///
     /// - Parameters:
+    ///   - source: the daemon, in-process netlink, or the daemon when it
+    ///     answers and netlink meanwhile (the default).
     ///   - socketPath: the daemon's socket; by default `$REACHD_SOCKET`, then this
     ///     user's and the system daemon's paths (``SocketPath/forClients(environment:isRoot:)``).
+    ///   - backoff: how long to wait between attempts to reach the daemon.
+    ///   - logger: where failures to reach the daemon are logged, once each.
     public init(
         source: Source = .automatic, socketPath: String? = nil, backoff: Backoff = Backoff(),
         logger: Logger = Logger(label: "reachd.monitor")

@@ -88,7 +88,7 @@ public final class PlaceholderController: Sendable {
     /// between them, whatever is shown.
     package var wakeUps: Int { state.withLock { $0.wakeUps } }
 
-    /// The network changed (``follow(_:)`` calls this for you).
+    /// The network changed (``follow(_:)-(ReachabilityMonitor)`` calls this for you).
     public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
     /// The list's rows changed outside a load (an edit, a deletion).
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
