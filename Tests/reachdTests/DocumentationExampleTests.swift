@@ -108,6 +108,48 @@ struct DocumentationExampleTests {
         #expect(undocumented.isEmpty, "public declarations without a doc comment:\n\(undocumented.joined(separator: "\n"))")
     }
 
+    /// Type-checks `source` as an app would, against the modules of this test
+    /// run: the public API only.
+    static func typecheck(_ source: String) async throws -> (status: Int32, output: String, error: String) {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-examples-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let file = scratch.appendingPathComponent("Examples.swift")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        let modules = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("Modules")
+        // A test build exposes the library's internal import of CNetlink: give
+        // swiftc its module map and libnl's headers, as the package does.
+        let libnl = try await Subprocess.run(["/usr/bin/env", "pkg-config", "--cflags-only-I", "libnl-route-3.0"])
+        let headers = libnl.output.split(separator: " ").flatMap { ["-Xcc", $0.trimmingCharacters(in: .whitespacesAndNewlines)] }
+        return try await Subprocess.run(
+            ["/usr/bin/env", "swiftc", "-typecheck", "-I", modules.path,
+             "-I", Self.root.appendingPathComponent("Sources/CNetlink").path] + headers + [file.path],
+            timeout: .seconds(120))
+    }
+
+    @Test func theModuleNameQualifiesItsTypes() async throws {
+        // The enum once named Reachability shadowed the module.
+        let result = try await Self.typecheck("""
+            import Reachability
+            let status: Reachability.NetworkStatus? = nil
+            let level: Reachability.ReachabilityLevel = .online
+            """)
+        #expect(result.status == 0, "\(result.error)")
+    }
+
+    @Test func theDaemonsOwnCodeIsNotPublic() async throws {
+        let result = try await Self.typecheck("""
+            import Reachability
+            let request = ClientRequest.get
+            let stamp = Timestamp.format(.now)
+            let line = DaemonMessage.error(code: "x", message: "y").line()
+            """)
+        #expect(result.status != 0)
+        for name in ["ClientRequest", "Timestamp", "line"] {
+            #expect(result.error.contains("'\(name)'"), "\(name) should not be visible to apps:\n\(result.error)")
+        }
+    }
+
     @Test func thereAreExamplesToCheck() throws {
         let examples = try Self.examples()
         #expect(examples.count >= 15, "found \(examples.count)")
@@ -133,21 +175,7 @@ struct DocumentationExampleTests {
             source += "}\n"
             generatedLine += 1
         }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-examples-\(getpid())")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let file = scratch.appendingPathComponent("Examples.swift")
-        try source.write(to: file, atomically: true, encoding: .utf8)
-
-        let modules = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("Modules")
-        // A test build exposes the library's internal import of CNetlink: give
-        // swiftc its module map and libnl's headers, as the package does.
-        let libnl = try await Subprocess.run(["/usr/bin/env", "pkg-config", "--cflags-only-I", "libnl-route-3.0"])
-        let headers = libnl.output.split(separator: " ").map { ["-Xcc", $0.trimmingCharacters(in: .whitespacesAndNewlines)] }
-        let result = try await Subprocess.run(
-            ["/usr/bin/env", "swiftc", "-typecheck", "-I", modules.path,
-             "-I", Self.root.appendingPathComponent("Sources/CNetlink").path] + headers.flatMap { $0 } + [file.path],
-            timeout: .seconds(120))
+        let result = try await Self.typecheck(source)
         let errors = result.error.split(separator: "\n").filter { $0.contains(": error: ") }.map { line -> String in
             // "/tmp/.../Examples.swift:LINE:COL: error: ..." -> "README.md:LINE: error: ..."
             let parts = line.split(separator: ":", maxSplits: 3)
