@@ -197,8 +197,8 @@ def flips_seen(net, flooder=None, flips=20, subscribers=10):
     kernel = []
     threading.Thread(target=lambda: kernel.extend(monitor.stdout), daemon=True).start()
     ip = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
-    while not kernel:  # until the monitor is listening
-        ip.stdin.write("route replace 10.99.0.0/24 dev vh\n")
+    while not kernel:  # until the monitor is listening; a real change each time
+        ip.stdin.write("route add 10.99.0.0/24 dev vh\nroute del 10.99.0.0/24 dev vh\n")
         ip.stdin.flush()
         time.sleep(0.05)
     stop = threading.Event()

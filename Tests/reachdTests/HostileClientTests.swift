@@ -31,7 +31,7 @@ struct HostileClientTests {
         let daemon = try await network.startDaemon()
         let idle = Self.residentKiB(daemon.pid)
         // The reference listens before the attack starts, not in the middle of it.
-        let kernel = try await KernelRouteMonitor(in: network, readyAfter: "route replace 10.99.0.0/24 dev vh")
+        let kernel = try await KernelRouteMonitor(in: network, probing: "10.99.0.0/24", via: "vh")
         var subscribers: [SocketClient] = []
         for _ in 0..<10 { subscribers.append(try await SocketClient.subscribed(to: network.socketPath).client) }
         // One connection that never reads its answers, one that reads them all.

@@ -10,13 +10,13 @@ import Glibc
 final class KernelRouteMonitor: @unchecked Sendable {
     private let process: Subprocess
 
-    /// Starts the monitor and returns once it sees notifications: `ready` is a
-    /// command (for `ip -n NS`) whose route change proves it listens, repeated
-    /// until it does, so it must notify every time (`route replace`, not `add`).
-    init(in network: TestNetwork, readyAfter ready: String) async throws {
+    /// Starts the monitor and returns once it sees notifications: a route to
+    /// `probe` through `device` is added and deleted until it does. (Each must
+    /// be a real change: replacing a route with an identical one notifies no one.)
+    init(in network: TestNetwork, probing probe: String, via device: String) async throws {
         process = try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "-ts", "monitor", "route"])
         _ = try await eventually("ip monitor listens") { () -> Bool? in
-            try await network.inHost(ready)
+            try await network.inHost("route add \(probe) dev \(device)", "route del \(probe) dev \(device)")
             return process.outputLines.isEmpty ? nil : true
         }
     }
