@@ -43,10 +43,18 @@ public struct DaemonClient: Sendable {
     package func fetchStatusLine(timeout: Duration = defaultTimeout) throws(DaemonClientError)
         -> (status: NetworkStatus, line: [UInt8])
     {
+        try ask(.get, timeout: timeout)
+    }
+
+    /// Sends one request and returns the status that answers it, and its line
+    /// as received; `.check` waits for the daemon's connectivity check.
+    package func ask(_ request: ClientRequest, timeout: Duration) throws(DaemonClientError)
+        -> (status: NetworkStatus, line: [UInt8])
+    {
         let deadline = ContinuousClock.now + timeout
         let connection = try Connection(path: socketPath, timeout: timeout)
         defer { connection.close() }
-        try connection.send(.get)
+        try connection.send(request)
         var reader = LineReader()
         guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
             throw .closed(path: socketPath)

@@ -18,6 +18,9 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public var ipv6: FamilyStatus
     /// What an HTTP connectivity check found; `.unknown` while none runs.
     public var connectivity: Connectivity
+    /// Where a captive portal sends the user to sign in (the check's redirect
+    /// target), when ``connectivity`` is `.portal` and the portal said.
+    public var portalURL: String?
     /// Every link the kernel reports, loopback included, in index order.
     public var interfaces: [InterfaceStatus]
     /// Increases with every published change; a client can tell it missed one.
@@ -29,12 +32,13 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
 
     /// A status as the daemon (or a test) builds it.
     public init(
-        ipv4: FamilyStatus, ipv6: FamilyStatus, connectivity: Connectivity = .unknown,
+        ipv4: FamilyStatus, ipv6: FamilyStatus, connectivity: Connectivity = .unknown, portalURL: String? = nil,
         interfaces: [InterfaceStatus], seq: UInt64, changedAt: Date, source: StatusSource
     ) {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.connectivity = connectivity
+        self.portalURL = portalURL
         self.interfaces = interfaces
         self.seq = seq
         self.changedAt = changedAt
@@ -44,8 +48,15 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// The better of the two families.
     public var reachability: ReachabilityLevel { max(ipv4.reachability, ipv6.reachability) }
 
-    /// `true` when at least one family is online.
-    public var online: Bool { reachability == .online }
+    /// `true` when at least one family is online by the kernel's routes and, where a
+    /// connectivity check runs, it found the Internet: ``connectivity`` is `.full`, or
+    /// `.unknown` (no check, or the first check of a new path still running). Behind a
+    /// captive portal or a dead uplink it is `false` while ``reachability`` stays
+    /// `.online`: read `reachability` for "could a packet leave", `online` for "will the
+    /// Internet answer".
+    public var online: Bool {
+        reachability == .online && (connectivity == .full || connectivity == .unknown)
+    }
 
     /// The path of the family an RFC 6724 client would try first: IPv6 when it
     /// is online, otherwise IPv4; `nil` when neither is online.
@@ -63,11 +74,12 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// they were published. The daemon publishes only when this is `false`.
     public func describesSameNetwork(as other: NetworkStatus) -> Bool {
         ipv4 == other.ipv4 && ipv6 == other.ipv6 && connectivity == other.connectivity
-            && interfaces == other.interfaces
+            && portalURL == other.portalURL && interfaces == other.interfaces
     }
 
     private enum CodingKeys: String, CodingKey {
         case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
+        case portalURL = "portal_url"
         case seq
         case changedAt = "changed_at"
         case source
@@ -84,6 +96,8 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         ipv4 = families.ipv4
         ipv6 = families.ipv6
         connectivity = try container.decode(Connectivity.self, forKey: .connectivity)
+        // Absent from daemons that predate the connectivity check.
+        portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL)
         interfaces = try container.decode([InterfaceStatus].self, forKey: .interfaces)
         seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)
@@ -103,6 +117,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv4.reachability, forKey: .ipv4)
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
+        try container.encode(portalURL, forKey: .portalURL)
         try container.encode(primary, forKey: .primary)
         try container.encode(Families(ipv4: ipv4, ipv6: ipv6), forKey: .families)
         try container.encode(interfaces, forKey: .interfaces)

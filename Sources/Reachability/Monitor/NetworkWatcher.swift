@@ -29,6 +29,11 @@ package final class NetworkWatcher {
     /// How many times the event socket overran and was resynchronised.
     private var resyncCount = 0
 
+    /// What a connectivity check says about the families' paths: the daemon's
+    /// checker. Asked on every evaluation, so a status is published once, with
+    /// its connectivity; without one, connectivity is `.unknown`.
+    package var connectivity: ((_ ipv4: FamilyStatus, _ ipv6: FamilyStatus) -> (Connectivity, portalURL: String?))?
+
     /// Subscribes to notifications at once, so nothing is missed between now and
     /// ``start()``'s dump.
     package init(source: StatusSource, logger: Logger) throws(NetlinkError) {
@@ -93,13 +98,23 @@ package final class NetworkWatcher {
         return try resynchronise()
     }
 
+    /// Publishes again with what ``connectivity`` says now (a probe finished):
+    /// the new status, or `nil` when nothing changed.
+    package func refreshConnectivity() -> NetworkStatus? {
+        guard let current = publisher.current, let connectivity else { return nil }
+        let (verdict, portalURL) = connectivity(current.ipv4, current.ipv6)
+        return publisher.publish(
+            ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
+            connectivity: verdict, portalURL: portalURL, at: Date())
+    }
+
     /// One status from one snapshot, without subscribing: what `reachd status`
     /// computes when no daemon answers.
     package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
-        return try evaluate(table, queries, &publisher)!
+        return try evaluate(table, queries, &publisher, connectivity: nil)!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -109,19 +124,22 @@ package final class NetworkWatcher {
     }
 
     private func evaluate() throws(NetlinkError) -> NetworkStatus? {
-        try Self.evaluate(table, queries, &publisher)
+        try Self.evaluate(table, queries, &publisher, connectivity: connectivity)
     }
 
     private static func evaluate(
-        _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher
+        _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
+        connectivity: ((FamilyStatus, FamilyStatus) -> (Connectivity, portalURL: String?))?
     ) throws(NetlinkError) -> NetworkStatus? {
         func family(_ family: AddressFamily) throws(NetlinkError) -> FamilyStatus {
             let destination = ReachabilityEvaluator.probeDestinations[family]!
             let lookup = try queries.lookupRoute(to: destination)
             return ReachabilityEvaluator.evaluate(family, table: table, lookup: lookup)
         }
+        let (ipv4, ipv6) = (try family(.ipv4), try family(.ipv6))
+        let (verdict, portalURL) = connectivity?(ipv4, ipv6) ?? (.unknown, nil)
         return publisher.publish(
-            ipv4: try family(.ipv4), ipv6: try family(.ipv6),
-            interfaces: ReachabilityEvaluator.interfaces(in: table), at: Date())
+            ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table),
+            connectivity: verdict, portalURL: portalURL, at: Date())
     }
 }

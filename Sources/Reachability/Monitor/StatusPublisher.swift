@@ -20,10 +20,11 @@ struct StatusPublisher: Sendable {
 
     /// Returns the new status when it differs from the last one published, else `nil`.
     mutating func publish(
-        ipv4: FamilyStatus, ipv6: FamilyStatus, interfaces: [InterfaceStatus], at now: Date
+        ipv4: FamilyStatus, ipv6: FamilyStatus, interfaces: [InterfaceStatus],
+        connectivity: Connectivity = .unknown, portalURL: String? = nil, at now: Date
     ) -> NetworkStatus? {
         let candidate = NetworkStatus(
-            ipv4: ipv4, ipv6: ipv6, connectivity: .unknown, interfaces: interfaces,
+            ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces,
             seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
         if let current, current.describesSameNetwork(as: candidate) { return nil }
         current = candidate

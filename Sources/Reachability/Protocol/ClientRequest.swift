@@ -10,6 +10,9 @@ package enum ClientRequest: String, Sendable, CaseIterable {
     case get
     /// `{"op":"subscribe"}`: the current status, then one per published change.
     case subscribe
+    /// `{"op":"check"}`: run the connectivity check now (after signing in to a
+    /// portal, say) and answer with the status once it has.
+    case check
 
     /// The line a client sends, newline included.
     package var line: [UInt8] { Array("{\"op\":\"\(rawValue)\"}\n".utf8) }
@@ -27,10 +30,10 @@ package enum ClientRequest: String, Sendable, CaseIterable {
             return .failure(RequestError("request is not a JSON object; send one object per line, like {\"op\":\"get\"}"))
         }
         guard let op = envelope.op else {
-            return .failure(RequestError("request has no \"op\"; expected {\"op\":\"get\"} or {\"op\":\"subscribe\"}"))
+            return .failure(RequestError("request has no \"op\"; expected {\"op\":\"get\"}, {\"op\":\"subscribe\"} or {\"op\":\"check\"}"))
         }
         guard let request = ClientRequest(rawValue: op) else {
-            return .failure(RequestError("unknown op \"\(op)\"; expected \"get\" or \"subscribe\""))
+            return .failure(RequestError("unknown op \"\(op)\"; expected \"get\", \"subscribe\" or \"check\""))
         }
         return .success(request)
     }

@@ -26,6 +26,12 @@ package final class WakeSignal: Sendable {
         close(writeDescriptor)
     }
 
+    /// Empties the pipe: readable again only after the next ``signal()``.
+    package func drain() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(fileDescriptor, &buffer, buffer.count) > 0 {}
+    }
+
     /// Makes the read end readable; safe from any thread, any number of times.
     package func signal() {
         var byte: UInt8 = 1
