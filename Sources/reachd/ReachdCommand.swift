@@ -27,7 +27,7 @@ struct ReachdCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            StatusCommand.self, MonitorCommand.self, WaitOnlineCommand.self, DaemonCommand.self,
+            StatusCommand.self, CheckCommand.self, MonitorCommand.self, WaitOnlineCommand.self, DaemonCommand.self,
         ]
     )
 

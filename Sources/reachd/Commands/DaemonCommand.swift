@@ -61,12 +61,48 @@ struct DaemonCommand: ParsableCommand {
             valueName: "seconds"))
     var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run the connectivity check against this plain-HTTP URL (http://HOST[:PORT]/PATH): connectivity becomes full, portal or limited, and online needs full.",
+            valueName: "url"))
+    var checkURL: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What counts as online: status:CODE, header:NAME: VALUE or body:TEXT. Default: status:204.",
+            valueName: "answer"))
+    var checkExpect = "status:204"
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a check may take. Default: 5.", valueName: "seconds"))
+    var checkTimeout: Double = 5
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Seconds between checks of an unchanged path while the answer is full. Default: 300.", valueName: "seconds"))
+    var checkInterval: Double = 300
+
+    /// The check the flags ask for, or `nil`.
+    func connectivityCheck() throws -> ConnectivityCheck? {
+        guard let checkURL else { return nil }
+        return try ConnectivityCheck.parse(
+            url: checkURL, expectation: ConnectivityCheck.parseExpectation(checkExpect),
+            timeout: .milliseconds(Int64(checkTimeout * 1000)), interval: .milliseconds(Int64(checkInterval * 1000)))
+    }
+
     func validate() throws {
         for (flag, value) in [("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser)] {
             if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
         }
         if !(idleTimeout > 0) || !idleTimeout.isFinite {
             throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
+        }
+        for (flag, value) in [("--check-timeout", checkTimeout), ("--check-interval", checkInterval)] where !(value > 0) || !value.isFinite {
+            throw ValidationError("\(flag) must be a positive number of seconds, not \(value).")
+        }
+        do { _ = try connectivityCheck() } catch let error as ConnectivityCheckError {
+            throw ValidationError("\(error)")
         }
     }
 
@@ -92,8 +128,8 @@ struct DaemonCommand: ParsableCommand {
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
-            socketPath: path, passedSocket: passed, limits: limits, stop: stop, systemd: SystemdNotifier(),
-            logger: logger)
+            socketPath: path, passedSocket: passed, limits: limits, check: try connectivityCheck(), stop: stop,
+            systemd: SystemdNotifier(), logger: logger)
         try server.run()
     }
 }

@@ -13,7 +13,7 @@ enum StatusFormatter {
             "State: \(status.reachability.rawValue)" + (status.primary.map { " via \(describe($0))" } ?? ""),
             "  IPv4: \(familyLine(status.ipv4))",
             "  IPv6: \(familyLine(status.ipv6))",
-            "Connectivity: \(status.connectivity.rawValue)",
+            "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
             "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
             "",
         ]
@@ -46,6 +46,9 @@ enum StatusFormatter {
         var line = "\(status.reachability.rawValue) ipv4=\(status.ipv4.reachability.rawValue)"
         line += " ipv6=\(status.ipv6.reachability.rawValue)"
         if let primary = status.primary { line += " via \(describe(primary))" }
+        // Only when a check runs: what it found, and where a portal sends the user.
+        if status.connectivity != .unknown { line += " connectivity=\(status.connectivity.rawValue)" }
+        if let portal = status.portalURL { line += " portal=\(portal)" }
         return line
     }
 

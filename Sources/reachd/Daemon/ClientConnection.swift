@@ -31,6 +31,10 @@ final class ClientConnection {
     /// An error line is queued: nothing more is read or served, and the
     /// connection closes once the line is out.
     private(set) var isClosing = false
+    /// Waits for the connectivity check it asked for: not idle meanwhile.
+    var awaitsCheck = false
+    /// When it last made the check run, for the per-client rate limit.
+    var lastCheck: ContinuousClock.Instant?
     /// When bytes last moved either way, for the idle limit.
     private(set) var lastProgress: ContinuousClock.Instant
     private var input = LineBuffer(limit: requestLineLimit)

@@ -17,6 +17,9 @@ import Glibc
 final class DaemonServer {
     /// Connections accepted per wake-up, so a connect flood waits its turn too.
     static let acceptsPerWakeup = 64
+    /// How often one client may make the connectivity check run; asking more
+    /// often waits for the check under way or the last answer.
+    static let checkInterval: Duration = .seconds(5)
 
     private let watcher: NetworkWatcher
     private let listener: ListeningSocket
@@ -24,6 +27,10 @@ final class DaemonServer {
     private let logger: Logger
     private let systemd: SystemdNotifier
     private let limits: ClientLimits
+    /// The connectivity check, when configured.
+    private let checker: ConnectivityChecker?
+    /// Clients that asked for a check and wait for its answer.
+    private var checkWaiters: [ClientConnection] = []
     private var nextWatchdogPing: ContinuousClock.Instant?
     private var netlinkDescriptor: Int32
     private var clients: [Int32: ClientConnection] = [:]
@@ -43,14 +50,19 @@ final class DaemonServer {
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
     /// it is ready: the first client is always answered from a consistent state.
     init(
-        socketPath: String, passedSocket: Int32?, limits: ClientLimits, stop: WakeSignal,
-        systemd: SystemdNotifier, logger: Logger
+        socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
+        stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
     ) throws {
         self.stop = stop
         self.logger = logger
         self.systemd = systemd
         self.limits = limits
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
+        let checker = try check.map { try ConnectivityChecker(check: $0) }
+        self.checker = checker
+        if let checker {
+            watcher.connectivity = { ipv4, ipv6 in checker.connectivity(ipv4: ipv4, ipv6: ipv6, now: .now) }
+        }
         let first = try watcher.start()
         statusLine = DaemonMessage.status(first).line()
         listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
@@ -61,6 +73,7 @@ final class DaemonServer {
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
+            "check.url": "\(check.map { "http://\($0.host):\($0.port)\($0.path)" } ?? "off")",
         ])
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
@@ -78,6 +91,8 @@ final class DaemonServer {
             descriptors.append(pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: netlinkDescriptor, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: listener.fd, events: acceptPaused ? 0 : Int16(POLLIN), revents: 0))
+            // A negative descriptor is ignored by poll: no checker, no entry.
+            descriptors.append(pollfd(fd: checker?.wake.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
             polledClients = Array(clients.values)
             // Work that no descriptor will announce: requests already read and
             // waiting their turn, and the next idle client to close.
@@ -86,12 +101,13 @@ final class DaemonServer {
             for client in polledClients {
                 descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
                 anyReady = anyReady || client.isReady
-                if !client.isSubscribed {
+                if !client.isSubscribed && !client.awaitsCheck {
                     let deadline = client.lastProgress + limits.idleTimeout
                     nextIdleDeadline = min(nextIdleDeadline ?? deadline, deadline)
                 }
             }
-            let timeout = anyReady ? 0 : pollTimeout(until: [nextWatchdogPing, nextIdleDeadline].compactMap { $0 }.min())
+            let deadlines = [nextWatchdogPing, nextIdleDeadline, checker?.nextDeadline].compactMap { $0 }
+            let timeout = anyReady ? 0 : pollTimeout(until: deadlines.min())
             guard poll(&descriptors, nfds_t(descriptors.count), timeout) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
@@ -101,14 +117,22 @@ final class DaemonServer {
             if descriptors[0].revents != 0 { return }
             if descriptors[1].revents != 0 { try handleNetlink() }
             if descriptors[2].revents != 0 { acceptClients(now) }
-            for (client, ready) in zip(polledClients, descriptors.dropFirst(3)) {
+            if let checker {
+                if descriptors[3].revents != 0, checker.collect(now: now), let status = watcher.refreshConnectivity() {
+                    publish(status)
+                }
+                // After netlink: a path that just changed is probed at once.
+                checker.startDueProbes(now: now)
+                if !checkWaiters.isEmpty, !checker.isBusy(now: now) { answerCheckWaiters(now) }
+            }
+            for (client, ready) in zip(polledClients, descriptors.dropFirst(4)) {
                 // Dropped earlier in this pass: its number may already belong to a new client.
                 guard clients[client.fd] === client else { continue }
                 if ready.revents != 0 {
                     handle(ready.revents, from: client, now)
                 } else if client.isReady {
                     serve(client, now)
-                } else if !client.isSubscribed, now - client.lastProgress >= limits.idleTimeout {
+                } else if !client.isSubscribed, !client.awaitsCheck, now - client.lastProgress >= limits.idleTimeout {
                     logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
                     drop(client)
                 }
@@ -162,6 +186,8 @@ final class DaemonServer {
             case .success(.subscribe):
                 client.subscribe()
                 deliver(statusLine, to: client, now)
+            case .success(.check):
+                requestCheck(for: client, now)
             case .failure(let error):
                 logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
                 let line = DaemonMessage.error(code: "bad_request", message: error.message).line()
@@ -170,6 +196,37 @@ final class DaemonServer {
             guard clients[client.fd] === client else { return }
         }
         if client.isFinished { drop(client) }
+    }
+
+    /// Runs the connectivity check now for `client`, which is answered with the
+    /// status once it has run. Without a check, or with no family online to
+    /// probe, the answer is the status as it is. A client asking more often
+    /// than ``checkInterval`` joins the check under way, or gets the last answer.
+    private func requestCheck(for client: ClientConnection, _ now: ContinuousClock.Instant) {
+        guard let checker else {
+            deliver(statusLine, to: client, now)
+            return
+        }
+        if client.lastCheck.map({ now - $0 >= Self.checkInterval }) ?? true {
+            client.lastCheck = now
+            checker.checkNow(now: now)
+            checker.startDueProbes(now: now)
+        }
+        guard checker.isBusy(now: now) else {
+            deliver(statusLine, to: client, now)
+            return
+        }
+        client.awaitsCheck = true
+        checkWaiters.append(client)
+    }
+
+    private func answerCheckWaiters(_ now: ContinuousClock.Instant) {
+        let waiters = checkWaiters
+        checkWaiters.removeAll()
+        for client in waiters where clients[client.fd] === client {
+            client.awaitsCheck = false
+            deliver(statusLine, to: client, now)
+        }
     }
 
     private func handleNetlink() throws {
@@ -267,6 +324,7 @@ final class DaemonServer {
     }
 
     private func drop(_ client: ClientConnection) {
+        if client.awaitsCheck { checkWaiters.removeAll { $0 === client } }
         acceptPaused = false
         refusalLogged = false
         clients[client.fd] = nil

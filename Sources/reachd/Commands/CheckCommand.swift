@@ -1,0 +1,43 @@
+import ArgumentParser
+import Reachability
+
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Run the daemon's connectivity check now and print the result.",
+        discussion: """
+            Asks the daemon to probe its check URL at once (after signing in to a \
+            captive portal, say) and prints the status once the probe has answered. \
+            The check runs in the daemon (reachd daemon --check-url URL); without \
+            one answering this is an error. A daemon without a check answers with \
+            the status as it is (connectivity unknown).
+            Exits 0 when online, 1 when not (a portal, limited), 2 on error.
+
+            Examples:
+              reachd check
+              reachd check --json | jq -r .portal_url
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    /// Long enough for a probe that times out (5 s by default) and the reply.
+    static let timeout: Duration = .seconds(30)
+
+    func run() async throws {
+        var failures: [String] = []
+        for path in connection.socketPaths {
+            do {
+                let (status, line) = try DaemonClient(socketPath: path).ask(.check, timeout: Self.timeout)
+                Console.out(output.json ? String(decoding: line, as: UTF8.self) : StatusFormatter.summary(status))
+                if !status.online { throw ExitCode.notOnline }
+                return
+            } catch let error as DaemonClientError {
+                failures.append(error.description)
+            }
+        }
+        Console.error("reachd: \(failures.joined(separator: "; "))")
+        Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon --check-url URL`")
+        throw ExitCode.internalError
+    }
+}

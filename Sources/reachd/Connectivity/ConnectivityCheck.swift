@@ -1,0 +1,114 @@
+/// What the connectivity check asks and what it accepts as "online": the
+/// configuration behind `connectivity`.
+///
+/// Plain HTTP only, as NetworkManager, Android and Apple probe: a captive
+/// portal can intercept plain HTTP and answer in its own name, which is
+/// exactly what the check looks for; with HTTPS it could only break the
+/// connection.
+struct ConnectivityCheck: Equatable, Sendable {
+    /// What counts as the expected answer.
+    enum Expectation: Equatable, Sendable {
+        /// This status code (Android's generate_204: 204).
+        case status(Int)
+        /// This header with this value, case-insensitively
+        /// (NetworkManager's `X-NetworkManager-Status: online`).
+        case header(name: String, value: String)
+        /// A 200 whose body starts with this text (NetworkManager's
+        /// "NetworkManager is online", Apple's "Success").
+        case bodyPrefix(String)
+    }
+
+    var host: String
+    var port: Int
+    /// The request target, from the first "/" on.
+    var path: String
+    var expectation: Expectation
+    var timeout: Duration
+    /// How long a `full` result stands before the next check of the same path.
+    var interval: Duration
+
+    /// Parses `http://host[:port]/path`. `nil` with a reason otherwise.
+    static func parse(
+        url: String, expectation: Expectation, timeout: Duration, interval: Duration
+    ) throws(ConnectivityCheckError) -> ConnectivityCheck {
+        guard url.lowercased().hasPrefix("http://") else { throw .notPlainHTTP(url) }
+        let rest = url.dropFirst("http://".count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        let path = rest.dropFirst(authority.count)
+        var host = String(authority)
+        var port = 80
+        if host.hasPrefix("[") {
+            // [v6-literal]:port
+            guard let close = host.firstIndex(of: "]") else { throw .malformed(url) }
+            let after = host[host.index(after: close)...]
+            if after.hasPrefix(":") {
+                guard let number = Int(after.dropFirst()), (1...65535).contains(number) else { throw .malformed(url) }
+                port = number
+            } else if !after.isEmpty {
+                throw .malformed(url)
+            }
+            host = String(host[host.index(after: host.startIndex)..<close])
+        } else if let colon = host.lastIndex(of: ":") {
+            guard let number = Int(host[host.index(after: colon)...]), (1...65535).contains(number) else {
+                throw .malformed(url)
+            }
+            port = number
+            host = String(host[..<colon])
+        }
+        guard !host.isEmpty, !host.contains("@") else { throw .malformed(url) }
+        return ConnectivityCheck(
+            host: host, port: port, path: path.isEmpty ? "/" : (path.hasPrefix("/") ? String(path) : "/" + path),
+            expectation: expectation, timeout: timeout, interval: interval)
+    }
+
+    /// Parses `--check-expect`: `status:204`, `header:NAME: VALUE` or `body:TEXT`.
+    static func parseExpectation(_ text: String) throws(ConnectivityCheckError) -> Expectation {
+        if text.hasPrefix("status:"), let code = Int(text.dropFirst("status:".count)), (100...599).contains(code) {
+            return .status(code)
+        }
+        if text.hasPrefix("header:") {
+            let header = text.dropFirst("header:".count)
+            if let colon = header.firstIndex(of: ":") {
+                let name = header[..<colon].trimmingSpaces()
+                let value = header[header.index(after: colon)...].trimmingSpaces()
+                if !name.isEmpty && !value.isEmpty { return .header(name: name, value: value) }
+            }
+        }
+        if text.hasPrefix("body:"), text.count > "body:".count {
+            return .bodyPrefix(String(text.dropFirst("body:".count)))
+        }
+        throw .badExpectation(text)
+    }
+
+    /// The request, `Connection: close`, nothing cached.
+    var request: [UInt8] {
+        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
+        return Array("""
+            GET \(path) HTTP/1.1\r
+            Host: \(hostHeader)\r
+            User-Agent: reachd connectivity check\r
+            Accept: */*\r
+            Cache-Control: no-cache\r
+            Connection: close\r
+            \r\n
+            """.utf8)
+    }
+}
+
+/// A check configuration that cannot work, named with what to write instead.
+enum ConnectivityCheckError: Error, Equatable, CustomStringConvertible {
+    case notPlainHTTP(String)
+    case malformed(String)
+    case badExpectation(String)
+
+    var description: String {
+        switch self {
+        case .notPlainHTTP(let url):
+            "check URL \"\(url)\" is not plain HTTP: a captive portal can only answer http:// requests; use http://HOST[:PORT]/PATH"
+        case .malformed(let url):
+            "check URL \"\(url)\" is not http://HOST[:PORT]/PATH"
+        case .badExpectation(let text):
+            "check expectation \"\(text)\" is not status:CODE, header:NAME: VALUE or body:TEXT"
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Reachability
+import Synchronization
+
+/// The daemon's connectivity check: probes a family's path as soon as it
+/// changes, again after ``ConnectivityCheck/interval`` while the answer is
+/// `full` and sooner (from 5 s, doubling up to the interval) while it is not;
+/// never while the family is not online by routes, so an offline host makes
+/// no probes and no system calls. Owned by the event loop; probes run on
+/// threads of their own and report through ``wake``, which the loop polls.
+final class ConnectivityChecker {
+    /// The first retry after a result other than `full`; it doubles up to the interval.
+    static let firstRetry: Duration = .seconds(5)
+
+    private struct FamilyState {
+        /// The path being checked; `nil` while the family is not online.
+        var path: NetworkPath?
+        /// The verdict for `path`; `nil` until its first probe answers.
+        var verdict: ConnectivityVerdict?
+        var nextProbe: ContinuousClock.Instant?
+        /// The probe under way; a result for another one is stale.
+        var probeInFlight: Int?
+        /// Verdicts other than `full` in a row, for the backoff.
+        var misses = 0
+    }
+
+    let check: ConnectivityCheck
+    /// Readable when a probe has finished: poll it, then call ``collect(now:)``.
+    let wake: WakeSignal
+    private var families: [AddressFamily: FamilyState] = [.ipv4: FamilyState(), .ipv6: FamilyState()]
+    /// Where probe threads leave their results.
+    private final class Mailbox: Sendable {
+        let results = Mutex<[(probe: Int, family: AddressFamily, outcome: ProbeOutcome)]>([])
+    }
+
+    private let finished = Mailbox()
+    private var nextProbeID = 0
+    /// Probes started so far, for the log.
+    private(set) var probesStarted = 0
+
+    init(check: ConnectivityCheck) throws {
+        self.check = check
+        wake = try WakeSignal()
+    }
+
+    /// The verdict for a status's paths, after taking note of them: the
+    /// watcher's ``NetworkWatcher/connectivity`` hook. A changed path drops its
+    /// old verdict and is due for a probe at once.
+    func connectivity(ipv4: FamilyStatus, ipv6: FamilyStatus, now: ContinuousClock.Instant) -> (Connectivity, portalURL: String?) {
+        for (family, status) in [(AddressFamily.ipv4, ipv4), (.ipv6, ipv6)] where families[family]?.path != status.path {
+            families[family] = FamilyState(path: status.path, nextProbe: status.path == nil ? nil : now)
+        }
+        return combined
+    }
+
+    /// Across the families online by routes: `full` if either answered as
+    /// expected, else a portal, else `limited`; `none` when neither is online;
+    /// `unknown` while the only answers are still awaited.
+    var combined: (Connectivity, portalURL: String?) {
+        let online = families.values.filter { $0.path != nil }
+        guard !online.isEmpty else { return (.none, nil) }
+        let verdicts = online.compactMap(\.verdict)
+        if verdicts.contains(where: { $0.connectivity == .full }) { return (.full, nil) }
+        if let portal = verdicts.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
+        if verdicts.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
+        return (.unknown, nil)
+    }
+
+    /// When a probe is next due, for the loop's poll timeout.
+    var nextDeadline: ContinuousClock.Instant? {
+        families.values.filter { $0.probeInFlight == nil }.compactMap(\.nextProbe).min()
+    }
+
+    /// Whether a probe is under way or due now: a `reachd check` waits for both.
+    func isBusy(now: ContinuousClock.Instant) -> Bool {
+        families.values.contains { $0.probeInFlight != nil || ($0.path != nil && ($0.nextProbe.map { $0 <= now } ?? false)) }
+    }
+
+    /// Makes every online family due now (`reachd check`); one already being
+    /// probed answers for it. Returns whether any family is online to probe.
+    @discardableResult
+    func checkNow(now: ContinuousClock.Instant) -> Bool {
+        for family in [AddressFamily.ipv4, .ipv6] where families[family]?.path != nil {
+            families[family]?.nextProbe = now
+        }
+        return families.values.contains { $0.path != nil }
+    }
+
+    /// Starts the probes that are due.
+    func startDueProbes(now: ContinuousClock.Instant) {
+        for family in [AddressFamily.ipv4, .ipv6] {
+            guard let state = families[family], let path = state.path, state.probeInFlight == nil,
+                let due = state.nextProbe, due <= now
+            else { continue }
+            nextProbeID += 1
+            probesStarted += 1
+            let (probe, check, finished, wake) = (nextProbeID, check, finished, wake)
+            families[family]?.probeInFlight = probe
+            families[family]?.nextProbe = nil
+            startDetachedThread {
+                let outcome = HTTPProbe.run(check, family: family, interface: path.interface)
+                finished.results.withLock { $0.append((probe, family, outcome)) }
+                wake.signal()
+            }
+        }
+    }
+
+    /// Takes in finished probes; returns whether a verdict changed.
+    func collect(now: ContinuousClock.Instant) -> Bool {
+        wake.drain()
+        let results = finished.results.withLock { results in
+            defer { results.removeAll() }
+            return results
+        }
+        var changed = false
+        for (probe, family, outcome) in results {
+            // Stale: the path changed (or went) while it ran.
+            guard var state = families[family], state.probeInFlight == probe else { continue }
+            let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation)
+            changed = changed || state.verdict != verdict
+            state.verdict = verdict
+            state.probeInFlight = nil
+            state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
+            // A `reachd check` that came while it ran asks again, from now:
+            // the user may just have signed in.
+            if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }
+            families[family] = state
+        }
+        return changed
+    }
+
+    private func delay(afterMisses misses: Int) -> Duration {
+        guard misses > 0 else { return check.interval }
+        var delay = Self.firstRetry
+        for _ in 1..<misses where delay < check.interval { delay *= 2 }
+        return min(delay, check.interval)
+    }
+}

@@ -1,0 +1,53 @@
+import Reachability
+
+/// How a probe ended, before it is judged.
+enum ProbeOutcome: Equatable, Sendable {
+    case answered(HTTPResponse)
+    case failed(ProbeFailure)
+}
+
+/// Why a probe got no answer: each means the network is there but not the
+/// Internet (`limited`).
+enum ProbeFailure: String, Equatable, Sendable {
+    case dns = "the name did not resolve"
+    case refused = "the connection was refused"
+    case timeout = "no answer in time"
+    case unreachable = "the address is unreachable"
+    case broken = "the connection broke"
+}
+
+/// A probe's verdict: the `connectivity` of one family, and where a portal
+/// sends the user.
+struct ConnectivityVerdict: Equatable, Sendable {
+    var connectivity: Connectivity
+    var portalURL: String?
+
+    /// Android's and NetworkManager's rules: the expected answer is `full`; a
+    /// redirect, a 511 (Network Authentication Required, RFC 6585, made for
+    /// portals) or another 2xx answer is a `portal` (the redirect's target is
+    /// its URL); no answer, or a broken one (4xx, 5xx: the check server's, not
+    /// a portal's), is `limited`.
+    static func judge(_ outcome: ProbeOutcome, expecting expectation: ConnectivityCheck.Expectation) -> ConnectivityVerdict {
+        guard case .answered(let response) = outcome else { return ConnectivityVerdict(connectivity: .limited) }
+        if matches(response, expectation) { return ConnectivityVerdict(connectivity: .full) }
+        switch response.status {
+        case 300...399:
+            return ConnectivityVerdict(connectivity: .portal, portalURL: response.header("Location"))
+        case 200...299, 511:
+            return ConnectivityVerdict(connectivity: .portal)
+        default:
+            return ConnectivityVerdict(connectivity: .limited)
+        }
+    }
+
+    private static func matches(_ response: HTTPResponse, _ expectation: ConnectivityCheck.Expectation) -> Bool {
+        switch expectation {
+        case .status(let code):
+            return response.status == code
+        case .header(let name, let value):
+            return response.header(name)?.lowercased() == value.lowercased()
+        case .bodyPrefix(let text):
+            return response.status == 200 && response.bodyPrefix.starts(with: Array(text.utf8))
+        }
+    }
+}
