@@ -164,11 +164,16 @@ struct DaemonTests {
         try await network.waitForStatus("still listening after the resync") { $0.ipv6.reachability == .online }
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
-    func anIdleDaemonMakesNoSystemCalls() async throws {
+    /// Online with a subscriber, or offline with the connectivity check on:
+    /// either way nothing is due, so the daemon sleeps in one poll.
+    @Test(
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"),
+        arguments: [false, true])
+    func anIdleDaemonMakesNoSystemCalls(offlineWithTheCheckOn: Bool) async throws {
         let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let daemon = try await network.startDaemon()
+        try await network.bringUpIPv4(defaultRoute: !offlineWithTheCheckOn)
+        let daemon = try await network.startDaemon(
+            offlineWithTheCheckOn ? ["--check-url", "http://10.77.0.1:8080/generate_204"] : [])
         let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
         // Every thread (-f), two seconds of a quiet network with a subscriber attached.
         let trace = try await Subprocess.run(

@@ -135,6 +135,10 @@ final class TestNetwork: @unchecked Sendable {
     /// Starts `reachd daemon` on this network's socket, with `arguments` and at
     /// most `descriptorLimit` open files, and waits until it answers.
     func startDaemon(_ arguments: String..., descriptorLimit: Int? = nil) async throws -> Subprocess {
+        try await startDaemon(arguments, descriptorLimit: descriptorLimit)
+    }
+
+    func startDaemon(_ arguments: [String], descriptorLimit: Int? = nil) async throws -> Subprocess {
         let limit = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)"] } ?? []
         let daemon = try Subprocess(
             limit + ["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary, "daemon", "--socket", socketPath,

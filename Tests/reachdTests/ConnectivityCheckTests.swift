@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's connectivity check against a check server in the gateway
+/// namespace, as a captive portal or a dead uplink would answer.
+@Suite("Connectivity check in network namespaces", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct ConnectivityCheckTests {
+    /// An online network, its check server, and a daemon checking against it.
+    static func daemon(
+        answering answer: CheckServer.Answer, defaultRoute: Bool = true, _ extra: String...
+    ) async throws -> (TestNetwork, CheckServer, Subprocess) {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: defaultRoute)
+        let server = try await CheckServer(in: network, answering: answer)
+        let daemon = try await network.startDaemon(["--check-url", server.url, "--check-timeout", "1"] + extra)
+        return (network, server, daemon)
+    }
+
+    @Test func a204IsFullAndOnline() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
+        let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
+        #expect(status.connectivity == .full && status.online && status.portalURL == nil)
+        #expect(server.requests == 1)
+        _ = daemon
+    }
+
+    @Test func aRedirectIsAPortalWithItsSignInURLAndNotOnline() async throws {
+        let (network, _, daemon) = try await Self.daemon(
+            answering: .init(status: 302, headers: ["Location": "http://portal.example/login"]))
+        let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
+        #expect(status.connectivity == .portal && status.portalURL == "http://portal.example/login")
+        #expect(!status.online && status.reachability == .online, "routes say online; the Internet does not answer")
+        let result = try await network.reachd("status", "--socket", network.socketPath)
+        #expect(result.status == 1 && result.output.contains("sign in at http://portal.example/login"), "\(result.output)")
+        _ = daemon
+    }
+
+    @Test func theWrongBodyIsAPortal() async throws {
+        let (network, _, daemon) = try await Self.daemon(
+            answering: .init(status: 200, body: "<html>Welcome to Hotel Wi-Fi</html>"),
+            "--check-expect", "body:NetworkManager is online")
+        let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
+        #expect(status.connectivity == .portal && status.portalURL == nil && !status.online)
+        _ = daemon
+    }
+
+    @Test func noServerIsLimitedAndItsReturnIsSeenByACheck() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
+        _ = try await network.waitForStatus("full first") { $0.connectivity == .full }
+        try await server.stop()
+        let limited = try await network.reachd("check", "--json", "--socket", network.socketPath)
+        #expect(limited.status == 1 && limited.output.contains(#""connectivity":"limited""#), "\(limited.output) \(limited.error)")
+        try await server.start()
+        let full = try await network.reachd("check", "--json", "--socket", network.socketPath)
+        #expect(full.status == 0 && full.output.contains(#""connectivity":"full""#), "\(full.output) \(full.error)")
+        _ = daemon
+    }
+
+    @Test func noAnswerAtAllIsLimitedAfterTheTimeout() async throws {
+        // As if a firewall dropped the port: nothing answers the address at all.
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon("--check-url", "http://10.77.0.99:8080/generate_204", "--check-timeout", "0.5")
+        let started = ContinuousClock.now
+        let status = try await network.waitForStatus("the check gives up") { $0.connectivity != .unknown }
+        #expect(status.connectivity == .limited && !status.online)
+        #expect(ContinuousClock.now - started < .seconds(3))
+        _ = daemon
+    }
+
+    @Test func reachdCheckProbesAgainAfterSigningIn() async throws {
+        let (network, server, daemon) = try await Self.daemon(
+            answering: .init(status: 302, headers: ["Location": "http://portal.example/login"]))
+        _ = try await network.waitForStatus("a portal first") { $0.connectivity == .portal }
+        let before = server.requests
+        try server.answering(.init(status: 204))  // the user signed in
+        let result = try await network.reachd("check", "--json", "--socket", network.socketPath)
+        #expect(result.status == 0 && result.output.contains(#""connectivity":"full""#), "\(result.output)")
+        #expect(server.requests == before + 1)
+        _ = daemon
+    }
+
+    @Test func anOfflineHostMakesNoProbeAndAPathChangeIsProbedWithinASecond() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204), defaultRoute: false)
+        let offline = try await network.status()
+        #expect(offline.status.connectivity == .none && !offline.status.online)
+        try await Task.sleep(for: .seconds(2))
+        #expect(server.requests == 0, "no probe while not online by routes")
+
+        let changed = ContinuousClock.now
+        try await network.inHost("route add default via 10.77.0.1")
+        _ = try await eventually("probed after the route appeared", timeout: .seconds(5), every: .milliseconds(10)) {
+            server.requests == 1 ? true : nil
+        }
+        #expect(ContinuousClock.now - changed < .seconds(1))
+        _ = try await network.waitForStatus("full") { $0.connectivity == .full && $0.online }
+        _ = daemon
+    }
+
+    @Test func withoutTheCheckConnectivityIsUnknownAndOnlineIsByRoutes() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 302, headers: ["Location": "http://portal/"]))
+        let daemon = try await network.startDaemon()
+        let status = try await network.waitForStatus("online") { $0.reachability == .online }
+        #expect(status.connectivity == .unknown && status.online)
+        let check = try await network.reachd("check", "--json", "--socket", network.socketPath)
+        #expect(check.status == 0 && check.output.contains(#""connectivity":"unknown""#))
+        #expect(server.requests == 0)
+        _ = daemon
+    }
+}
