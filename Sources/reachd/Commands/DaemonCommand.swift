@@ -61,34 +61,78 @@ struct DaemonCommand: ParsableCommand {
             valueName: "seconds"))
     var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
 
+    /// Where the configuration file is read from by default.
+    static let defaultConfiguration = "/etc/reachd/reachd.conf"
+
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Run the connectivity check against this plain-HTTP URL (http://HOST[:PORT]/PATH): connectivity becomes full, portal or limited, and online needs full.",
+            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration); a missing file is an empty one.",
+            valueName: "path"))
+    var config = defaultConfiguration
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run the connectivity check against this plain-HTTP URL (http://HOST[:PORT]/PATH): connectivity becomes full, portal or limited, and online needs full. Overrides [connectivity] url.",
             valueName: "url"))
     var checkURL: String?
 
+    @Flag(name: .long, help: "No connectivity check, whatever the configuration says: connectivity stays unknown.")
+    var noCheck = false
+
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "What counts as online: status:CODE, header:NAME: VALUE or body:TEXT. Default: status:204.",
+            "What counts as online: status:CODE, header:NAME: VALUE or body:TEXT. Default: [connectivity] expect, else status:204.",
             valueName: "answer"))
-    var checkExpect = "status:204"
+    var checkExpect: String?
 
-    @Option(name: .long, help: ArgumentHelp("Seconds a check may take. Default: 5.", valueName: "seconds"))
-    var checkTimeout: Double = 5
+    @Option(name: .long, help: ArgumentHelp("Seconds a check may take. Default: [connectivity] timeout, else 5.", valueName: "seconds"))
+    var checkTimeout: Double?
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Seconds between checks of an unchanged path while the answer is full. Default: 300.", valueName: "seconds"))
-    var checkInterval: Double = 300
+        help: ArgumentHelp(
+            "Seconds between checks of an unchanged path while the answer is full. Default: [connectivity] interval, else 300.",
+            valueName: "seconds"))
+    var checkInterval: Double?
 
-    /// The check the flags ask for, or `nil`.
+    /// The check that the flags and the configuration file ask for, the flags
+    /// winning; `nil` when neither asks for one or `--no-check` says no.
     func connectivityCheck() throws -> ConnectivityCheck? {
-        guard let checkURL else { return nil }
+        guard !noCheck else { return nil }
+        let file = try ConfigurationFile.load(config)
+        let section = "connectivity"
+        // Every value is checked, used or not: a mistake shows when it is made,
+        // not on the day the check is switched on.
+        let enabled = try file?.bool(section, "enabled")
+        let fileTimeout = try file?.seconds(section, "timeout")
+        let fileInterval = try file?.seconds(section, "interval")
+        if let file, let url = file.string(section, "url") {
+            do throws(ConnectivityCheckError) {
+                _ = try ConnectivityCheck.parse(url: url, expectation: .status(204), timeout: .seconds(1), interval: .seconds(1))
+            } catch {
+                throw ConfigurationError.invalid(path: file.path, line: file.line(section, "url")!, reason: error.description)
+            }
+        }
+        if let file, let expect = file.string(section, "expect") {
+            do throws(ConnectivityCheckError) { _ = try ConnectivityCheck.parseExpectation(expect) } catch {
+                throw ConfigurationError.invalid(path: file.path, line: file.line(section, "expect")!, reason: error.description)
+            }
+        }
+        if let file, enabled == true, file.string(section, "url") == nil {
+            throw ConfigurationError.invalid(
+                path: file.path, line: file.line(section, "enabled")!, reason: "enabled = yes needs url = http://HOST[:PORT]/PATH")
+        }
+        guard let url = checkURL ?? (enabled == false ? nil : file?.string(section, "url")) else { return nil }
+        let expect = checkExpect ?? file?.string(section, "expect") ?? "status:204"
+        let timeout = checkTimeout ?? fileTimeout ?? 5
+        let interval = checkInterval ?? fileInterval ?? 300
+        // The flags were checked in validate(), the file's values above.
         return try ConnectivityCheck.parse(
-            url: checkURL, expectation: ConnectivityCheck.parseExpectation(checkExpect),
-            timeout: .milliseconds(Int64(checkTimeout * 1000)), interval: .milliseconds(Int64(checkInterval * 1000)))
+            url: url, expectation: ConnectivityCheck.parseExpectation(expect),
+            timeout: .milliseconds(Int64(timeout * 1000)), interval: .milliseconds(Int64(interval * 1000)))
     }
 
     func validate() throws {
@@ -98,12 +142,18 @@ struct DaemonCommand: ParsableCommand {
         if !(idleTimeout > 0) || !idleTimeout.isFinite {
             throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
         }
-        for (flag, value) in [("--check-timeout", checkTimeout), ("--check-interval", checkInterval)] where !(value > 0) || !value.isFinite {
-            throw ValidationError("\(flag) must be a positive number of seconds, not \(value).")
+        for (flag, value) in [("--check-timeout", checkTimeout), ("--check-interval", checkInterval)] {
+            if let value, !(value > 0) || !value.isFinite {
+                throw ValidationError("\(flag) must be a positive number of seconds, not \(value).")
+            }
         }
-        do { _ = try connectivityCheck() } catch let error as ConnectivityCheckError {
+        do throws(ConnectivityCheckError) {
+            if let checkURL { _ = try ConnectivityCheck.parse(url: checkURL, expectation: .status(204), timeout: .seconds(1), interval: .seconds(1)) }
+            if let checkExpect { _ = try ConnectivityCheck.parseExpectation(checkExpect) }
+        } catch {
             throw ValidationError("\(error)")
         }
+        if noCheck && checkURL != nil { throw ValidationError("--no-check and --check-url exclude each other; pick one.") }
     }
 
     func run() throws {
@@ -125,10 +175,15 @@ struct DaemonCommand: ParsableCommand {
         let limits = try ClientLimits(
             descriptorLimit: descriptorLimit, maxClients: maxClients, maxClientsPerUser: maxClientsPerUser,
             idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))
+        var check = try connectivityCheck()
+        if check != nil, let reason = HTTPProbe.forbidden() {
+            logger.error("running without the connectivity check: \(reason)")
+            check = nil
+        }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
-            socketPath: path, passedSocket: passed, limits: limits, check: try connectivityCheck(), stop: stop,
+            socketPath: path, passedSocket: passed, limits: limits, check: check, stop: stop,
             systemd: SystemdNotifier(), logger: logger)
         try server.run()
     }

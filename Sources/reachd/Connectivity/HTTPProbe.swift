@@ -17,6 +17,24 @@ enum HTTPProbe {
     /// Enough for any status line and headers; the body matters only at its start.
     static let responseLimit = 16 * 1024
 
+    /// Why this process may not make probes, or `nil` when it may: a service
+    /// whose unit forbids Internet sockets (`RestrictAddressFamilies=`) would
+    /// otherwise judge every probe `limited` and call an online host offline.
+    static func forbidden() -> String? {
+        for (family, name) in [(AF_INET, "AF_INET"), (AF_INET6, "AF_INET6")] {
+            let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            if fd >= 0 {
+                close(fd)
+                continue
+            }
+            // No IPv6 in this kernel is no policy; the check simply skips it.
+            if family == AF_INET6 && errno == EAFNOSUPPORT { continue }
+            return "cannot create \(name) sockets (\(String(cString: strerror(errno)))): "
+                + "allow them with RestrictAddressFamilies= in the unit, or pass --no-check"
+        }
+        return nil
+    }
+
     /// Resolves the check's host in `family`, connects out of `interface` and
     /// asks, all within the check's timeout (name resolution excepted: the C
     /// library's resolver has its own). The first address that answers decides.

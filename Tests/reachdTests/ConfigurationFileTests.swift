@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import reachd
+
+@Suite("The configuration file")
+struct ConfigurationFileTests {
+    static let shipped = TestInstallation.packageRoot.appendingPathComponent("systemd/reachd.conf").path
+
+    @Test func theShippedFileParsesIntoAWorkingCheck() throws {
+        let file = try #require(try ConfigurationFile.load(Self.shipped))
+        #expect(try file.bool("connectivity", "enabled") == true)
+        let command = try DaemonCommand.parse(["--config", Self.shipped])
+        let check = try #require(try command.connectivityCheck())
+        #expect(check.host == "nmcheck.gnome.org" && check.port == 80 && check.path == "/check_network_status.txt")
+        #expect(check.expectation == .header(name: "X-NetworkManager-Status", value: "online"))
+        #expect(check.timeout == .seconds(5) && check.interval == .seconds(300))
+    }
+
+    @Test func everyKnownKeyIsDocumentedInTheShippedFile() throws {
+        let lines = try String(contentsOfFile: Self.shipped, encoding: .utf8).split(separator: "\n").map(String.init)
+        for (section, keys) in ConfigurationFile.known {
+            #expect(lines.contains("[\(section)]"))
+            for key in keys {
+                let index = try #require(lines.firstIndex { $0.hasPrefix("\(key) = ") }, "\(key) is set in the shipped file")
+                #expect(index > 0 && lines[index - 1].hasPrefix("#"), "\(key) has comment lines above it")
+            }
+        }
+    }
+
+    @Test func flagsWinAndNoCheckWinsOverEverything() throws {
+        let flags = try DaemonCommand.parse(["--config", Self.shipped, "--check-url", "http://10.0.0.1:8080/generate_204",
+                                             "--check-expect", "status:204", "--check-interval", "60"])
+        let check = try #require(try flags.connectivityCheck())
+        #expect(check.host == "10.0.0.1" && check.expectation == .status(204) && check.interval == .seconds(60))
+        #expect(check.timeout == .seconds(5), "what no flag says still comes from the file")
+        #expect(try DaemonCommand.parse(["--config", Self.shipped, "--no-check"]).connectivityCheck() == nil)
+    }
+
+    @Test func noFileMeansNoCheckAndDisabledMeansNoCheck() throws {
+        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).connectivityCheck() == nil)
+        let disabled = try Self.write("[connectivity]\nenabled = no\nurl = http://example.com/\n")
+        #expect(try DaemonCommand.parse(["--config", disabled]).connectivityCheck() == nil)
+    }
+
+    @Test(arguments: [
+        ("[connectivity]\nintervall = 60\n", ":2: unknown key intervall in [connectivity]; known: enabled, expect, interval, timeout, url"),
+        ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity]"),
+        ("url = http://x/\n", ":1: url is outside any section; put it under [connectivity]"),
+        ("[connectivity]\nenabled = maybe\n", ":2: enabled = maybe is not yes or no"),
+        ("[connectivity]\ntimeout = -1\n", ":2: timeout = -1 is not a positive number of seconds"),
+        ("[connectivity]\njust words\n", ":2: \"just words\" is neither [section] nor key = value"),
+        ("[connectivity]\nenabled = yes\n", ":2: enabled = yes needs url = http://HOST[:PORT]/PATH"),
+        ("[connectivity]\n\nurl = https://example.com/\n", ":3: check URL \"https://example.com/\" is not plain HTTP"),
+        ("[connectivity]\nurl = http://example.com/\nexpect = 204\n", ":3: check expectation \"204\" is not status:CODE"),
+    ])
+    func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
+        let path = try Self.write(text)
+        #expect {
+            try DaemonCommand.parse(["--config", path]).connectivityCheck()
+        } throws: { error in
+            "\(error)".hasPrefix(path + says)
+        }
+    }
+
+    static func write(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-\(UUID().uuidString).conf").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
