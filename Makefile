@@ -7,6 +7,7 @@ BINDIR       ?= $(PREFIX)/bin
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 MANDIR       ?= $(PREFIX)/share/man
 DATADIR      ?= $(PREFIX)/share
+SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
 UNITS        := reachd.service reachd.socket reachd-wait-online.service
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -79,6 +80,9 @@ install: release
 	  install -Dm644 .build/$$unit $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
 	install -Dm644 $(MANUAL) $(DESTDIR)$(MANDIR)/man1/reachd.1
+	# The configuration, unless one is there already: an administrator's edits stay.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf ] || \
+	  install -Dm644 systemd/reachd.conf $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf
 	.build/release/reachd --generate-completion-script bash > .build/reachd.bash
 	.build/release/reachd --generate-completion-script zsh > .build/_reachd
 	.build/release/reachd --generate-completion-script fish > .build/reachd.fish
@@ -86,6 +90,7 @@ install: release
 	install -Dm644 .build/_reachd $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd
 	install -Dm644 .build/reachd.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
 
+# Leaves $(SYSCONFDIR)/reachd/reachd.conf, as Debian leaves a removed package's conffiles.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(MANDIR)/man1/reachd.1
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done

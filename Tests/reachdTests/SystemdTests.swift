@@ -48,17 +48,22 @@ struct SystemdUnitTests {
         #expect(result.error.isEmpty && result.output.isEmpty, "\(result.error)")
     }
 
-    @Test func theServiceIsHardenedToAnExposureOfOneOrLess() async throws {
+    /// 0.8 without Internet sockets; the connectivity check needs AF_INET and
+    /// AF_INET6 to any address (its URL is configurable), which costs 0.5,
+    /// and PrivateMounts=yes wins back 0.2 (the unit says so too).
+    @Test func theServiceIsHardenedToAnExposureOfOnePointOneOrLess() async throws {
         let result = try await Subprocess.run(
             ["/usr/bin/env", "systemd-analyze", "security", "--offline=true", unitFiles[0]])
         let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let score = line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
         let exposure = try #require(score, "no exposure in: \(result.output)")
-        #expect(exposure <= 1.0, "\(line)")
+        #expect(exposure <= 1.1, "\(line)")
     }
 
     @Test func installPutsTheBinaryUnitsManualAndCompletionsInPlace() throws {
         let prefix = TestInstallation.staged
+        let configuration = TestInstallation.packageRoot.appendingPathComponent(".build/test-root/etc/reachd/reachd.conf")
+        #expect(FileManager.default.fileExists(atPath: configuration.path), "the configuration, in SYSCONFDIR")
         for path in ["bin/reachd", "share/man/man1/reachd.1", "share/bash-completion/completions/reachd",
                      "share/zsh/site-functions/_reachd", "share/fish/vendor_completions.d/reachd.fish"] {
             #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(path).path), "\(path)")
@@ -79,13 +84,19 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
-        "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "wait-online",
+        "connectivity", "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop",
+        "wait-online",
     ]
 
     @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {
         let network = try await TestNetwork()
         try await network.inHost("link set vh up", "addr add 10.77.0.2/24 dev vh")
+        // The hardened service must be able to run the connectivity check.
+        let checkServer = try await CheckServer(in: network, answering: .init(status: 204))
         let scratch = network.directory
+        let configuration = scratch.appendingPathComponent("reachd.conf")
+        try "[connectivity]\nurl = \(checkServer.url)\nexpect = status:204\ntimeout = 2\n"
+            .write(to: configuration, atomically: true, encoding: .utf8)
         let output = scratch.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
         let script = TestInstallation.packageRoot.appendingPathComponent("Tests/reachdTests/Systemd/check.sh").path
@@ -121,12 +132,14 @@ struct SystemdContainerTests {
             "--bind-ro=\(checkUnit.path):/etc/systemd/system/check.service",
             "--bind-ro=\(dropIn.path):/etc/systemd/system/reachd.service.d/watchdog.conf",
             "--bind-ro=\(preset.path):/etc/systemd/system-preset/00-reachd-test.preset",
+            "--bind-ro=\(configuration.path):/etc/reachd/reachd.conf",
         ]
         for unit in TestInstallation.unitNames {
             arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")
         }
         arguments += ["systemd.firstboot=off", "systemd.wants=reachd.socket", "systemd.wants=check.service"]
         let container = try await Subprocess.run(arguments, timeout: .seconds(150))
+        withExtendedLifetime(checkServer) {}
 
         let results = (try? String(contentsOf: output.appendingPathComponent("results"), encoding: .utf8)) ?? ""
         let journal = (try? String(contentsOf: output.appendingPathComponent("journal"), encoding: .utf8)) ?? ""

@@ -41,6 +41,12 @@ ip route add default via 10.77.0.1
 route_change_shown() { status_starts "online ipv4=online ipv6=local via vh, gateway 10.77.0.1" && status_is_current; }
 check route-change wait_for 5 route_change_shown
 
+# 2b. The connectivity check (/etc/reachd/reachd.conf points at a server on
+# the gateway) works under the unit's sandbox: Internet sockets, a dynamic
+# user binding to the interface.
+connectivity_full() { "$reachd" status --json | grep -q '"connectivity":"full"'; }
+check connectivity wait_for 10 connectivity_full
+
 # 3. A dynamic user with no capabilities.
 pid=$(main_pid)
 # No awk: in a volatile root its /etc/alternatives link dangles.
