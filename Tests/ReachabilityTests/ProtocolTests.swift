@@ -34,6 +34,7 @@ struct ProtocolTests {
         #expect(json["ipv4"] as? String == "online")
         #expect(json["ipv6"] as? String == "local")
         #expect(json["connectivity"] as? String == "unknown")
+        #expect(json["portal_url"] is NSNull, "present, and null without a portal")
         #expect(json["seq"] as? Int == 7)
         #expect(json["changed_at"] as? String == "2026-09-21T14:13:20.250Z")
         #expect(json["source"] as? String == "daemon")
@@ -46,6 +47,17 @@ struct ProtocolTests {
         #expect(Set(interfaces[1].keys) == ["name", "index", "up", "carrier", "operstate", "loopback", "addresses"])
         let address = try #require((interfaces[1]["addresses"] as? [[String: Any]])?.first)
         #expect(Set(address.keys) == ["address", "prefix", "family", "scope"])
+    }
+
+    @Test func everyKeyOfAStatusIsInTheProtocolDocument() throws {
+        let document = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"),
+            encoding: .utf8)
+        let json = try object(DaemonMessage.status(Self.sample).line())
+        for key in json.keys {
+            #expect(document.contains("`\(key)`") || document.contains("\"\(key)\""), "\(key) is not in docs/PROTOCOL.md")
+        }
     }
 
     @Test func absentValuesAreExplicitNulls() throws {
