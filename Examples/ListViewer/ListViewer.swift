@@ -165,7 +165,7 @@ final class Screen: Sendable {
     }
 
     private func describe(_ state: PlaceholderState) -> String {
-        guard let content = catalog.content(for: state.kind) else {
+        guard let content = catalog.content(for: state) else {
             var banners: [String] = []
             if state.decoration.offlineBanner { banners.append("offline") }
             if let failure = state.decoration.refreshFailed { banners.append("refresh failed: \(failure)") }
@@ -181,12 +181,13 @@ final class Screen: Sendable {
         case .noData: tag = "noData"
         case .noNetwork: tag = "noNetwork"
         case .signInRequired: tag = "signInRequired"
+        case .noInternet: tag = "noInternet"
         case .failed(let failure): tag = "failed \(failure)"
         }
         let action: String
         switch content.action {
         case .retry: action = " [Retry]"
-        case .openSignIn: action = " [Sign in]"
+        case .openSignIn: action = " [Sign in" + (content.actionURL.map { " at \($0)" } ?? "") + "]"
         case .none: action = ""
         }
         return "[\(tag)] \(content.title): \(content.message)\(action)"

@@ -304,8 +304,68 @@ struct PlaceholderDescriptionTests {
     @Test func everyKindIsListedOnce() {
         let kinds = PlaceholderKind.allCases
         #expect(Set(kinds).count == kinds.count)
-        #expect(kinds.count == 5 + 9, "five kinds, and failed with each of nine failures")
+        #expect(kinds.count == 6 + 9, "six kinds, and failed with each of nine failures")
         #expect(kinds.contains(.failed(.unreachable(.tls))))
         #expect(kinds.filter { PlaceholderCatalog().content(for: $0) == nil } == [.content], "only rows need no placeholder")
+    }
+}
+
+/// Issue 9, the client side: what the connectivity check found reaches the screen.
+@Suite("Placeholders behind a portal or a limited network")
+struct PlaceholderConnectivityTests {
+    static func status(_ connectivity: Connectivity, reachability: ReachabilityLevel = .online, portalURL: String? = nil) -> NetworkStatus {
+        let family = FamilyStatus(
+            reachability: reachability, reason: nil,
+            path: reachability == .online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil)
+        let other = FamilyStatus(reachability: .offline, reason: .noRoute, path: nil)
+        return NetworkStatus(
+            ipv4: family, ipv6: other, connectivity: connectivity, portalURL: portalURL, interfaces: [], seq: 1,
+            changedAt: .now, source: .daemon)
+    }
+
+    @Test func aStatusBecomesTheConditionTheCheckFound() {
+        #expect(NetworkCondition(Self.status(.portal, portalURL: "http://portal/")) == .portal)
+        #expect(NetworkCondition(Self.status(.limited)) == .limited)
+        #expect(NetworkCondition(Self.status(.full)) == .online)
+        #expect(NetworkCondition(Self.status(.unknown)) == .online, "no check: the routes decide")
+        #expect(NetworkCondition(Self.status(.none, reachability: .local)) == .offline)
+    }
+
+    @Test func behindAPortalTheScreenSaysSignInAndWhere() {
+        var screen = Screen()
+        screen.record(screen.engine.networkChanged(.portal, portalURL: "http://portal.example/login", at: screen.at(0)))
+        #expect(screen.engine.shown == PlaceholderState(kind: .signInRequired, portalURL: "http://portal.example/login"))
+        let content = PlaceholderCatalog().content(for: screen.engine.shown!)
+        #expect(content?.action == .openSignIn && content?.actionURL == "http://portal.example/login")
+    }
+
+    @Test func aFailureBehindAPortalIsSignInWithItsURL() {
+        var screen = Screen()
+        screen.network(.online, 0)
+        screen.start(.initial, 1, 0)
+        screen.record(screen.engine.networkChanged(.portal, portalURL: "http://portal/", at: screen.at(100)))
+        screen.fail(.initial, 1, .unreachable(.dns), 200)
+        #expect(screen.engine.shown == PlaceholderState(kind: .signInRequired, portalURL: "http://portal/"))
+    }
+
+    @Test func aLimitedNetworkIsNoInternetAndItsRecoveryIsRetried() {
+        var screen = Screen()
+        screen.network(.limited, 0)
+        #expect(screen.kind == .noInternet, "never loaded: the network explains why")
+        screen.start(.initial, 1, 10)
+        screen.fail(.initial, 1, .unreachable(.timeout), 20)
+        #expect(screen.kind == .noInternet)
+        #expect(screen.network(.online, 500).contains(.retryRequested(attempt: 1)))
+        let content = PlaceholderCatalog().content(for: .noInternet)
+        #expect(content?.title == "No Internet" && content?.action == .retry)
+    }
+
+    @Test func rowsStayWithABannerWhateverTheNetworkLacks() {
+        for condition in [NetworkCondition.offline, .portal, .limited] {
+            var screen = Screen.loaded(rows: 3)
+            screen.network(condition, 10)
+            screen.advance(2010)
+            #expect(screen.kind == .content && screen.engine.shown?.decoration.offlineBanner == true, "\(condition)")
+        }
     }
 }

@@ -40,7 +40,7 @@ struct DocumentationExampleTests {
     /// The values an example may use without making them.
     static let parameters =
         "status: NetworkStatus, monitor: ReachabilityMonitor, engine: inout PlaceholderEngine, "
-        + "event: PlaceholderEvent, catalog: PlaceholderCatalog"
+        + "event: PlaceholderEvent, state: PlaceholderState, catalog: PlaceholderCatalog"
 
     static func examples() throws -> [Example] {
         var examples: [Example] = []

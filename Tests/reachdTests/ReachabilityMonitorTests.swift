@@ -174,3 +174,20 @@ struct ReachabilityMonitorDeliveryTests {
         #expect(await reports.next()?.seq == 7)
     }
 }
+
+/// The controller fed by a daemon behind a portal: the status's portal URL
+/// reaches the state shown.
+@Suite("A placeholder controller following a daemon behind a portal")
+struct PlaceholderPortalDeliveryTests {
+    static let portalLine = StatusCommandTests.newerDaemonsLine
+        .replacingOccurrences(of: #""connectivity":"unknown""#, with: #""connectivity":"portal","portal_url":"http://portal.example/login""#)
+
+    @Test func thePortalURLReachesTheState() async throws {
+        #expect(Self.portalLine.contains("portal_url"))
+        let daemon = try FakeDaemon(answering: Self.portalLine)
+        let controller = PlaceholderController()
+        controller.follow(ReachabilityMonitor(source: .daemon, socketPath: daemon.path))
+        var events = controller.events.makeAsyncIterator()
+        #expect(await events.next() == .willAppear(PlaceholderState(kind: .signInRequired, portalURL: "http://portal.example/login")))
+    }
+}

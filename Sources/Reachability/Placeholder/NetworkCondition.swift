@@ -7,19 +7,23 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
     case offline
     /// Behind a captive portal: the user must sign in.
     case portal
+    /// Connected, but the Internet does not answer: the connectivity check got
+    /// no answer (a dead uplink, a broken DNS).
+    case limited
 
-    /// Reads a reachd status: a portal if the connectivity check says so,
-    /// else online or offline.
+    /// Reads a reachd status: a portal or limited access if the connectivity
+    /// check says so, else online or offline as the routes say.
     ///
     /// ```swift
     /// for try await status in monitor.statuses() {
-    ///     engine.networkChanged(NetworkCondition(status), at: .now)
+    ///     _ = engine.networkChanged(NetworkCondition(status), portalURL: status.portalURL, at: .now)
     /// }
     /// ```
     public init(_ status: NetworkStatus) {
         switch status.connectivity {
         case .portal: self = .portal
-        case .unknown, .none, .limited, .full: self = status.online ? .online : .offline
+        case .limited: self = .limited
+        case .unknown, .none, .full: self = status.reachability == .online ? .online : .offline
         }
     }
 
@@ -27,7 +31,7 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
     public var isUsable: Bool {
         switch self {
         case .unknown, .online: true
-        case .offline, .portal: false
+        case .offline, .portal, .limited: false
         }
     }
 }

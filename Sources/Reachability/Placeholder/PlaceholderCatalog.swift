@@ -10,14 +10,21 @@ public struct PlaceholderContent: Sendable, Hashable {
     public var action: PlaceholderAction
     /// What a screen reader says for the whole placeholder.
     public var accessibilityLabel: String
+    /// What ``action`` opens: for ``PlaceholderAction/openSignIn``, the
+    /// portal's sign-in page when it is known.
+    public var actionURL: String?
 
     /// A placeholder's words, image and action.
-    public init(title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String) {
+    public init(
+        title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String,
+        actionURL: String? = nil
+    ) {
         self.title = title
         self.message = message
         self.imageName = imageName
         self.action = action
         self.accessibilityLabel = accessibilityLabel
+        self.actionURL = actionURL
     }
 }
 
@@ -42,7 +49,7 @@ public enum PlaceholderAction: Sendable, Hashable {
 public struct PlaceholderCatalog: Sendable {
     /// Which placeholder an override or a localisation key is for.
     public enum Key: String, Sendable, Hashable, CaseIterable {
-        case loading, noData, noNetwork, signInRequired
+        case loading, noData, noNetwork, signInRequired, noInternet
         case failedUnreachable, failedServer, failedClient, failedDecoding, failedOther
     }
 
@@ -54,6 +61,20 @@ public struct PlaceholderCatalog: Sendable {
 
     /// The plain English defaults, with no overrides and no localisation.
     public init() {}
+
+    /// The content for what `state` shows, with the portal's sign-in page as
+    /// the action's URL when known; `nil` for rows.
+    ///
+    /// ```swift
+    /// if let content = catalog.content(for: state), content.action == .openSignIn, let page = content.actionURL {
+    ///     print("sign in at", page)
+    /// }
+    /// ```
+    public func content(for state: PlaceholderState) -> PlaceholderContent? {
+        guard var content = content(for: state.kind) else { return nil }
+        if state.kind == .signInRequired { content.actionURL = state.portalURL }
+        return content
+    }
 
     /// The content for `kind`, or `nil` for `.content` (the rows speak for themselves).
     public func content(for kind: PlaceholderKind) -> PlaceholderContent? {
@@ -77,6 +98,7 @@ public struct PlaceholderCatalog: Sendable {
         case .noData: .noData
         case .noNetwork: .noNetwork
         case .signInRequired: .signInRequired
+        case .noInternet: .noInternet
         case .failed(let failure):
             switch failure {
             case .offline, .unreachable: .failedUnreachable
@@ -94,6 +116,7 @@ public struct PlaceholderCatalog: Sendable {
         case .noData: ("Nothing here yet", "There is nothing to show.", "tray", .none)
         case .noNetwork: ("No network", "Connect to the Internet and try again.", "wifi.slash", .retry)
         case .signInRequired: ("Sign in to the network", "This network needs you to sign in before it connects you to the Internet.", "person.badge.key", .openSignIn)
+        case .noInternet: ("No Internet", "You're connected to a network, but it doesn't reach the Internet. Check the router, or try again later.", "wifi.exclamationmark", .retry)
         case .failedUnreachable: ("Can't reach the server", "The server did not answer. Try again in a moment.", "exclamationmark.icloud", .retry)
         case .failedServer: ("Something went wrong", "The server had a problem. Try again later.", "exclamationmark.triangle", .retry)
         case .failedClient: ("Couldn't load this", "The request was refused.", "exclamationmark.triangle", .none)

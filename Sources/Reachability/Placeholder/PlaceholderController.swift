@@ -54,7 +54,7 @@ public final class PlaceholderController: Sendable {
     public func follow(_ monitor: ReachabilityMonitor) {
         let statuses = monitor.statuses()
         follow { [weak self] in
-            for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
+            for try await status in statuses { self?.networkChanged(NetworkCondition(status), portalURL: status.portalURL) }
             withExtendedLifetime(monitor) {}
         }
     }
@@ -63,7 +63,7 @@ public final class PlaceholderController: Sendable {
     public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
     where Statuses.Element == NetworkStatus {
         follow { [weak self] in
-            for try await status in statuses { self?.networkChanged(NetworkCondition(status)) }
+            for try await status in statuses { self?.networkChanged(NetworkCondition(status), portalURL: status.portalURL) }
         }
     }
 
@@ -89,7 +89,9 @@ public final class PlaceholderController: Sendable {
     package var wakeUps: Int { state.withLock { $0.wakeUps } }
 
     /// The network changed (``follow(_:)-(ReachabilityMonitor)`` calls this for you).
-    public func networkChanged(_ condition: NetworkCondition) { apply { $0.networkChanged(condition, at: $1) } }
+    public func networkChanged(_ condition: NetworkCondition, portalURL: String? = nil) {
+        apply { $0.networkChanged(condition, portalURL: portalURL, at: $1) }
+    }
     /// The list's rows changed outside a load (an edit, a deletion).
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
     /// A load began; see ``PlaceholderEngine/loadStarted(_:generation:at:)``.

@@ -66,11 +66,15 @@ public struct PlaceholderEngine: Sendable {
     // MARK: Inputs
 
     /// The network changed. Going down relabels the screen only after the offline grace; coming
-    /// back applies at once and, while a network failure is shown, asks for a retry.
-    public mutating func networkChanged(_ condition: NetworkCondition, at now: Instant) -> [PlaceholderEvent] {
+    /// back applies at once and, while a network failure is shown, asks for a retry. `portalURL`:
+    /// behind a portal, where to sign in (reachd's `portal_url`).
+    public mutating func networkChanged(
+        _ condition: NetworkCondition, portalURL: String? = nil, at now: Instant
+    ) -> [PlaceholderEvent] {
         let before = inputs.network
         let wasUsable = reportedNetwork.isUsable
         reportedNetwork = condition
+        inputs.portalURL = condition == .portal ? portalURL : nil
         if before == .online && !condition.isUsable {
             // Online to offline: only after the grace period.
             if networkLostAt == nil { networkLostAt = now }
@@ -222,7 +226,7 @@ public struct PlaceholderEngine: Sendable {
 
     private var shownInvitesRetry: Bool {
         switch shown?.kind {
-        case .noNetwork, .signInRequired: true
+        case .noNetwork, .signInRequired, .noInternet: true
         case .failed(let failure): failure.isNetworkClass
         case .content, .loading, .noData, nil: false
         }

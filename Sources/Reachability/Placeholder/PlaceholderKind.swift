@@ -8,8 +8,11 @@ public enum PlaceholderKind: Sendable, Hashable {
     case noData
     /// The list cannot load because the host is offline.
     case noNetwork
-    /// A captive portal stands between the host and the Internet.
+    /// A captive portal stands between the host and the Internet; the state's
+    /// ``PlaceholderState/portalURL`` says where to sign in, when known.
     case signInRequired
+    /// Connected to a network that does not reach the Internet.
+    case noInternet
     /// The last load failed for this reason.
     case failed(LoadFailure)
 }
@@ -75,7 +78,7 @@ extension PlaceholderKind: CaseIterable {
     /// }
     /// ```
     public static var allCases: [PlaceholderKind] {
-        [.content, .loading, .noData, .noNetwork, .signInRequired]
+        [.content, .loading, .noData, .noNetwork, .signInRequired, .noInternet]
             + LoadFailure.allCases.map { .failed($0) }
     }
 }
@@ -98,6 +101,7 @@ extension PlaceholderKind: CustomStringConvertible {
         case .noData: "noData"
         case .noNetwork: "noNetwork"
         case .signInRequired: "signInRequired"
+        case .noInternet: "noInternet"
         case .failed(let failure): "failed(\(failure))"
         }
     }

@@ -10,6 +10,8 @@ struct PlaceholderInputs: Sendable, Hashable {
     var lastRefresh: RefreshOutcome?
     var appendFooter: AppendFooter?
     var forced: PlaceholderKind?
+    /// The portal's sign-in page, while the network is a portal.
+    var portalURL: String?
     var suppressed = false
 }
 
@@ -39,7 +41,7 @@ enum PlaceholderRules {
             var refreshFailure: LoadFailure?
             if case .failed(let failure, _) = inputs.lastRefresh { refreshFailure = failure }
             let decoration = ContentDecoration(
-                offlineBanner: inputs.network == .offline,
+                offlineBanner: inputs.network.explains != nil,
                 refreshFailed: refreshFailure,
                 appendFooter: inputs.appendFooter)
             return PlaceholderState(kind: .content, decoration: decoration, isRefreshing: refreshing)
@@ -48,13 +50,16 @@ enum PlaceholderRules {
         guard let last = inputs.lastRefresh else {
             // 3. The first load is under way: loading, never "empty".
             if refreshing { return PlaceholderState(kind: .loading) }
-            // 5. Nothing loaded, nothing under way: offline says why nothing
-            // will load; otherwise there is nothing to say yet.
-            return inputs.network == .offline ? PlaceholderState(kind: .noNetwork) : nil
+            // 5. Nothing loaded, nothing under way: a network that does not
+            // reach the Internet says why nothing will load; otherwise there is
+            // nothing to say yet.
+            return inputs.network.explains.map { PlaceholderState(kind: $0, portalURL: inputs.portalURL) }
         }
         // 4. A refresh after an earlier result keeps showing that result.
         // 6-8. The last result decides.
-        return PlaceholderState(kind: kind(after: last, network: inputs.network), isRefreshing: refreshing)
+        let kind = kind(after: last, network: inputs.network)
+        return PlaceholderState(
+            kind: kind, isRefreshing: refreshing, portalURL: kind == .signInRequired ? inputs.portalURL : nil)
     }
 
     private static func kind(after outcome: RefreshOutcome, network: NetworkCondition) -> PlaceholderKind {
@@ -63,14 +68,27 @@ enum PlaceholderRules {
             if failure.isNetworkClass {
                 // 6. The network explains the failure: as it is now, or as it
                 // was when the load failed.
-                if network == .portal || networkDown == .portal { return .signInRequired }
-                if failure == .offline || network == .offline || networkDown == .offline { return .noNetwork }
+                if let explained = network.explains ?? networkDown?.explains { return explained }
+                if failure == .offline { return .noNetwork }
             }
             // 7. Anything else is the server's or the app's.
             return .failed(failure)
         case .succeeded(let fromCache):
             // 8. An empty list from a cache while offline says nothing about the data.
-            return fromCache && network == .offline ? .noNetwork : .noData
+            return fromCache ? network.explains ?? .noData : .noData
+        }
+    }
+}
+
+extension NetworkCondition {
+    /// The placeholder this network explains an empty or failed list with, if
+    /// any: offline is "no network", a portal "sign in", limited "no Internet".
+    var explains: PlaceholderKind? {
+        switch self {
+        case .offline: .noNetwork
+        case .portal: .signInRequired
+        case .limited: .noInternet
+        case .unknown, .online: nil
         }
     }
 }
