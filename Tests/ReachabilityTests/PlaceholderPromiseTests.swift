@@ -348,6 +348,20 @@ struct PlaceholderConnectivityTests {
         #expect(screen.engine.shown == PlaceholderState(kind: .signInRequired, portalURL: "http://portal/"))
     }
 
+    @Test(arguments: [LoadFailure.decoding, .server(status: 500), .client(status: 403)])
+    func anyFailureBehindAPortalIsThePortals(failure: LoadFailure) {
+        var screen = Screen()
+        screen.record(screen.engine.networkChanged(.portal, portalURL: "http://portal/", at: screen.at(0)))
+        screen.start(.initial, 1, 10)
+        screen.fail(.initial, 1, failure, 20)
+        #expect(screen.kind == .signInRequired, "its sign-in page, not the server's failure")
+        var online = Screen()
+        online.network(.online, 0)
+        online.start(.initial, 1, 10)
+        online.fail(.initial, 1, failure, 20)
+        #expect(online.kind == .failed(failure))
+    }
+
     @Test func aLimitedNetworkIsNoInternetAndItsRecoveryIsRetried() {
         var screen = Screen()
         screen.network(.limited, 0)

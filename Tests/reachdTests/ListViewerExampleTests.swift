@@ -15,27 +15,41 @@ struct ListViewerExampleTests {
         .appendingPathComponent("Examples/ListViewer/item-server.py").path
     static let viewer = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("ListViewer").path
 
-    @Test func itSwitchesBetweenItemsNoDataFailedAndNoNetwork() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
+    /// The item server in the gateway namespace, answering what `serve` writes.
+    static func itemServer(in network: TestNetwork) throws -> (server: Subprocess, serve: (String) throws -> Void) {
         let state = network.directory.appendingPathComponent("state.json")
-        func serve(_ json: String) throws { try json.write(to: state, atomically: true, encoding: .utf8) }
-        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
+        let serve = { (json: String) throws in try json.write(to: state, atomically: true, encoding: .utf8) }
+        try serve(#"{"status": 200, "items": []}"#)
         let server = try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.gateway, "python3", Self.server,
             "--port", "8080", "--state", state.path,
         ])
-        // No daemon: the viewer's ReachabilityMonitor follows netlink in-process.
-        let viewer = try Subprocess([
+        return (server, serve)
+    }
+
+    static func viewer(in network: TestNetwork) throws -> Subprocess {
+        try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.host, Self.viewer,
             "--url", "http://10.77.0.1:8080/items", "--refresh", "0.3", "--socket", network.socketPath,
         ])
-        func shows(_ prefix: String, _ what: String, timeout: Duration = .seconds(15)) async throws {
-            _ = try await eventually("the viewer shows \(what)", timeout: timeout) { () -> Bool? in
-                guard viewer.isRunning else { throw HarnessError.commandFailed("viewer exited: \(viewer.errorOutput)") }
-                return viewer.outputLines.last { $0.hasPrefix("[") }?.hasPrefix(prefix) == true ? true : nil
-            }
+    }
+
+    /// Waits until the viewer's last block starts with `prefix`.
+    static func shows(_ viewer: Subprocess, _ prefix: String, _ what: String, timeout: Duration = .seconds(15)) async throws {
+        _ = try await eventually("the viewer shows \(what)", timeout: timeout) { () -> Bool? in
+            guard viewer.isRunning else { throw HarnessError.commandFailed("viewer exited: \(viewer.errorOutput)") }
+            return viewer.outputLines.last { $0.hasPrefix("[") }?.hasPrefix(prefix) == true ? true : nil
         }
+    }
+
+    @Test func itSwitchesBetweenItemsNoDataFailedAndNoNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let (server, serve) = try Self.itemServer(in: network)
+        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
+        // No daemon: the viewer's ReachabilityMonitor follows netlink in-process.
+        let viewer = try Self.viewer(in: network)
+        func shows(_ prefix: String, _ what: String) async throws { try await Self.shows(viewer, prefix, what) }
 
         try await shows("[content] 2 items", "the items")
         #expect(viewer.output.contains("  - apple\n  - pear"))
@@ -63,5 +77,32 @@ struct ListViewerExampleTests {
         #expect(afterOutage.contains { $0.hasPrefix("[retry] the network is back") },
                 "the engine, not only the periodic refresh, asked for the reload: \(viewer.output)")
         _ = server
+    }
+
+    @Test func behindAFakePortalItSaysSignInAndTheItemsReturnAfterSigningIn() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        // The portal: the daemon's check is sent to its sign-in page, and the
+        // list's own request gets that page too.
+        let portal = try await CheckServer(
+            in: network, answering: .init(status: 302, headers: ["Location": "http://10.77.0.1:8081/login"]), port: 8081)
+        let (server, serve) = try Self.itemServer(in: network)
+        try serve(#"{"status": 200, "body": "<html>Sign in to Hotel Wi-Fi</html>"}"#)
+        let daemon = try await network.startDaemon(["--check-url", portal.url])
+        let viewer = try Self.viewer(in: network)
+
+        try await Self.shows(viewer, "[signInRequired]", "sign in")
+        let signIn = viewer.outputLines.last { $0.hasPrefix("[signInRequired]") } ?? ""
+        #expect(signIn.hasSuffix("[Sign in at http://10.77.0.1:8081/login]"), "\(signIn)")
+
+        // The user signs in: the portal lets everything through, and checks again.
+        try portal.answering(.init(status: 204))
+        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
+        let check = try await network.reachd("check", "--socket", network.socketPath)
+        #expect(check.status == 0, "\(check.output) \(check.error)")
+        try await Self.shows(viewer, "[content] 2 items", "the items after signing in")
+        let afterPortal = viewer.outputLines.drop { !$0.hasPrefix("[signInRequired]") }
+        #expect(afterPortal.contains { $0.hasPrefix("[retry] the network is back") }, "\(viewer.output)")
+        _ = (server, daemon)
     }
 }

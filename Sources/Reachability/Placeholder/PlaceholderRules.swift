@@ -65,6 +65,9 @@ enum PlaceholderRules {
     private static func kind(after outcome: RefreshOutcome, network: NetworkCondition) -> PlaceholderKind {
         switch outcome {
         case .failed(let failure, let networkDown):
+            // Behind a portal whatever answered was most likely the portal
+            // (its sign-in page does not decode as the list): sign in first.
+            if network == .portal || networkDown == .portal { return .signInRequired }
             if failure.isNetworkClass {
                 // 6. The network explains the failure: as it is now, or as it
                 // was when the load failed.
