@@ -8,6 +8,8 @@
    statuses published meanwhile (should be just the marker), and resyncs.
 3. Idle: system calls made by an idle daemon over 10 seconds (strace -c -f).
 4. In-process `reachd status` with N routes.
+5. The connectivity check: the daemon's start-up and RSS without it, and with
+   it on after a probe against a server in the gateway namespace.
 """
 import json
 import os
@@ -161,6 +163,52 @@ def idle_syscalls():
         net.close()
 
 
+CHECK_SERVER = """
+import http.server
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("0.0.0.0", 8080), Handler).serve_forever()
+"""
+
+
+def connectivity_check_cost():
+    """(label, first answer in s, RSS in KiB after a check, threads) without and with the check."""
+    rows = []
+    for label, extra in (("without the check", []), ("with the check on", ["--check-url", "http://10.77.0.1:8080/generate_204"])):
+        net = Network()
+        server = subprocess.Popen(["ip", "netns", "exec", net.gw, "python3", "-c", CHECK_SERVER])
+        try:
+            time.sleep(0.3)
+            start = time.monotonic()
+            log = open(os.path.join(net.dir, "daemon.log"), "w")
+            daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock] + extra, stderr=log)
+            while True:
+                try:
+                    s = connect(net.sock)
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    time.sleep(0.002)
+            elapsed = time.monotonic() - start
+            s.sendall(b'{"op":"check"}\n')
+            connectivity = read_status(s.makefile())["connectivity"]
+            s.close()
+            time.sleep(0.3)
+            threads = len(os.listdir(f"/proc/{daemon.pid}/task"))
+            rows.append((label, elapsed, rss_kib(daemon.pid), threads, connectivity))
+            daemon.terminate()
+            daemon.wait()
+        finally:
+            server.kill()
+            server.wait()
+            net.close()
+    return rows
+
+
 def main():
     routes_count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     if os.geteuid() != 0:
@@ -179,6 +227,10 @@ def main():
               f"ip -batch took {r['ip_batch_s']:.2f} s, daemon settled {r['settled_s'] - r['ip_batch_s']:.3f} s "
               f"after it; statuses published: {r['published']} (the marker only: seq {r['seq'][0]} -> {r['seq'][1]})")
     print(f"  overrun resyncs: {resyncs}; daemon RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB")
+    print("\nconnectivity check (a plain-HTTP probe per online family, on a thread of its own):")
+    for label, elapsed, rss, threads, connectivity in connectivity_check_cost():
+        print(f"  {label:18} first answer after {elapsed * 1000:5.1f} ms, RSS {rss / 1024:5.1f} MiB "
+              f"after a check (connectivity {connectivity}), {threads} thread(s)")
     print("\nidle daemon, 10 s under strace -c -f (system calls made):")
     lines = idle_syscalls()
     print("\n".join("  " + l for l in lines) if lines else "  none")
