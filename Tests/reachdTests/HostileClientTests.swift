@@ -263,7 +263,12 @@ struct HostileClientTests {
             umask 077 && exec /usr/bin/strace -f -qq -o \(trace) -e trace=chmod,fchmodat,fchmod \
             \(Reachd.binary) daemon --socket \(network.socketPath)
             """])
-        defer { daemon.signal(SIGTERM) }
+        defer {
+            // strace detaches from its tracee when stopped: stop the daemon itself.
+            let children = (try? String(contentsOfFile: "/proc/\(daemon.pid)/task/\(daemon.pid)/children", encoding: .utf8)) ?? ""
+            for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, SIGTERM) }
+            daemon.signal(SIGTERM)
+        }
         _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: network.socketPath).fetchStatus() }
         var info = stat()
         #expect(lstat(network.socketPath, &info) == 0)
