@@ -26,29 +26,29 @@ struct ConnectivityCheckTests {
     @Test func a204IsFullAndOnline() async throws {
         let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
         let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
-        #expect(status.connectivity == .full && status.online && status.portalURL == nil, "\(status)")
+        #expect(status.connectivity == .full && status.online && status.portalURL == nil, "\(status)\n\(daemon.errorOutput.suffix(1500))")
         #expect(server.requests == 1)
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func aRedirectIsAPortalWithItsSignInURLAndNotOnline() async throws {
-        let (network, _, daemon) = try await Self.daemon(
+        let (network, server, daemon) = try await Self.daemon(
             answering: .init(status: 302, headers: ["Location": "http://portal.example/login"]))
         let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
-        #expect(status.connectivity == .portal && status.portalURL == "http://portal.example/login", "\(status)")
+        #expect(status.connectivity == .portal && status.portalURL == "http://portal.example/login", "\(status)\n\(daemon.errorOutput.suffix(1500))")
         #expect(!status.online && status.reachability == .online, "routes say online; the Internet does not answer")
         let result = try await network.reachd("status", "--socket", network.socketPath)
         #expect(result.status == 1 && result.output.contains("sign in at http://portal.example/login"), "\(result.output)")
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func theWrongBodyIsAPortal() async throws {
-        let (network, _, daemon) = try await Self.daemon(
+        let (network, server, daemon) = try await Self.daemon(
             answering: .init(status: 200, body: "<html>Welcome to Hotel Wi-Fi</html>"),
             "--check-expect", "body:NetworkManager is online")
         let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
-        #expect(status.connectivity == .portal && status.portalURL == nil && !status.online, "\(status)")
-        _ = daemon
+        #expect(status.connectivity == .portal && status.portalURL == nil && !status.online, "\(status)\n\(daemon.errorOutput.suffix(1500))")
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func noServerIsLimitedAndItsReturnIsSeenByACheck() async throws {
@@ -60,7 +60,7 @@ struct ConnectivityCheckTests {
         try await server.start()
         let full = try await network.reachd("check", "--json", "--socket", network.socketPath)
         #expect(full.status == 0 && full.output.contains(#""connectivity":"full""#), "\(full.output) \(full.error)")
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func noAnswerAtAllIsLimitedAfterTheTimeout() async throws {
@@ -70,9 +70,9 @@ struct ConnectivityCheckTests {
         let daemon = try await network.startDaemon("--check-url", "http://10.77.0.99:8080/generate_204", "--check-timeout", "0.5")
         let started = ContinuousClock.now
         let status = try await network.waitForStatus("the check gives up") { $0.connectivity != .unknown }
-        #expect(status.connectivity == .limited && !status.online, "\(status)")
+        #expect(status.connectivity == .limited && !status.online, "\(status)\n\(daemon.errorOutput.suffix(1500))")
         #expect(ContinuousClock.now - started < .seconds(3))
-        _ = daemon
+        withExtendedLifetime(daemon) {}
     }
 
     @Test func reachdCheckProbesAgainAfterSigningIn() async throws {
@@ -84,7 +84,7 @@ struct ConnectivityCheckTests {
         let result = try await network.reachd("check", "--json", "--socket", network.socketPath)
         #expect(result.status == 0 && result.output.contains(#""connectivity":"full""#), "\(result.output)")
         #expect(server.requests == before + 1)
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func anOfflineHostMakesNoProbeAndAPathChangeIsProbedWithinASecond() async throws {
@@ -101,7 +101,7 @@ struct ConnectivityCheckTests {
         }
         #expect(ContinuousClock.now - changed < .seconds(1))
         _ = try await network.waitForStatus("full") { $0.connectivity == .full && $0.online }
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 
     @Test func withoutTheCheckConnectivityIsUnknownAndOnlineIsByRoutes() async throws {
@@ -114,6 +114,6 @@ struct ConnectivityCheckTests {
         let check = try await network.reachd("check", "--json", "--socket", network.socketPath)
         #expect(check.status == 0 && check.output.contains(#""connectivity":"unknown""#))
         #expect(server.requests == 0)
-        _ = daemon
+        withExtendedLifetime((server, daemon)) {}
     }
 }

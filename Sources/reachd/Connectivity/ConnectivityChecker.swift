@@ -1,3 +1,4 @@
+import Logging
 import Reachability
 import Synchronization
 
@@ -10,6 +11,10 @@ import Synchronization
 final class ConnectivityChecker {
     /// The first retry after a result other than `full`; it doubles up to the interval.
     static let firstRetry: Duration = .seconds(5)
+    /// How soon a probe that got no answer is confirmed by a second one, before
+    /// `limited` is believed: one dropped connection must not tell every client
+    /// that a working network has no Internet.
+    static let confirmation: Duration = .milliseconds(500)
 
     private struct FamilyState {
         /// The path being checked; `nil` while the family is not online.
@@ -21,9 +26,12 @@ final class ConnectivityChecker {
         var probeInFlight: Int?
         /// Verdicts other than `full` in a row, for the backoff.
         var misses = 0
+        /// A probe got no answer; a second one, due soon, decides.
+        var confirming = false
     }
 
     let check: ConnectivityCheck
+    private let logger: Logger
     /// Readable when a probe has finished: poll it, then call ``collect(now:)``.
     let wake: WakeSignal
     private var families: [AddressFamily: FamilyState] = [.ipv4: FamilyState(), .ipv6: FamilyState()]
@@ -37,8 +45,9 @@ final class ConnectivityChecker {
     /// Probes started so far, for the log.
     private(set) var probesStarted = 0
 
-    init(check: ConnectivityCheck) throws {
+    init(check: ConnectivityCheck, logger: Logger) throws {
         self.check = check
+        self.logger = logger
         wake = try WakeSignal()
     }
 
@@ -70,9 +79,12 @@ final class ConnectivityChecker {
         families.values.filter { $0.probeInFlight == nil }.compactMap(\.nextProbe).min()
     }
 
-    /// Whether a probe is under way or due now: a `reachd check` waits for both.
+    /// Whether a probe is under way, due now, or confirming a failure: a
+    /// `reachd check` waits for all three.
     func isBusy(now: ContinuousClock.Instant) -> Bool {
-        families.values.contains { $0.probeInFlight != nil || ($0.path != nil && ($0.nextProbe.map { $0 <= now } ?? false)) }
+        families.values.contains {
+            $0.probeInFlight != nil || $0.confirming || ($0.path != nil && ($0.nextProbe.map { $0 <= now } ?? false))
+        }
     }
 
     /// Makes every online family due now (`reachd check`); one already being
@@ -116,9 +128,24 @@ final class ConnectivityChecker {
             // Stale: the path changed (or went) while it ran.
             guard var state = families[family], state.probeInFlight == probe else { continue }
             let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation)
+            let answer: String = switch outcome {
+            case .answered(let response): "HTTP \(response.status)"
+            case .failed(let failure): failure.rawValue
+            }
+            logger.log(
+                level: state.verdict == verdict ? .debug : .info, "connectivity check",
+                metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
+                           "check.verdict": "\(verdict.connectivity.rawValue)"])
+            state.probeInFlight = nil
+            if verdict.connectivity == .limited, !state.confirming, state.verdict?.connectivity != .limited {
+                state.confirming = true
+                state.nextProbe = now + Self.confirmation
+                families[family] = state
+                continue
+            }
+            state.confirming = false
             changed = changed || state.verdict != verdict
             state.verdict = verdict
-            state.probeInFlight = nil
             state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
             // A `reachd check` that came while it ran asks again, from now:
             // the user may just have signed in.

@@ -13,7 +13,7 @@ enum ProbeFailure: String, Equatable, Sendable {
     case refused = "the connection was refused"
     case timeout = "no answer in time"
     case unreachable = "the address is unreachable"
-    case broken = "the connection broke"
+    case broken = "the connection closed without an HTTP answer"
 }
 
 /// A probe's verdict: the `connectivity` of one family, and where a portal

@@ -108,7 +108,8 @@ enum HTTPProbe {
             received += chunk[0..<count]
         }
         guard let response = HTTPResponse(parsing: received) else {
-            return .failed(received.isEmpty ? .timeout : .broken)
+            // Nothing, or not HTTP: by the deadline, or because the server closed.
+            return .failed(received.isEmpty && ContinuousClock.now >= deadline ? .timeout : .broken)
         }
         return .answered(response)
     }

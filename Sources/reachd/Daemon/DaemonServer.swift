@@ -58,7 +58,7 @@ final class DaemonServer {
         self.systemd = systemd
         self.limits = limits
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
-        let checker = try check.map { try ConnectivityChecker(check: $0) }
+        let checker = try check.map { try ConnectivityChecker(check: $0, logger: logger) }
         self.checker = checker
         if let checker {
             watcher.connectivity = { ipv4, ipv6 in checker.connectivity(ipv4: ipv4, ipv6: ipv6, now: .now) }

@@ -25,7 +25,10 @@ final class FakeDaemon: @unchecked Sendable {
 
     private let accepted = Counter()
 
+    /// `readsRequest`: wait for the client's request line before answering, as
+    /// the daemon does; a refusal, like the daemon's, is written without reading.
     init(answering answer: String = fromTheFuture) throws {
+        let readsRequest = answer != Self.refusing
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("reachd.sock").path
@@ -39,6 +42,12 @@ final class FakeDaemon: @unchecked Sendable {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
                 accepted.value.add(1, ordering: .relaxed)
+                if readsRequest {
+                    var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                    var byte: UInt8 = 0
+                    // Up to the request's newline, for a second at most.
+                    while poll(&pending, 1, 1000) > 0, recv(client, &byte, 1, 0) == 1, byte != 10 {}
+                }
                 try? UnixSocket.writeAll(client, line)
                 close(client)
             }
