@@ -35,6 +35,13 @@ struct NetlinkDecoderTests {
         #expect(vh.name == "vh")
         #expect(!vh.isUp && !vh.hasCarrier && !vh.isLoopback)
         #expect(vh.operstateName == "down")
+        #expect(vh.kind == "veth" && vh.hardwareType == 1, "made through rtnetlink, an Ethernet-like link")
+    }
+
+    @Test func loopbackHasItsOwnHardwareTypeAndNoKind() throws {
+        let events = try lifecycle.step("ip link set lo up").events
+        guard case .linkChanged(let lo) = try #require(events.first) else { return }
+        #expect(lo.hardwareType == 772 && lo.kind == nil, "ARPHRD_LOOPBACK")
     }
 
     @Test func theKernelAnnouncesAutomaticLinkLocalOnlyAfterDuplicateAddressDetection() throws {

@@ -44,7 +44,8 @@ struct ProtocolTests {
         #expect(primary["family"] as? String == "ipv4")
         #expect(primary["gateway"] as? String == "192.0.2.1")
         let interfaces = try #require(json["interfaces"] as? [[String: Any]])
-        #expect(Set(interfaces[1].keys) == ["name", "index", "up", "carrier", "operstate", "loopback", "addresses"])
+        #expect(Set(interfaces[1].keys) == ["name", "index", "up", "carrier", "operstate", "loopback", "addresses", "metered"])
+        #expect(json["metered"] as? Bool == false)
         let address = try #require((interfaces[1]["addresses"] as? [[String: Any]])?.first)
         #expect(Set(address.keys) == ["address", "prefix", "family", "scope"])
     }

@@ -15,11 +15,14 @@ public struct InterfaceStatus: Codable, Sendable, Hashable {
     public var loopback: Bool
     /// Its addresses of both families, as the kernel lists them.
     public var addresses: [InterfaceAddress]
+    /// Whether traffic over it may cost money: configured, or guessed from the
+    /// link's kind (a modem, PPP, tethering).
+    public var metered: Metering
 
     /// A link as reported by the kernel.
     public init(
         name: String, index: Int, up: Bool, carrier: Bool, operstate: String,
-        loopback: Bool, addresses: [InterfaceAddress]
+        loopback: Bool, addresses: [InterfaceAddress], metered: Metering = .no
     ) {
         self.name = name
         self.index = index
@@ -28,6 +31,24 @@ public struct InterfaceStatus: Codable, Sendable, Hashable {
         self.operstate = operstate
         self.loopback = loopback
         self.addresses = addresses
+        self.metered = metered
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, index, up, carrier, operstate, loopback, addresses, metered
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        index = try container.decode(Int.self, forKey: .index)
+        up = try container.decode(Bool.self, forKey: .up)
+        carrier = try container.decode(Bool.self, forKey: .carrier)
+        operstate = try container.decode(String.self, forKey: .operstate)
+        loopback = try container.decode(Bool.self, forKey: .loopback)
+        addresses = try container.decode([InterfaceAddress].self, forKey: .addresses)
+        // Absent from daemons that predate metering.
+        metered = try container.decodeIfPresent(Metering.self, forKey: .metered) ?? .no
     }
 }
 

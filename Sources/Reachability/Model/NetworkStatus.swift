@@ -63,6 +63,14 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public var primary: NetworkPath? { ipv6.path ?? ipv4.path }
 
     /// The state of one family: ``ipv4`` or ``ipv6``.
+    /// Whether the primary path leaves through a metered interface (NWPath's
+    /// `isExpensive`): defer large downloads and background sync while it does.
+    public var metered: Bool {
+        guard let primary else { return false }
+        return interfaces.first { $0.index == primary.index }?.metered.isMetered ?? false
+    }
+
+    /// The state of one family: ``ipv4`` or ``ipv6``.
     public func family(_ family: AddressFamily) -> FamilyStatus {
         switch family {
         case .ipv4: ipv4
@@ -80,6 +88,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
         case portalURL = "portal_url"
+        case metered
         case seq
         case changedAt = "changed_at"
         case source
@@ -118,6 +127,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
         try container.encode(portalURL, forKey: .portalURL)
+        try container.encode(metered, forKey: .metered)
         try container.encode(primary, forKey: .primary)
         try container.encode(Families(ipv4: ipv4, ipv6: ipv6), forKey: .families)
         try container.encode(interfaces, forKey: .interfaces)

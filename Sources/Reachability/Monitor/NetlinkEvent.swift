@@ -27,6 +27,11 @@ struct LinkRecord: Sendable, Hashable {
     var isLoopback: Bool
     /// IF_OPER_* from the kernel.
     var operationalState: UInt8
+    /// ARPHRD_* (1 Ethernet, 512 PPP, 65534 none: tunnels, raw-IP modems).
+    var hardwareType: UInt32 = 1
+    /// IFLA_INFO_KIND for links made through rtnetlink (`veth`, `wireguard`,
+    /// `wwan`); `nil` for most hardware.
+    var kind: String? = nil
 
     /// The kernel's names for RFC 2863 states, as `ip link` prints them.
     var operstateName: String {

@@ -29,6 +29,12 @@ package final class NetworkWatcher {
     /// How many times the event socket overran and was resynchronised.
     private var resyncCount = 0
 
+    /// Interfaces whose metering the configuration says (`[metered]`), by name.
+    package var meteredOverrides: [String: Bool] = [:]
+    /// Each link's guess, read from sysfs once per link (and name), never per
+    /// route event.
+    private var meteringGuesses: [Int: (name: String, guess: Metering)] = [:]
+
     /// What a connectivity check says about the families' paths: the daemon's
     /// checker. Asked on every evaluation, so a status is published once, with
     /// its connectivity; without one, connectivity is `.unknown`.
@@ -114,7 +120,7 @@ package final class NetworkWatcher {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
-        return try evaluate(table, queries, &publisher, connectivity: nil)!
+        return try evaluate(table, queries, &publisher, connectivity: nil, metering: guessMetering(of:))!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -124,12 +130,28 @@ package final class NetworkWatcher {
     }
 
     private func evaluate() throws(NetlinkError) -> NetworkStatus? {
-        try Self.evaluate(table, queries, &publisher, connectivity: connectivity)
+        try Self.evaluate(table, queries, &publisher, connectivity: connectivity) { self.metering(of: $0) }
+    }
+
+    /// The configuration's word for `link`, else its guess (cached).
+    private func metering(of link: LinkRecord) -> Metering {
+        if let said = meteredOverrides[link.name] { return said ? .yes : .no }
+        if let cached = meteringGuesses[link.index], cached.name == link.name { return cached.guess }
+        let guess = Self.guessMetering(of: link)
+        meteringGuesses[link.index] = (link.name, guess)
+        return guess
+    }
+
+    private static func guessMetering(of link: LinkRecord) -> Metering {
+        let facts = LinkFacts.read(interface: link.name)
+        return MeteringGuess.guess(
+            hardwareType: link.hardwareType, kind: link.kind, deviceType: facts.deviceType, driver: facts.driver)
     }
 
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
-        connectivity: ((FamilyStatus, FamilyStatus) -> (Connectivity, portalURL: String?))?
+        connectivity: ((FamilyStatus, FamilyStatus) -> (Connectivity, portalURL: String?))?,
+        metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> NetworkStatus? {
         func family(_ family: AddressFamily) throws(NetlinkError) -> FamilyStatus {
             let destination = ReachabilityEvaluator.probeDestinations[family]!
@@ -139,7 +161,7 @@ package final class NetworkWatcher {
         let (ipv4, ipv6) = (try family(.ipv4), try family(.ipv6))
         let (verdict, portalURL) = connectivity?(ipv4, ipv6) ?? (.unknown, nil)
         return publisher.publish(
-            ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table),
+            ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, at: Date())
     }
 }

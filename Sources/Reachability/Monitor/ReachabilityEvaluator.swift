@@ -45,7 +45,7 @@ enum ReachabilityEvaluator {
 
     /// The interface list as published: every link in index order, each with
     /// its addresses in a stable order.
-    static func interfaces(in table: InterfaceTable) -> [InterfaceStatus] {
+    static func interfaces(in table: InterfaceTable, metering: (LinkRecord) -> Metering = { _ in .no }) -> [InterfaceStatus] {
         table.links.values.sorted { $0.index < $1.index }.map { link in
             let addresses = table.addresses(ofLink: link.index)
                 .sorted(by: listedBefore)
@@ -56,7 +56,8 @@ enum ReachabilityEvaluator {
                 }
             return InterfaceStatus(
                 name: link.name, index: link.index, up: link.isUp, carrier: link.hasCarrier,
-                operstate: link.operstateName, loopback: link.isLoopback, addresses: addresses)
+                operstate: link.operstateName, loopback: link.isLoopback, addresses: addresses,
+                metered: link.isLoopback ? .no : metering(link))
         }
     }
 

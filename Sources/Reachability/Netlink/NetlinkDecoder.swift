@@ -76,7 +76,9 @@ enum NetlinkDecoder {
                 isUp: flags & flagUp != 0,
                 hasCarrier: flags & flagLowerUp != 0,
                 isLoopback: flags & flagLoopback != 0,
-                operationalState: rtnl_link_get_operstate(link))
+                operationalState: rtnl_link_get_operstate(link),
+                hardwareType: UInt32(rtnl_link_get_arptype(link)),
+                kind: rtnl_link_get_type(link).map { String(cString: $0) })
         } ?? nil
     }
 

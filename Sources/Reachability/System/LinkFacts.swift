@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What sysfs says of a link that netlink does not: its device type (`wwan`)
+/// and its driver. Read once per link, never per route event.
+enum LinkFacts {
+    static func read(interface name: String) -> (deviceType: String?, driver: String?) {
+        guard !name.contains("/") else { return (nil, nil) }
+        let base = "/sys/class/net/\(name)"
+        var deviceType: String?
+        if let uevent = readSmallFile(base + "/uevent") {
+            for line in uevent.split(separator: "\n") where line.hasPrefix("DEVTYPE=") {
+                deviceType = String(line.dropFirst("DEVTYPE=".count))
+            }
+        }
+        var target = [CChar](repeating: 0, count: 512)
+        let length = readlink(base + "/device/driver", &target, target.count - 1)
+        let driver = length > 0
+            ? String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last.map(String.init)
+            : nil
+        return (deviceType, driver)
+    }
+
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = Glibc.read(fd, &buffer, buffer.count)
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+}
