@@ -27,6 +27,12 @@ struct ConfigurationFileTests {
         }
     }
 
+    @Test func meteredNamesInterfaces() throws {
+        let path = try Self.write("[metered]\nwwan0 = no\neth1 = yes\n")
+        #expect(try DaemonCommand.parse(["--config", path]).meteredOverrides() == ["wwan0": false, "eth1": true])
+        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).meteredOverrides().isEmpty)
+    }
+
     @Test func flagsWinAndNoCheckWinsOverEverything() throws {
         let flags = try DaemonCommand.parse(["--config", Self.shipped, "--check-url", "http://10.0.0.1:8080/generate_204",
                                              "--check-expect", "status:204", "--check-interval", "60"])
@@ -44,7 +50,8 @@ struct ConfigurationFileTests {
 
     @Test(arguments: [
         ("[connectivity]\nintervall = 60\n", ":2: unknown key intervall in [connectivity]; known: enabled, expect, interval, timeout, url"),
-        ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity]"),
+        ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity], [metered]"),
+        ("[metered]\nwwan0 = sometimes\n", ":2: wwan0 = sometimes is not yes or no"),
         ("url = http://x/\n", ":1: url is outside any section; put it under [connectivity]"),
         ("[connectivity]\nenabled = maybe\n", ":2: enabled = maybe is not yes or no"),
         ("[connectivity]\ntimeout = -1\n", ":2: timeout = -1 is not a positive number of seconds"),
@@ -56,7 +63,10 @@ struct ConfigurationFileTests {
     func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
         let path = try Self.write(text)
         #expect {
-            try DaemonCommand.parse(["--config", path]).connectivityCheck()
+            // As the daemon reads it: the check, then the metered overrides.
+            let command = try DaemonCommand.parse(["--config", path])
+            _ = try command.connectivityCheck()
+            _ = try command.meteredOverrides()
         } throws: { error in
             "\(error)".hasPrefix(path + says)
         }

@@ -135,6 +135,15 @@ struct DaemonCommand: ParsableCommand {
             timeout: .milliseconds(Int64(timeout * 1000)), interval: .milliseconds(Int64(interval * 1000)))
     }
 
+    /// `[metered]`: interfaces the configuration says are metered or not,
+    /// overriding the guess from the link's kind.
+    func meteredOverrides() throws -> [String: Bool] {
+        guard let file = try ConfigurationFile.load(config) else { return [:] }
+        var overrides: [String: Bool] = [:]
+        for name in file.keys(in: "metered") { overrides[name] = try file.bool("metered", name) }
+        return overrides
+    }
+
     func validate() throws {
         for (flag, value) in [("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser)] {
             if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
@@ -183,8 +192,8 @@ struct DaemonCommand: ParsableCommand {
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
-            socketPath: path, passedSocket: passed, limits: limits, check: check, stop: stop,
-            systemd: SystemdNotifier(), logger: logger)
+            socketPath: path, passedSocket: passed, limits: limits, check: check,
+            meteredOverrides: try meteredOverrides(), stop: stop, systemd: SystemdNotifier(), logger: logger)
         try server.run()
     }
 }

@@ -21,7 +21,8 @@ enum StatusFormatter {
             [
                 "\(link.index)", link.name, link.up ? "up" : "down", link.carrier ? "yes" : "no",
                 link.operstate,
-                (link.addresses.map { "\($0.address)/\($0.prefix)" } + (link.loopback ? ["(loopback)"] : []))
+                (link.addresses.map { "\($0.address)/\($0.prefix)" } + (link.loopback ? ["(loopback)"] : [])
+                    + (link.metered.isMetered ? ["(metered\(link.metered == .guessed ? ", guessed" : ""))"] : []))
                     .joined(separator: " "),
             ]
         }
@@ -45,7 +46,7 @@ enum StatusFormatter {
     static func oneLine(_ status: NetworkStatus) -> String {
         var line = "\(status.reachability.rawValue) ipv4=\(status.ipv4.reachability.rawValue)"
         line += " ipv6=\(status.ipv6.reachability.rawValue)"
-        if let primary = status.primary { line += " via \(describe(primary))" }
+        if let primary = status.primary { line += " via \(describe(primary))" + (status.metered ? " (metered)" : "") }
         // Only when a check runs: what it found, and where a portal sends the user.
         if status.connectivity != .unknown { line += " connectivity=\(status.connectivity.rawValue)" }
         if let portal = status.portalURL { line += " portal=\(portal)" }

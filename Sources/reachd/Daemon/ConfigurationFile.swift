@@ -15,6 +15,8 @@ struct ConfigurationFile: Equatable {
     static let known: [String: Set<String>] = [
         "connectivity": ["enabled", "url", "expect", "timeout", "interval"],
     ]
+    /// Sections whose keys are the administrator's: `[metered]` names interfaces.
+    static let open: Set<String> = ["metered"]
 
     let path: String
     /// `section.key` to value and line number.
@@ -34,8 +36,9 @@ struct ConfigurationFile: Equatable {
             if line.hasPrefix("[") {
                 guard line.hasSuffix("]") else { throw .malformed(path: path, line: number, text: line) }
                 let name = String(line.dropFirst().dropLast()).trimmingSpaces()
-                guard Self.known[name] != nil else {
-                    throw .unknownSection(path: path, line: number, section: name, known: Self.known.keys.sorted())
+                guard Self.known[name] != nil || Self.open.contains(name) else {
+                    throw .unknownSection(
+                        path: path, line: number, section: name, known: (Array(Self.known.keys) + Self.open).sorted())
                 }
                 section = name
                 continue
@@ -44,7 +47,7 @@ struct ConfigurationFile: Equatable {
             let key = line[..<equals].trimmingSpaces()
             let value = line[line.index(after: equals)...].trimmingSpaces()
             guard let section else { throw .outsideSection(path: path, line: number, key: key) }
-            guard Self.known[section]!.contains(key) else {
+            guard Self.open.contains(section) || Self.known[section]!.contains(key) else {
                 throw .unknownKey(path: path, line: number, section: section, key: key, known: Self.known[section]!.sorted())
             }
             values["\(section).\(key)"] = (value, number)
@@ -67,6 +70,11 @@ struct ConfigurationFile: Equatable {
             bytes += buffer[0..<count]
         }
         return try ConfigurationFile(path: path, text: String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The keys set in `section`, in no particular order.
+    func keys(in section: String) -> [String] {
+        values.keys.filter { $0.hasPrefix(section + ".") }.map { String($0.dropFirst(section.count + 1)) }
     }
 
     /// The value of `key` in `section`, if set.

@@ -51,13 +51,14 @@ final class DaemonServer {
     /// it is ready: the first client is always answered from a consistent state.
     init(
         socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
-        stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
+        meteredOverrides: [String: Bool], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
     ) throws {
         self.stop = stop
         self.logger = logger
         self.systemd = systemd
         self.limits = limits
         watcher = try NetworkWatcher(source: .daemon, logger: logger)
+        watcher.meteredOverrides = meteredOverrides
         let checker = try check.map { try ConnectivityChecker(check: $0, logger: logger) }
         self.checker = checker
         if let checker {
