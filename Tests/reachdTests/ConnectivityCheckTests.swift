@@ -104,6 +104,18 @@ struct ConnectivityCheckTests {
         withExtendedLifetime((server, daemon)) {}
     }
 
+    @Test func anIPv6OnlyHostIsProbedOverIPv6() async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.ipv6URL])
+        let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
+        #expect(status.connectivity == .full && status.online && status.ipv6.reachability == .online,
+                "\(status)\n\(daemon.errorOutput.suffix(1500))")
+        #expect(server.requests == 1)
+        withExtendedLifetime((server, daemon)) {}
+    }
+
     @Test func withoutTheCheckConnectivityIsUnknownAndOnlineIsByRoutes() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)

@@ -12,7 +12,7 @@ final class CheckServer: @unchecked Sendable {
     }
 
     static let script = #"""
-        import http.server, json, sys
+        import http.server, json, socket, sys
         state, port, count = sys.argv[1], int(sys.argv[2]), sys.argv[3]
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -30,7 +30,13 @@ final class CheckServer: @unchecked Sendable {
                 self.wfile.write(body)
             def log_message(self, *args):
                 pass
-        server = http.server.HTTPServer(("0.0.0.0", port), Handler)
+        class DualStack(http.server.HTTPServer):
+            address_family = socket.AF_INET6
+            def server_bind(self):
+                # IPv4 too, as ::ffff:10.77.0.1.
+                self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+                super().server_bind()
+        server = DualStack(("::", port), Handler)
         print("ready", flush=True)
         server.serve_forever()
         """#
@@ -42,6 +48,8 @@ final class CheckServer: @unchecked Sendable {
     private let network: TestNetwork
 
     var url: String { "http://10.77.0.1:\(port)/generate_204" }
+    /// The same server by its IPv6 address (it listens on both families).
+    var ipv6URL: String { "http://[fd77::1]:\(port)/generate_204" }
 
     init(in network: TestNetwork, answering answer: Answer, port: Int = 8080) async throws {
         self.network = network
