@@ -1,4 +1,5 @@
 import ArgumentParser
+import Reachability
 
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,7 @@ struct ReachdCommand: AsyncParsableCommand {
               reachd wait-online --timeout 10 --ipv4
               reachd daemon --log-level debug
             """,
-        version: "0.1.0",
+        version: ReachdVersion.current,
         subcommands: [
             StatusCommand.self, CheckCommand.self, MonitorCommand.self, WaitOnlineCommand.self, DaemonCommand.self,
         ]

@@ -1,3 +1,5 @@
+import Reachability
+
 /// What the connectivity check asks and what it accepts as "online": the
 /// configuration behind `connectivity`.
 ///
@@ -86,7 +88,7 @@ struct ConnectivityCheck: Equatable, Sendable {
         return Array("""
             GET \(path) HTTP/1.1\r
             Host: \(hostHeader)\r
-            User-Agent: reachd connectivity check\r
+            User-Agent: reachd/\(ReachdVersion.current) connectivity check\r
             Accept: */*\r
             Cache-Control: no-cache\r
             Connection: close\r
