@@ -9,7 +9,7 @@ MANDIR       ?= $(PREFIX)/share/man
 DATADIR      ?= $(PREFIX)/share
 SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
-UNITS        := reachd.service reachd.socket reachd-wait-online.service
+UNITS        := reachd.service reachd.socket reachd-wait-online.service reachd-wait-online@.service
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
 # Tests: iproute2 for namespaces and veth pairs, python3 for the fixture

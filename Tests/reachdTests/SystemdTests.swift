@@ -15,7 +15,7 @@ enum TestInstallation {
     /// Where they really are.
     static let staged = packageRoot.appendingPathComponent(".build/test-root/usr/local")
     static let units = staged.appendingPathComponent("lib/systemd/system")
-    static let unitNames = ["reachd.service", "reachd.socket", "reachd-wait-online.service"]
+    static let unitNames = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-wait-online@.service"]
     static var available: Bool {
         FileManager.default.isExecutableFile(atPath: staged.appendingPathComponent("bin/reachd").path)
     }
@@ -85,7 +85,7 @@ struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
         "connectivity", "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop",
-        "wait-online",
+        "wait-online", "wait-online-interface",
     ]
 
     @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Reachability
+@testable import reachd
 
 @Suite("reachd wait-online", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct WaitOnlineTests {
@@ -27,8 +28,19 @@ struct WaitOnlineTests {
         let started = ContinuousClock.now
         let result = try await network.reachd("wait-online", "--timeout", "0.5")
         #expect(result.status == 1)
-        #expect(result.error.contains("timed out after 0.5s"))
+        #expect(result.error.contains("timed out after 0.5 s"))
         #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func onADualStackHostItNamesThePathStatusNames() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        let status = try await network.waitForStatus(embedded: true, "both online") { $0.ipv6.reachability == .online }
+        let wait = try await network.reachd("wait-online", "-t", "5", "--socket", network.directory.appendingPathComponent("none").path)
+        #expect(wait.status == 0)
+        #expect(wait.output.contains("online: IPv6 via vh, gateway fd77::1"), "\(wait.output)")
+        #expect(status.primary?.family == .ipv6, "status names the same")
     }
 
     @Test func theFamilyAndInterfaceFiltersAreHonoured() async throws {
@@ -50,7 +62,7 @@ struct CommandLineTests {
         try await Subprocess.run([Reachd.binary] + arguments)
     }
 
-    @Test(arguments: ["status", "monitor", "wait-online", "daemon"])
+    @Test(arguments: ["status", "check", "monitor", "wait-online", "daemon"])
     func everySubcommandsHelpHasExamples(subcommand: String) async throws {
         let help = try await reachd(subcommand, "--help")
         #expect(help.status == 0)
@@ -70,7 +82,7 @@ struct CommandLineTests {
     @Test func versionPrints() async throws {
         let version = try await reachd("--version")
         #expect(version.status == 0)
-        #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
+        #expect(version.output.trimmingCharacters(in: .whitespacesAndNewlines) == ReachdVersion.current)
     }
 
     @Test func usageErrorsExitTwoAndSayWhatIsWrong() async throws {
@@ -82,5 +94,23 @@ struct CommandLineTests {
         #expect(unknown.error.contains("--frobnicate"))
         let negative = try await reachd("wait-online", "--timeout", "-3")
         #expect(negative.status == 2)
+        #expect(negative.error.contains("--timeout must be 0 (wait forever) or a positive number of seconds, not -3"),
+                "about the timeout, not an unknown flag: \(negative.error)")
+    }
+
+    @Test func waitOnlineTakesTheShortFlagsAdminsKnow() async throws {
+        // As systemd-networkd-wait-online and nm-online spell them.
+        let parsed = try WaitOnlineCommand.parse(["-4", "-t", "5", "-i", "eth0", "-q"])
+        #expect(parsed.ipv4 && parsed.timeoutSeconds == 5 && parsed.interface == "eth0" && parsed.quiet)
+        #expect(try WaitOnlineCommand.parse(["-6"]).families == [.ipv6])
+        #expect(try WaitOnlineCommand.parse([]).families == [.ipv6, .ipv4], "the order status names the primary path in")
+    }
+
+    @Test func completionOffersInterfaceNamesAndSocketFiles() async throws {
+        let names = try await reachd("---completion", "wait-online", "--", "--interface")
+        #expect(names.output.split(separator: "\n").contains("lo"), "\(names.output)")
+        let bash = try await reachd("--generate-completion-script", "bash")
+        let socket = try #require(bash.output.range(of: "'--socket')\n"))
+        #expect(bash.output[socket.upperBound...].hasPrefix("        __reachd_add_completions -f"), "files for --socket")
     }
 }

@@ -7,7 +7,8 @@ struct ConnectionOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "The daemon's socket. Default: $REACHD_SOCKET, else the socket a daemon of this user binds, then \(SocketPath.system).",
-            valueName: "path"))
+            valueName: "path"),
+        completion: .file())
     var socket: String?
 
     /// Where to look for a daemon, in order.

@@ -34,7 +34,8 @@ struct DaemonCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "Where to listen. Default: $REACHD_SOCKET, else \(SocketPath.system) for root, else $XDG_RUNTIME_DIR/reachd.sock.",
-            valueName: "path"))
+            valueName: "path"),
+        completion: .file())
     var socket: String?
 
     @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
@@ -68,7 +69,8 @@ struct DaemonCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration); a missing file is an empty one.",
-            valueName: "path"))
+            valueName: "path"),
+        completion: .file(extensions: ["conf"]))
     var config = defaultConfiguration
 
     @Option(

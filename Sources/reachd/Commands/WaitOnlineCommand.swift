@@ -22,16 +22,23 @@ struct WaitOnlineCommand: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait; 0 waits forever.", valueName: "seconds"))
-    var timeout: Double = 30
+    // Takes the next word whatever it looks like, so that `--timeout -1` is
+    // answered about the timeout rather than taken for an unknown flag.
+    @Option(
+        name: [.customShort("t"), .long], parsing: .unconditional,
+        help: ArgumentHelp("Seconds to wait; 0 waits forever.", valueName: "seconds"))
+    var timeout: String = "30"
 
-    @Flag(name: .long, help: "Wait for IPv4 only.")
+    @Flag(name: [.customShort("4"), .long], help: "Wait for IPv4 only.")
     var ipv4 = false
 
-    @Flag(name: .long, help: "Wait for IPv6 only.")
+    @Flag(name: [.customShort("6"), .long], help: "Wait for IPv6 only.")
     var ipv6 = false
 
-    @Option(name: .long, help: ArgumentHelp("Wait until the route out leaves through this interface.", valueName: "name"))
+    @Option(
+        name: [.customShort("i"), .long],
+        help: ArgumentHelp("Wait until the route out leaves through this interface.", valueName: "name"),
+        completion: .custom { _ in NetworkInterfaces.names() })
     var interface: String?
 
     @Flag(name: [.short, .long], help: "Print nothing.")
@@ -41,14 +48,20 @@ struct WaitOnlineCommand: AsyncParsableCommand {
         if ipv4 && ipv6 {
             throw ValidationError("--ipv4 and --ipv6 exclude each other; give neither to accept either family.")
         }
-        if timeout < 0 || !timeout.isFinite {
+        guard let seconds = Double(timeout), seconds >= 0, seconds.isFinite else {
             throw ValidationError("--timeout must be 0 (wait forever) or a positive number of seconds, not \(timeout).")
         }
+        _ = seconds
     }
 
+    /// In the order `status` names the primary path: IPv6 first, as an RFC 6724
+    /// client would try it, so both commands name the same path.
     var families: [AddressFamily] {
-        ipv4 ? [.ipv4] : ipv6 ? [.ipv6] : [.ipv4, .ipv6]
+        ipv4 ? [.ipv4] : ipv6 ? [.ipv6] : [.ipv6, .ipv4]
     }
+
+    /// The validated timeout, in seconds; 0 waits forever.
+    var timeoutSeconds: Double { Double(timeout) ?? 30 }
 
     /// The online family (and its path) that satisfies the options, if any.
     func satisfyingPath(in status: NetworkStatus) -> NetworkPath? {
@@ -65,9 +78,9 @@ struct WaitOnlineCommand: AsyncParsableCommand {
                 }
                 return nil
             }
-            if timeout > 0 {
+            if timeoutSeconds > 0 {
                 group.addTask {
-                    try await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
+                    try await Task.sleep(for: .milliseconds(Int64(timeoutSeconds * 1000)))
                     return nil
                 }
             }
@@ -79,7 +92,7 @@ struct WaitOnlineCommand: AsyncParsableCommand {
             if !quiet {
                 let what = ipv4 ? "IPv4" : ipv6 ? "IPv6" : "the network"
                 let through = interface.map { " through \($0)" } ?? ""
-                Console.error("reachd: timed out after \(timeout)s waiting for \(what)\(through)")
+                Console.error("reachd: timed out after \(timeout) s waiting for \(what)\(through)")
             }
             throw ExitCode.notOnline
         }

@@ -106,5 +106,10 @@ else
   fail wait-online "did not wait: $(systemctl is-active reachd-wait-online.service)"
 fi
 
+# 8. The per-interface template: waits for a route out through vh, which there is.
+systemctl start reachd-wait-online@vh.service \
+  && [ "$(systemctl show -p Result --value reachd-wait-online@vh.service)" = success ] \
+  && pass wait-online-interface || fail wait-online-interface "$(systemctl is-active reachd-wait-online@vh.service)"
+
 journalctl --no-pager -u reachd.service -u reachd.socket -u reachd-wait-online.service > /out/journal 2>&1
 echo done >> "$out"
