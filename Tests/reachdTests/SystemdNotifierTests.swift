@@ -48,3 +48,35 @@ struct SystemdNotifierTests {
         #expect(!SystemdNotifier(environment: [:]).isEnabled, "outside systemd it does nothing")
     }
 }
+
+/// Under systemd, stderr is the journal: syslog priorities, no timestamps.
+@Suite("Logging to the journal")
+struct JournalLoggingTests {
+    @Test func underTheJournalEachLineCarriesItsPriorityAndNoTimestamp() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-journal-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("stderr").path
+        let socket = directory.appendingPathComponent("reachd.sock").path
+        // As systemd would: stderr is a stream whose device and inode JOURNAL_STREAM names.
+        let daemon = try Subprocess(["/bin/sh", "-c", """
+            exec 2>\(log); JOURNAL_STREAM=$(stat -c %d:%i \(log)) exec \(Reachd.binary) daemon --socket \(socket) --no-check
+            """])
+        _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: socket).fetchStatus() }
+        daemon.signal(SIGTERM)
+        _ = try await daemon.wait(timeout: .seconds(10))
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("<6>listening") }, "\(lines)")
+        for line in lines {
+            #expect(line.first == "<" && line.dropFirst().first?.isNumber == true && line.dropFirst(2).first == ">",
+                    "a syslog priority, and no timestamp of its own: \(line)")
+        }
+    }
+
+    @Test func aStaleJournalStreamIsNotTheJournal() {
+        #expect(!JournalLogHandler.stderrIsTheJournal("1:1"))
+        #expect(!JournalLogHandler.stderrIsTheJournal("garbage"))
+        #expect(!JournalLogHandler.stderrIsTheJournal(nil))
+        #expect(JournalLogHandler.priority(.warning) == 4 && JournalLogHandler.priority(.info) == 6)
+    }
+}
