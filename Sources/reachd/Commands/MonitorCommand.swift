@@ -29,8 +29,13 @@ struct MonitorCommand: AsyncParsableCommand {
         let statuses = traceNetlink
             ? EmbeddedMonitor.statuses(logger: Logger(label: "reachd.embedded"), traceDatagrams: Self.traceDatagram)
             : connection.statuses(announcingSource: true)
+        var previous: NetworkStatus?
         for try await status in statuses {
-            Console.out(output.json ? StatusFormatter.jsonLine(status) : StatusFormatter.changeLine(status))
+            // Across a switch of source the numbering restarts: say what changed
+            // only within one source.
+            let since = previous?.source == status.source ? previous : nil
+            Console.out(output.json ? StatusFormatter.jsonLine(status) : StatusFormatter.changeLine(status, since: since))
+            previous = status
         }
     }
 

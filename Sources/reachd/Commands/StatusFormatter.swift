@@ -37,9 +37,58 @@ enum StatusFormatter {
         return lines.joined(separator: "\n")
     }
 
-    /// One line per change, for `monitor` and the daemon's log.
-    static func changeLine(_ status: NetworkStatus) -> String {
-        "\(Timestamp.format(status.changedAt)) #\(status.seq) \(oneLine(status))"
+    /// One line per change, for `monitor` and the daemon's log: the state, then
+    /// what changed since `previous`, so that two lines never look alike.
+    static func changeLine(_ status: NetworkStatus, since previous: NetworkStatus? = nil) -> String {
+        let line = "\(Timestamp.format(status.changedAt)) #\(status.seq) \(oneLine(status))"
+        guard let previous else { return line }
+        let changed = changes(from: previous, to: status)
+        return changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")
+    }
+
+    /// What differs between two statuses, in words: "IPv4 online → local
+    /// (no route)", "connectivity full → portal", "+wlan0", "eth0 carrier lost",
+    /// "lo +10.9.0.1/24".
+    static func changes(from old: NetworkStatus, to new: NetworkStatus) -> [String] {
+        var changes: [String] = []
+        for family in AddressFamily.allCases {
+            let (before, after) = (old.family(family), new.family(family))
+            if before.reachability != after.reachability {
+                changes.append("\(family) \(before.reachability.rawValue) → \(after.reachability.rawValue)"
+                    + (after.reason.map { " (\($0))" } ?? ""))
+            } else if before.path != after.path, let path = after.path {
+                changes.append("\(family) now via \(describe(path))")
+            } else if before.reason != after.reason, let reason = after.reason {
+                changes.append("\(family) \(reason)")
+            }
+        }
+        if old.connectivity != new.connectivity {
+            changes.append("connectivity \(old.connectivity.rawValue) → \(new.connectivity.rawValue)")
+        }
+        let oldLinks = Dictionary(old.interfaces.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        let newLinks = Set(new.interfaces.map(\.index))
+        for link in new.interfaces {
+            guard let was = oldLinks[link.index] else {
+                changes.append("+\(link.name)")
+                continue
+            }
+            changes += linkChanges(from: was, to: link)
+        }
+        changes += old.interfaces.filter { !newLinks.contains($0.index) }.map { "-\($0.name)" }
+        return changes
+    }
+
+    private static func linkChanges(from was: InterfaceStatus, to link: InterfaceStatus) -> [String] {
+        var changes: [String] = []
+        if was.name != link.name { changes.append("\(was.name) renamed \(link.name)") }
+        if was.up != link.up { changes.append("\(link.name) \(link.up ? "up" : "down")") }
+        if was.carrier != link.carrier { changes.append("\(link.name) carrier \(link.carrier ? "regained" : "lost")") }
+        if was.metered != link.metered { changes.append("\(link.name) metered \(link.metered.rawValue)") }
+        let before = Set(was.addresses.map { "\($0.address)/\($0.prefix)" })
+        let after = Set(link.addresses.map { "\($0.address)/\($0.prefix)" })
+        changes += after.subtracting(before).sorted().map { "\(link.name) +\($0)" }
+        changes += before.subtracting(after).sorted().map { "\(link.name) -\($0)" }
+        return changes
     }
 
     /// The state in one line, as systemd shows it (STATUS=, `systemctl status`).

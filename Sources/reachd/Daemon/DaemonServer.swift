@@ -36,6 +36,8 @@ final class DaemonServer {
     private var clients: [Int32: ClientConnection] = [:]
     private var clientsPerUser: [UInt32: Int] = [:]
     private var statusLine: [UInt8]
+    /// The last status logged, to say what the next one changed.
+    private var lastAnnounced: NetworkStatus?
     /// Held open so that, out of descriptors, one can be freed to accept a
     /// connection and answer it `too_many_clients` rather than leave it queued
     /// (the trick dbus-broker and libevent servers use).
@@ -252,7 +254,8 @@ final class DaemonServer {
     }
 
     private func announce(_ status: NetworkStatus) {
-        logger.info("\(StatusFormatter.changeLine(status))", metadata: ["status.seq": "\(status.seq)"])
+        logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced))", metadata: ["status.seq": "\(status.seq)"])
+        lastAnnounced = status
         systemd.status(StatusFormatter.oneLine(status))
     }
 
