@@ -18,3 +18,22 @@ struct StatusCommandTests {
         #expect(result.error.isEmpty, "answered by the daemon: no fallback notice")
     }
 }
+
+@Suite("reachd status IFACE", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct StatusInterfaceTests {
+    @Test func oneInterfaceAsNetworkctlShowsIt() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let none = network.directory.appendingPathComponent("none").path
+        let shown = try await network.reachd("status", "vh", "--socket", none)
+        #expect(shown.status == 0)
+        #expect(shown.output.hasPrefix("● 2: vh\n"), "\(shown.output)")
+        #expect(shown.output.contains("   Addresses: 10.77.0.2/24"))
+        #expect(shown.output.contains("  Routes out: IPv4 via gateway 10.77.0.1 (primary)"))
+        let json = try await network.reachd("status", "vh", "--json", "--socket", none)
+        let link = try JSONDecoder().decode(InterfaceStatus.self, from: Data(json.output.utf8))
+        #expect(link.name == "vh" && link.carrier && link.metered == .no)
+        let missing = try await network.reachd("status", "eth9", "--socket", none)
+        #expect(missing.status == 2 && missing.error.contains("no interface eth9; the host has lo, vh"), "\(missing.error)")
+    }
+}

@@ -19,6 +19,7 @@ struct StatusCommand: AsyncParsableCommand {
               reachd status --short
               reachd status --json | jq .primary
               reachd status --socket /tmp/reachd.sock
+              reachd status eth0
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -27,14 +28,28 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one line, as systemd shows the daemon's state (STATUS=).")
     var short = false
 
+    @Argument(
+        help: ArgumentHelp("Show this interface only, as networkctl status IFACE does.", valueName: "interface"),
+        completion: .custom { _ in NetworkInterfaces.names() })
+    var interface: String?
+
     func validate() throws {
         if short && output.json { throw ValidationError("--short and --json exclude each other; pick one.") }
+        if short && interface != nil { throw ValidationError("--short shows the host's state; leave out the interface, or --short.") }
     }
 
     func run() async throws {
         let (status, line, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
         // On stderr in every form, so stdout stays what the form promises.
         if let notice { Console.error("reachd: \(notice)") }
+        if let interface {
+            guard let link = status.interfaces.first(where: { $0.name == interface }) else {
+                Console.error("reachd: no interface \(interface); the host has \(status.interfaces.map(\.name).joined(separator: ", "))")
+                throw ExitCode.internalError
+            }
+            Console.out(output.json ? StatusFormatter.jsonLine(link) : StatusFormatter.interface(link, in: status))
+            return
+        }
         if output.json {
             // The daemon's own bytes: re-encoding would round its timestamps
             // and drop keys a newer daemon added.

@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Reachability
 
 /// The human and JSON renderings of a status, shared by the subcommands so that
@@ -33,6 +38,39 @@ enum StatusFormatter {
                     : column < 5 ? cell.padding(toLength: widths[column]) : cell
             }
             lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One interface as JSON, as it appears in the status's `interfaces`.
+    static func jsonLine(_ link: InterfaceStatus) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(link)) ?? Data(), as: UTF8.self)
+    }
+
+    /// `networkctl status IFACE`-like: one link, and the routes out through it.
+    static func interface(_ link: InterfaceStatus, in status: NetworkStatus) -> String {
+        let routes = AddressFamily.allCases.compactMap { family -> String? in
+            guard let path = status.family(family).path, path.index == link.index else { return nil }
+            return "\(family) " + (path.gateway.map { "via gateway \($0)" } ?? "on-link")
+                + (status.primary == path ? " (primary)" : "")
+        }
+        let addresses = link.addresses.map { "\($0.address)/\($0.prefix)" }
+        let rows: [(String, [String])] = [
+            ("Admin", [link.up ? "up" : "down"]),
+            ("Carrier", [link.carrier ? "yes" : "no"]),
+            ("Oper. state", [link.operstate]),
+            ("Metered", [link.metered.rawValue]),
+            ("Addresses", addresses.isEmpty ? ["none"] : addresses),
+            ("Routes out", routes.isEmpty ? ["none"] : routes),
+        ]
+        var lines = ["● \(link.index): \(link.name)" + (link.loopback ? " (loopback)" : "")]
+        for (label, values) in rows {
+            for (number, value) in values.enumerated() {
+                let head = number == 0 ? label + ":" : ""
+                lines.append(String(repeating: " ", count: 13 - head.count) + head + " " + value)
+            }
         }
         return lines.joined(separator: "\n")
     }
