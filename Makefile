@@ -9,14 +9,17 @@ MANDIR       ?= $(PREFIX)/share/man
 DATADIR      ?= $(PREFIX)/share
 SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
+# The manual's date is the last commit's, so the same source makes the same page.
+MANUAL_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
 UNITS        := reachd.service reachd.socket reachd-wait-online.service reachd-wait-online@.service
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
 # Tests: iproute2 for namespaces and veth pairs, python3 for the fixture
 # recorder and the example's item server, strace to prove an idle daemon sleeps,
-# systemd-container to boot a real systemd around the units.
+# systemd-container to boot a real systemd around the units, man-db to check
+# the manual renders without warnings.
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db
 
 .PHONY: all build release run test docs bench deps test-deps clean install uninstall
 
@@ -73,13 +76,20 @@ bench: test-deps release
 # The binary, the systemd units pointing at it, a man page generated from the
 # command's own help, and shell completions. DESTDIR stages for packaging.
 install: release
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
+	# Blank lines from the help become paragraphs (mdoc warns about them), and
+	# the generic EXIT STATUS gives way to docs/reachd.1.sections: ENVIRONMENT,
+	# FILES, the exit codes, SEE ALSO.
+	sed -e 's/^$$/.Pp/' -e '/^\.Sh "EXIT STATUS"/,$$d' $(MANUAL) > .build/reachd.1
+	cat docs/reachd.1.sections >> .build/reachd.1
 	install -Dm755 .build/release/reachd $(DESTDIR)$(BINDIR)/reachd
 	for unit in $(UNITS); do \
 	  sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$unit > .build/$$unit && \
 	  install -Dm644 .build/$$unit $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
-	install -Dm644 $(MANUAL) $(DESTDIR)$(MANDIR)/man1/reachd.1
+	install -Dm644 .build/reachd.1 $(DESTDIR)$(MANDIR)/man1/reachd.1
+	install -Dm644 docs/PROTOCOL.md $(DESTDIR)$(DATADIR)/doc/reachd/PROTOCOL.md
+	install -Dm644 LICENSE $(DESTDIR)$(DATADIR)/doc/reachd/LICENSE
 	# The configuration, unless one is there already: an administrator's edits stay.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf ] || \
 	  install -Dm644 systemd/reachd.conf $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf
@@ -93,6 +103,7 @@ install: release
 # Leaves $(SYSCONFDIR)/reachd/reachd.conf, as Debian leaves a removed package's conffiles.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(MANDIR)/man1/reachd.1
+	rm -rf $(DESTDIR)$(DATADIR)/doc/reachd
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \
 	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd \

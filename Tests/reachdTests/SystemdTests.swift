@@ -60,6 +60,20 @@ struct SystemdUnitTests {
         #expect(exposure <= 1.1, "\(line)")
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/man"), "needs man (make test installs man-db)"))
+    func theManualRendersWithoutWarningsAndSaysWhatAdminsLookFor() async throws {
+        let page = TestInstallation.staged.appendingPathComponent("share/man/man1/reachd.1").path
+        let warnings = try await Subprocess.run(["/usr/bin/env", "MANWIDTH=100", "man", "--warnings", "-l", page])
+        #expect(warnings.status == 0 && warnings.error.isEmpty, "\(warnings.error)")
+        for section in ["ENVIRONMENT", "FILES", "EXIT STATUS", "SEE ALSO"] {
+            #expect(warnings.output.contains("\n\(section)\n"), "\(section)")
+        }
+        #expect(warnings.output.contains("/etc/reachd/reachd.conf") && warnings.output.contains("REACHD_WAIT_ONLINE_TIMEOUT"))
+        #expect(!warnings.output.contains("docs/PROTOCOL.md"), "points at the installed PROTOCOL.md, not the source tree")
+        let protocolDocument = TestInstallation.staged.appendingPathComponent("share/doc/reachd/PROTOCOL.md").path
+        #expect(FileManager.default.fileExists(atPath: protocolDocument))
+    }
+
     @Test func installPutsTheBinaryUnitsManualAndCompletionsInPlace() throws {
         let prefix = TestInstallation.staged
         let configuration = TestInstallation.packageRoot.appendingPathComponent(".build/test-root/etc/reachd/reachd.conf")

@@ -49,6 +49,6 @@ struct ConnectionOptions: ParsableArguments {
 
 /// Options for output shape.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print the status as JSON, one object per line (docs/PROTOCOL.md).")
+    @Flag(name: .long, help: "Print the status as JSON, one object per line (the wire protocol: PROTOCOL.md in reachd's documentation).")
     var json = false
 }

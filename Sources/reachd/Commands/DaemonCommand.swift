@@ -11,7 +11,7 @@ struct DaemonCommand: ParsableCommand {
         discussion: """
             Listens to the kernel's link, address, route and rule notifications and \
             publishes every change of the answer to clients of its Unix socket, as \
-            newline-delimited JSON (docs/PROTOCOL.md). Logs each change to stderr. \
+            newline-delimited JSON (the wire protocol: PROTOCOL.md in reachd's documentation). Logs each change to stderr. \
             Stops cleanly on SIGTERM or SIGINT and removes its socket.
 
             Under systemd (reachd.service, reachd.socket) it uses the socket systemd \
