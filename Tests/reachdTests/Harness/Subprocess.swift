@@ -157,3 +157,21 @@ func eventually<T>(
     }
     throw HarnessError.timedOut(what + (lastError.map { " (last error: \($0))" } ?? ""))
 }
+
+/// All of a /proc file. Foundation's `String(contentsOfFile:)` stops after the
+/// first page of a /proc file, whose size reads as 0 (seen with
+/// /proc/self/net/netlink: 4,045 of 5,793 bytes).
+func readProcFile(_ path: String) -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
