@@ -75,7 +75,10 @@ bench: test-deps release
 
 # The binary, the systemd units pointing at it, a man page generated from the
 # command's own help, and shell completions. DESTDIR stages for packaging.
-install: release
+# Never runs apt (packagers and admins install build dependencies their own
+# way); a missing one fails the build, which names the package to install.
+install:
+	$(SWIFT) build -c release
 	$(SWIFT) package --allow-writing-to-package-directory generate-manual $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
 	# Blank lines from the help become paragraphs (mdoc warns about them), and
 	# the generic EXIT STATUS gives way to docs/reachd.1.sections: ENVIRONMENT,

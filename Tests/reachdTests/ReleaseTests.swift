@@ -13,6 +13,15 @@ struct ReleaseTests {
         #expect(reported.output == ReachdVersion.current + "\n")
     }
 
+    @Test func makeInstallNeverRunsApt() async throws {
+        // What make would run, without running it.
+        let plan = try await Subprocess.run(
+            ["/usr/bin/env", "make", "-n", "-C", TestInstallation.packageRoot.path, "install", "DESTDIR=/nonexistent"])
+        #expect(plan.status == 0, "\(plan.error)")
+        #expect(plan.output.contains("install -Dm755 .build/release/reachd"))
+        #expect(!plan.output.contains("apt-get"), "packagers install build dependencies their own way")
+    }
+
     @Test func theLicenceIsApache2() throws {
         let licence = try String(contentsOf: TestInstallation.packageRoot.appendingPathComponent("LICENSE"), encoding: .utf8)
         #expect(licence.contains("Apache License") && licence.contains("Version 2.0, January 2004"))
