@@ -278,7 +278,9 @@ struct HostileClientTests {
         defer {
             // strace detaches from its tracee when stopped: stop the daemon itself.
             let children = readProcFile("/proc/\(daemon.pid)/task/\(daemon.pid)/children")
-            for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, SIGTERM) }
+            // SIGKILL: a traced process's SIGTERM goes to strace first, which may
+            // detach without passing it on.
+            for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, SIGKILL) }
             daemon.signal(SIGTERM)
         }
         _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: network.socketPath).fetchStatus() }
