@@ -34,20 +34,13 @@ public struct DaemonClient: Sendable {
     /// Asks once. Connecting, asking and the answer together take at most
     /// `timeout`; after it the call throws ``DaemonClientError/timedOut(path:timeout:)``.
     public func fetchStatus(timeout: Duration = defaultTimeout) throws(DaemonClientError) -> NetworkStatus {
-        try fetchStatusLine(timeout: timeout).status
-    }
-
-    /// Asks once, like ``fetchStatus(timeout:)``, and also returns the line the
-    /// status came in, as received: what `reachd status --json` prints, so that
-    /// keys a newer daemon adds and its exact timestamps survive.
-    package func fetchStatusLine(timeout: Duration = defaultTimeout) throws(DaemonClientError)
-        -> (status: NetworkStatus, line: [UInt8])
-    {
-        try ask(.get, timeout: timeout)
+        try ask(.get, timeout: timeout).status
     }
 
     /// Sends one request and returns the status that answers it, and its line
-    /// as received; `.check` waits for the daemon's connectivity check.
+    /// as received (what `reachd status --json` prints, so that keys a newer
+    /// daemon adds and its exact timestamps survive); `.check` waits for the
+    /// daemon's connectivity check.
     package func ask(_ request: ClientRequest, timeout: Duration) throws(DaemonClientError)
         -> (status: NetworkStatus, line: [UInt8])
     {

@@ -18,7 +18,7 @@ struct StatusFeed: Sendable {
         var failures: [String] = []
         for path in socketPaths {
             do {
-                let (status, line) = try DaemonClient(socketPath: path).fetchStatusLine(timeout: deadline - .now)
+                let (status, line) = try DaemonClient(socketPath: path).ask(.get, timeout: deadline - .now)
                 return (status, line, nil)
             } catch {
                 failures.append(Self.describe(error, at: path))

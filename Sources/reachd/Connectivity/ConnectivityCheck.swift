@@ -82,12 +82,18 @@ struct ConnectivityCheck: Equatable, Sendable {
         throw .badExpectation(text)
     }
 
+    /// `host[:port]` as a URL and the Host header write it: an IPv6 literal in
+    /// brackets, the port only when it is not 80.
+    var authority: String { (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)") }
+
+    /// The URL asked, for the log.
+    var url: String { "http://\(authority)\(path)" }
+
     /// The request, `Connection: close`, nothing cached.
     var request: [UInt8] {
-        let hostHeader = (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)")
         return Array("""
             GET \(path) HTTP/1.1\r
-            Host: \(hostHeader)\r
+            Host: \(authority)\r
             User-Agent: reachd/\(ReachdVersion.current) connectivity check\r
             Accept: */*\r
             Cache-Control: no-cache\r

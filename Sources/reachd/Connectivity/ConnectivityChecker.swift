@@ -42,8 +42,6 @@ final class ConnectivityChecker {
 
     private let finished = Mailbox()
     private var nextProbeID = 0
-    /// Probes started so far, for the log.
-    private(set) var probesStarted = 0
 
     init(check: ConnectivityCheck, logger: Logger) throws {
         self.check = check
@@ -87,14 +85,12 @@ final class ConnectivityChecker {
         }
     }
 
-    /// Makes every online family due now (`reachd check`); one already being
-    /// probed answers for it. Returns whether any family is online to probe.
-    @discardableResult
-    func checkNow(now: ContinuousClock.Instant) -> Bool {
+    /// Makes every online family due now (`reachd check`); one being probed
+    /// is probed again once it answers.
+    func checkNow(now: ContinuousClock.Instant) {
         for family in [AddressFamily.ipv4, .ipv6] where families[family]?.path != nil {
             families[family]?.nextProbe = now
         }
-        return families.values.contains { $0.path != nil }
     }
 
     /// Starts the probes that are due.
@@ -104,7 +100,6 @@ final class ConnectivityChecker {
                 let due = state.nextProbe, due <= now
             else { continue }
             nextProbeID += 1
-            probesStarted += 1
             let (probe, check, finished, wake) = (nextProbeID, check, finished, wake)
             families[family]?.probeInFlight = probe
             families[family]?.nextProbe = nil

@@ -54,6 +54,12 @@ final class ClientConnection {
     /// Whether the connection waits for the socket to become writable.
     var hasPendingOutput: Bool { written < writing.count }
 
+    /// When the idle limit closes it, if nothing moves before; `nil` for a
+    /// subscriber, or a client waiting for a connectivity check it asked for.
+    func idleDeadline(after limit: Duration) -> ContinuousClock.Instant? {
+        isSubscribed || awaitsCheck ? nil : lastProgress + limit
+    }
+
     /// Requests are queued and can be answered now.
     var isReady: Bool { !requests.isEmpty && !hasPendingOutput && !isClosing }
 

@@ -76,7 +76,7 @@ final class DaemonServer {
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
-            "check.url": "\(check.map { "http://\($0.host):\($0.port)\($0.path)" } ?? "off")",
+            "check.url": "\(check?.url ?? "off")",
         ])
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
@@ -104,8 +104,7 @@ final class DaemonServer {
             for client in polledClients {
                 descriptors.append(pollfd(fd: client.fd, events: client.pollEvents, revents: 0))
                 anyReady = anyReady || client.isReady
-                if !client.isSubscribed && !client.awaitsCheck {
-                    let deadline = client.lastProgress + limits.idleTimeout
+                if let deadline = client.idleDeadline(after: limits.idleTimeout) {
                     nextIdleDeadline = min(nextIdleDeadline ?? deadline, deadline)
                 }
             }
@@ -135,7 +134,7 @@ final class DaemonServer {
                     handle(ready.revents, from: client, now)
                 } else if client.isReady {
                     serve(client, now)
-                } else if !client.isSubscribed, !client.awaitsCheck, now - client.lastProgress >= limits.idleTimeout {
+                } else if let deadline = client.idleDeadline(after: limits.idleTimeout), now >= deadline {
                     logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
                     drop(client)
                 }
