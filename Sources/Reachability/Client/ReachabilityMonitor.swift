@@ -45,7 +45,10 @@ public final class ReachabilityMonitor: Sendable {
             self.maximum = maximum
         }
 
-        func delay(attempt: Int) -> Duration {
+        /// The wait before attempt `attempt` (0: the first retry): every backoff
+        /// in reachd, the placeholder engine's retries and the connectivity
+        /// check's included.
+        package func delay(attempt: Int) -> Duration {
             var delay = initial
             for _ in 0..<attempt where delay < maximum { delay *= 2 }
             return min(delay, maximum)

@@ -32,8 +32,7 @@ public struct PlaceholderConfiguration: Sendable, Hashable {
     /// No delay for the first retry after a network return; then doubling, capped.
     func retryDelay(afterAttempts attempts: Int) -> Duration {
         guard attempts > 0 else { return .zero }
-        var delay = retryInitialBackoff
-        for _ in 1..<attempts where delay < retryMaximumBackoff { delay *= 2 }
-        return min(delay, retryMaximumBackoff)
+        return ReachabilityMonitor.Backoff(initial: retryInitialBackoff, maximum: retryMaximumBackoff)
+            .delay(attempt: attempts - 1)
     }
 }

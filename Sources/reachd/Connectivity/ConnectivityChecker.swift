@@ -152,8 +152,6 @@ final class ConnectivityChecker {
 
     private func delay(afterMisses misses: Int) -> Duration {
         guard misses > 0 else { return check.interval }
-        var delay = Self.firstRetry
-        for _ in 1..<misses where delay < check.interval { delay *= 2 }
-        return min(delay, check.interval)
+        return ReachabilityMonitor.Backoff(initial: Self.firstRetry, maximum: check.interval).delay(attempt: misses - 1)
     }
 }
