@@ -230,10 +230,8 @@ private final class Connection: Sendable {
     /// when the deadline has passed.
     private func waitUntilReadable(by deadline: ContinuousClock.Instant, timeout: Duration) throws(DaemonClientError) {
         while true {
-            let (seconds, attoseconds) = max(deadline - .now, .zero).components
-            let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
+            let ready = poll(&descriptor, 1, pollMilliseconds(until: deadline))
             if ready > 0 { return }
             if ready < 0, errno != EINTR { throw .connectionFailed(path: path, cause: SystemError("poll")) }
             if ready == 0, ContinuousClock.now >= deadline { throw .timedOut(path: path, timeout: timeout) }

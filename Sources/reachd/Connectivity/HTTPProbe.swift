@@ -117,11 +117,9 @@ enum HTTPProbe {
     /// Whether `fd` became ready for `events` before `deadline`.
     private static func waitFor(_ events: Int16, on fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
         while true {
-            let left = deadline - .now
-            guard left > .zero else { return false }
-            let (seconds, attoseconds) = left.components
+            guard ContinuousClock.now < deadline else { return false }
             var descriptor = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&descriptor, 1, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+            let ready = poll(&descriptor, 1, pollMilliseconds(until: deadline))
             if ready > 0 { return true }
             if ready < 0 && errno != EINTR { return false }
         }

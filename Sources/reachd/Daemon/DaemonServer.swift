@@ -144,11 +144,7 @@ final class DaemonServer {
 
     /// Milliseconds until `deadline` (rounded up), or -1 (no timeout) without one.
     private func pollTimeout(until deadline: ContinuousClock.Instant?) -> Int32 {
-        guard let deadline else { return -1 }
-        let left = deadline - .now
-        guard left > .zero else { return 0 }
-        let (seconds, attoseconds) = left.components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        deadline.map(pollMilliseconds(until:)) ?? -1
     }
 
     private func pingWatchdogIfDue(_ now: ContinuousClock.Instant) {
