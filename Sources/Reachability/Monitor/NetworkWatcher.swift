@@ -130,7 +130,13 @@ package final class NetworkWatcher {
     }
 
     private func evaluate() throws(NetlinkError) -> NetworkStatus? {
-        try Self.evaluate(table, queries, &publisher, connectivity: connectivity) { self.metering(of: $0) }
+        // Links come and go (a container host's veths, each with a new index):
+        // keep guesses only for the links there are, or the cache would grow
+        // for as long as the daemon runs. Pruned only when it outgrew them.
+        if meteringGuesses.count > table.links.count {
+            meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
+        }
+        return try Self.evaluate(table, queries, &publisher, connectivity: connectivity) { self.metering(of: $0) }
     }
 
     /// The configuration's word for `link`, else its guess (cached).
