@@ -186,6 +186,8 @@ struct DaemonTests {
         }
         #expect(calls.isEmpty, "system calls while idle:\n\(trace.error)")
         #expect(daemon.isRunning)
+        #expect(!offlineWithTheCheckOn || daemon.errorOutput.contains("check.url=http://10.77.0.1:8080/generate_204"),
+                "the check is really on, or this case proves nothing")
         withExtendedLifetime(subscriber) {}
     }
 

@@ -123,16 +123,18 @@ final class ConnectivityChecker {
             // Stale: the path changed (or went) while it ran.
             guard var state = families[family], state.probeInFlight == probe else { continue }
             let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation)
+            let unconfirmed = verdict.connectivity == .limited && !state.confirming && state.verdict?.connectivity != .limited
             let answer: String = switch outcome {
             case .answered(let response): "HTTP \(response.status)"
             case .failed(let failure): failure.rawValue
             }
+            // Info only for a verdict that changes what is published.
             logger.log(
-                level: state.verdict == verdict ? .debug : .info, "connectivity check",
+                level: unconfirmed || state.verdict == verdict ? .debug : .info, "connectivity check",
                 metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
-                           "check.verdict": "\(verdict.connectivity.rawValue)"])
+                           "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)"])
             state.probeInFlight = nil
-            if verdict.connectivity == .limited, !state.confirming, state.verdict?.connectivity != .limited {
+            if unconfirmed {
                 state.confirming = true
                 state.nextProbe = now + Self.confirmation
                 families[family] = state
