@@ -113,7 +113,7 @@ struct DaemonCommand: ParsableCommand {
         let fileInterval = try file?.seconds(section, "interval")
         if let file, let url = file.string(section, "url") {
             do throws(ConnectivityCheckError) {
-                _ = try ConnectivityCheck.parse(url: url, expectation: .status(204), timeout: .seconds(1), interval: .seconds(1))
+                _ = try ConnectivityCheck.target(of: url)
             } catch {
                 throw ConfigurationError.invalid(path: file.path, line: file.line(section, "url")!, reason: error.description)
             }
@@ -159,7 +159,7 @@ struct DaemonCommand: ParsableCommand {
             }
         }
         do throws(ConnectivityCheckError) {
-            if let checkURL { _ = try ConnectivityCheck.parse(url: checkURL, expectation: .status(204), timeout: .seconds(1), interval: .seconds(1)) }
+            if let checkURL { _ = try ConnectivityCheck.target(of: checkURL) }
             if let checkExpect { _ = try ConnectivityCheck.parseExpectation(checkExpect) }
         } catch {
             throw ValidationError("\(error)")

@@ -33,6 +33,12 @@ struct ConnectivityCheck: Equatable, Sendable {
     static func parse(
         url: String, expectation: Expectation, timeout: Duration, interval: Duration
     ) throws(ConnectivityCheckError) -> ConnectivityCheck {
+        let (host, port, path) = try target(of: url)
+        return ConnectivityCheck(host: host, port: port, path: path, expectation: expectation, timeout: timeout, interval: interval)
+    }
+
+    /// The host, port and path of `http://host[:port]/path`, or why it is not one.
+    static func target(of url: String) throws(ConnectivityCheckError) -> (host: String, port: Int, path: String) {
         guard url.lowercased().hasPrefix("http://") else { throw .notPlainHTTP(url) }
         let rest = url.dropFirst("http://".count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" }
@@ -58,9 +64,7 @@ struct ConnectivityCheck: Equatable, Sendable {
             host = String(host[..<colon])
         }
         guard !host.isEmpty, !host.contains("@") else { throw .malformed(url) }
-        return ConnectivityCheck(
-            host: host, port: port, path: path.isEmpty ? "/" : (path.hasPrefix("/") ? String(path) : "/" + path),
-            expectation: expectation, timeout: timeout, interval: interval)
+        return (host, port, path.isEmpty ? "/" : (path.hasPrefix("/") ? String(path) : "/" + path))
     }
 
     /// Parses `--check-expect`: `status:204`, `header:NAME: VALUE` or `body:TEXT`.
