@@ -7,21 +7,34 @@ BINDIR       ?= $(PREFIX)/bin
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
 MANDIR       ?= $(PREFIX)/share/man
 DATADIR      ?= $(PREFIX)/share
+ZSHDIR       ?= $(DATADIR)/zsh/site-functions
 SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
 # The manual's date is the last commit's, so the same source makes the same page.
 MANUAL_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
 UNITS        := reachd.service reachd.socket reachd-wait-online.service reachd-wait-online@.service
+# The shipped binary carries Swift's runtime: Debian has no package of it, and
+# a binary linked to the toolchain's copy runs only where the toolchain lives.
+# Only the reachd product: the example links libcurl, which has no static build here.
+# No $$ORIGIN run path: a binary in /usr/bin must not load libraries from /usr/bin.
+# A build directory of its own: SwiftPM plugins (generate-manual) build into
+# .build/release with other flags, and it would not notice the swap.
+DIST         := .build/dist
+RELEASE      := $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath --product reachd --scratch-path $(DIST)
+REACHD       := $(DIST)/release/reachd
+# Packagers who keep debug symbols (dh_strip, DEB_BUILD_OPTIONS=nostrip) set it empty.
+INSTALL_STRIP ?= -s
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Build: libnl headers, pkg-config, libcurl4 (URLSession, for the example).
 # Tests: iproute2 for namespaces and veth pairs, python3 for the fixture
 # recorder and the example's item server, strace to prove an idle daemon sleeps,
 # systemd-container to boot a real systemd around the units, man-db to check
-# the manual renders without warnings.
+# the manual renders without warnings, dpkg-dev and debootstrap to build the
+# .deb and install it on a minimal Debian 12.
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap
 
-.PHONY: all build release run test docs bench deps test-deps clean install uninstall
+.PHONY: all build release run test docs bench deps test-deps clean clean-test-cache install uninstall deb
 
 all: build
 
@@ -47,13 +60,13 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(RELEASE)
 
 # The daemon in the foreground on the default socket: /run/reachd/reachd.sock
 # as root, $$XDG_RUNTIME_DIR/reachd.sock otherwise. `reachd status` in another
 # terminal finds it either way.
 run: release
-	.build/release/reachd daemon
+	$(REACHD) daemon
 
 # Unit tests everywhere; namespace tests too where run as root (they skip,
 # saying why, elsewhere).
@@ -61,6 +74,7 @@ run: release
 # systemd tests verify it and boot a container with it mounted at /usr/local.
 test: test-deps
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
+	$(MAKE) deb
 	$(SWIFT) build
 	$(SWIFT) test --disable-xctest
 	$(MAKE) docs
@@ -71,21 +85,22 @@ docs: deps
 	$(SWIFT) package generate-documentation --target Reachability --warnings-as-errors
 
 bench: test-deps release
-	bash bench/run.sh
+	REACHD=$(CURDIR)/$(REACHD) bash bench/run.sh
 
 # The binary, the systemd units pointing at it, a man page generated from the
 # command's own help, and shell completions. DESTDIR stages for packaging.
 # Never runs apt (packagers and admins install build dependencies their own
 # way); a missing one fails the build, which names the package to install.
 install:
-	$(SWIFT) build -c release
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
+	$(RELEASE)
+	# The plugin builds the package to run it; debug is what make test builds anyway.
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
 	# Blank lines from the help become paragraphs (mdoc warns about them), and
 	# the generic EXIT STATUS gives way to docs/reachd.1.sections: ENVIRONMENT,
 	# FILES, the exit codes, SEE ALSO.
 	sed -e 's/^$$/.Pp/' -e '/^\.Sh "EXIT STATUS"/,$$d' $(MANUAL) > .build/reachd.1
 	cat docs/reachd.1.sections >> .build/reachd.1
-	install -Dm755 .build/release/reachd $(DESTDIR)$(BINDIR)/reachd
+	install -Dm755 $(INSTALL_STRIP) $(REACHD) $(DESTDIR)$(BINDIR)/reachd
 	for unit in $(UNITS); do \
 	  sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$unit > .build/$$unit && \
 	  install -Dm644 .build/$$unit $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
@@ -96,12 +111,20 @@ install:
 	# The configuration, unless one is there already: an administrator's edits stay.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf ] || \
 	  install -Dm644 systemd/reachd.conf $(DESTDIR)$(SYSCONFDIR)/reachd/reachd.conf
-	.build/release/reachd --generate-completion-script bash > .build/reachd.bash
-	.build/release/reachd --generate-completion-script zsh > .build/_reachd
-	.build/release/reachd --generate-completion-script fish > .build/reachd.fish
+	$(REACHD) --generate-completion-script bash > .build/reachd.bash
+	$(REACHD) --generate-completion-script zsh > .build/_reachd
+	$(REACHD) --generate-completion-script fish > .build/reachd.fish
 	install -Dm644 .build/reachd.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd
-	install -Dm644 .build/_reachd $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd
+	install -Dm644 .build/_reachd $(DESTDIR)$(ZSHDIR)/_reachd
 	install -Dm644 .build/reachd.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
+
+# A Debian package of the self-contained binary: .build/reachd_VERSION_ARCH.deb.
+# Its Depends come from dpkg-shlibdeps (dpkg-dev); the paths are Debian's.
+deb:
+	$(call apt_install,$(BUILD_DEPS) dpkg-dev)
+	rm -rf .build/deb-root
+	$(MAKE) install DESTDIR=$(CURDIR)/.build/deb-root PREFIX=/usr ZSHDIR=/usr/share/zsh/vendor-completions
+	bash packaging/deb/build.sh .build/deb-root .build
 
 # Leaves $(SYSCONFDIR)/reachd/reachd.conf, as Debian leaves a removed package's conffiles.
 uninstall:
@@ -109,8 +132,12 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/doc/reachd
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \
-	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_reachd \
+	      $(DESTDIR)$(ZSHDIR)/_reachd \
 	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
 
 clean:
 	rm -rf .build
+
+# The minimal Debian 12 that the package test builds once and boots overlays of.
+clean-test-cache:
+	rm -rf /var/cache/reachd-tests

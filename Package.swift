@@ -54,8 +54,8 @@ let package = Package(
         .testTarget(
             name: "reachdTests",
             dependencies: ["reachd", "ListViewer", "Reachability"],
-            // Run inside the systemd container by path, not a resource.
-            exclude: ["Systemd/check.sh"]
+            // Scripts run in the systemd containers by path, not resources.
+            exclude: ["Systemd"]
         ),
     ]
 )

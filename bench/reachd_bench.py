@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-REACHD = os.path.abspath(os.environ.get("REACHD", ".build/release/reachd"))
+REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
 
 
 def sh(command):

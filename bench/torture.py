@@ -2,7 +2,7 @@
 """reachd under a hostile local user: the figures behind issue 7.
 
 Each scenario runs in throw-away network namespaces against REACHD (default
-.build/release/reachd), so the same script measures any two builds:
+.build/dist/release/reachd, what make install ships), so the same script measures any two builds:
 
 1. Flood: one connection pipelines {"op":"get"} as fast as it can (never
    reading, or reading everything) while 10 subscribers follow default-route
@@ -34,7 +34,7 @@ import time
 
 import reachd_bench
 
-REACHD = os.path.abspath(os.environ.get("REACHD", ".build/release/reachd"))
+REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
 NOBODY, OTHER = 65534, 65533
 HOLDER = r"""
 import json, socket, sys, time

@@ -87,6 +87,19 @@ struct SystemdUnitTests {
         let manual = try String(contentsOf: prefix.appendingPathComponent("share/man/man1/reachd.1"), encoding: .utf8)
         #expect(manual.contains("wait-online"))
     }
+
+    @Test func theInstalledBinaryIsSelfContainedAndStripped() async throws {
+        let binary = TestInstallation.staged.appendingPathComponent("bin/reachd").path
+        let dynamic = try await Subprocess.run(["/usr/bin/readelf", "-d", binary])
+        let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libnl-route-3.so") }, "\(dynamic.output)")
+        #expect(!needed.contains { $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch") },
+                "Swift's runtime is linked in: \(needed)")
+        #expect(!dynamic.output.contains("RUNPATH") && !dynamic.output.contains("RPATH"),
+                "no run path into the toolchain or beside the binary: \(dynamic.output)")
+        let sections = try await Subprocess.run(["/usr/bin/readelf", "-S", "-W", binary])
+        #expect(!sections.output.contains(".symtab"), "stripped")
+    }
 }
 
 @Suite(
@@ -140,8 +153,8 @@ struct SystemdContainerTests {
             "--network-namespace-path=/run/netns/\(network.host)",
             // Only --private-network grants it; the checks change routes inside.
             "--capability=CAP_NET_ADMIN",
-            // The staged install where it would really be; the Swift runtime it links.
-            "--bind-ro=\(TestInstallation.staged.path):/usr/local", "--bind-ro=/opt/swift", "--bind-ro=\(script)",
+            // The staged install where it would really be. No toolchain: the binary carries Swift's runtime.
+            "--bind-ro=\(TestInstallation.staged.path):/usr/local", "--bind-ro=\(script)",
             "--bind=\(output.path):/out",
             "--bind-ro=\(checkUnit.path):/etc/systemd/system/check.service",
             "--bind-ro=\(dropIn.path):/etc/systemd/system/reachd.service.d/watchdog.conf",

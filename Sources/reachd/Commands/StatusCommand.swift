@@ -30,7 +30,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     @Argument(
         help: ArgumentHelp("Show this interface only, as networkctl status IFACE does.", valueName: "interface"),
-        completion: .custom { _ in NetworkInterfaces.names() })
+        completion: .custom { _, _, _ in NetworkInterfaces.names() })
     var interface: String?
 
     func validate() throws {

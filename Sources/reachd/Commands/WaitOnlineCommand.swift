@@ -38,7 +38,7 @@ struct WaitOnlineCommand: AsyncParsableCommand {
     @Option(
         name: [.customShort("i"), .long],
         help: ArgumentHelp("Wait until the route out leaves through this interface.", valueName: "name"),
-        completion: .custom { _ in NetworkInterfaces.names() })
+        completion: .custom { _, _, _ in NetworkInterfaces.names() })
     var interface: String?
 
     @Flag(name: [.short, .long], help: "Print nothing.")

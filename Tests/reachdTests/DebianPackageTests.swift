@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The package `make test` builds with `make deb`.
+enum DebianPackage {
+    static let path = TestInstallation.packageRoot
+        .appendingPathComponent(".build/reachd_\(ReachdVersion.current)_\(architecture).deb").path
+    static var architecture: String {
+        (try? String(contentsOfFile: "/var/lib/dpkg/arch", encoding: .utf8))?
+            .split(separator: "\n").first.map(String.init) ?? "amd64"
+    }
+    static var available: Bool { FileManager.default.fileExists(atPath: path) }
+    static let reason: Comment = "needs `make deb`, which `make test` runs first"
+    static var canBootstrap: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/debootstrap") }
+}
+
+@Suite("The Debian package", .enabled(if: DebianPackage.available, DebianPackage.reason))
+struct DebianPackageTests {
+    @Test func itsDependenciesAreTheBinarysLibrariesAndNothingOfSwifts() async throws {
+        let fields = try await Subprocess.run(["/usr/bin/dpkg-deb", "-f", DebianPackage.path, "Depends", "Version"])
+        #expect(fields.output.contains("Version: \(ReachdVersion.current)\n"))
+        for package in ["libc6", "libnl-3-200", "libnl-route-3-200", "init-system-helpers"] {
+            #expect(fields.output.contains(package), "\(package) in \(fields.output)")
+        }
+        let contents = try await Subprocess.run(["/usr/bin/dpkg-deb", "-c", DebianPackage.path])
+        for path in ["./usr/bin/reachd", "./usr/lib/systemd/system/reachd.socket", "./etc/reachd/reachd.conf",
+                     "./usr/share/man/man1/reachd.1", "./usr/share/doc/reachd/copyright"] {
+            #expect(contents.output.contains(" \(path)\n"), "\(path)")
+        }
+        let conffiles = try await Subprocess.run(["/usr/bin/dpkg-deb", "-I", DebianPackage.path, "conffiles"])
+        #expect(conffiles.output == "/etc/reachd/reachd.conf\n", "an administrator's edits survive upgrades")
+    }
+}
+
+@Suite(
+    "The Debian package on a clean Debian 12 (debootstrap, systemd-nspawn)",
+    .enabled(if: DebianPackage.available, DebianPackage.reason),
+    .enabled(if: NamespaceSupport.available, NamespaceSupport.reason),
+    .enabled(if: DebianPackage.canBootstrap && FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-nspawn"),
+             "needs debootstrap and systemd-nspawn (make test installs both)"))
+struct DebianPackageContainerTests {
+    static let checks = [
+        "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "ipv4-online", "files",
+        "reinstall", "purge",
+    ]
+
+    @Test func aptInstallsItAndSystemdRunsItWithoutTheToolchain() async throws {
+        let scripts = TestInstallation.packageRoot.appendingPathComponent("Tests/reachdTests/Systemd")
+        // Built once per machine (about 40 s), then only read: each run boots an overlay.
+        let base = try await Subprocess.run(["/bin/bash", scripts.appendingPathComponent("debian-root.sh").path],
+                                            timeout: .seconds(600))
+        try #require(base.status == 0, "debootstrap: \(base.error.suffix(3000))")
+        let lower = base.output.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "addr add 10.77.0.2/24 dev vh", "route add default via 10.77.0.1")
+        let scratch = network.directory
+        let root = scratch.appendingPathComponent("root").path
+        for directory in ["root", "upper", "work", "out"] {
+            try FileManager.default.createDirectory(
+                at: scratch.appendingPathComponent(directory), withIntermediateDirectories: true)
+        }
+        let mount = try await Subprocess.run([
+            "/bin/mount", "-t", "overlay", "overlay", "-o",
+            "lowerdir=\(lower),upperdir=\(scratch.appendingPathComponent("upper").path),workdir=\(scratch.appendingPathComponent("work").path)",
+            root,
+        ])
+        try #require(mount.status == 0, "overlay: \(mount.error)")
+        defer { _ = Subprocess.runBlocking(["/bin/umount", "-l", root]) }
+
+        let package = "/root/" + URL(fileURLWithPath: DebianPackage.path).lastPathComponent
+        try FileManager.default.copyItem(atPath: DebianPackage.path, toPath: root + package)
+        try FileManager.default.copyItem(
+            atPath: scripts.appendingPathComponent("deb-check.sh").path, toPath: root + "/root/deb-check.sh")
+        try ReachdVersion.current.write(
+            toFile: scratch.appendingPathComponent("out/version").path, atomically: true, encoding: .utf8)
+        try """
+            [Unit]
+            Description=reachd package checks
+            After=reachd.socket
+            SuccessAction=poweroff-force
+            FailureAction=poweroff-force
+
+            [Service]
+            Type=oneshot
+            ExecStart=/bin/bash /root/deb-check.sh
+            """.write(toFile: root + "/etc/systemd/system/check.service", atomically: true, encoding: .utf8)
+
+        // apt, as a user would, with no network: libnl comes from the packages
+        // the root fetched when it was made, and only if Depends names it.
+        // No systemd runs yet, so postinst only enables the socket.
+        let install = try await Subprocess.run([
+            "/usr/bin/systemd-nspawn", "-q", "-D", root, "-M", "reachd-deb-\(getpid())", "--register=no", "--keep-unit",
+            "--private-network", "/usr/bin/env", "DEBIAN_FRONTEND=noninteractive",
+            "apt-get", "install", "-y", "--no-install-recommends", package,
+        ], timeout: .seconds(120))
+        try #require(install.status == 0, "apt install: \(install.output.suffix(3000))\(install.error.suffix(3000))")
+        #expect(install.output.contains("libnl-route-3-200"), "apt pulled in libnl: \(install.output.suffix(2000))")
+
+        let container = try await Subprocess.run([
+            "/usr/bin/systemd-nspawn", "-q", "-D", root, "-M", "reachd-deb-\(getpid())", "-b", "--register=no", "--keep-unit",
+            "--network-namespace-path=/run/netns/\(network.host)", "--capability=CAP_NET_ADMIN",
+            "--bind=\(scratch.appendingPathComponent("out").path):/out",
+            "systemd.wants=check.service",
+        ], timeout: .seconds(150))
+
+        let results = (try? String(contentsOf: scratch.appendingPathComponent("out/results"), encoding: .utf8)) ?? ""
+        let context = "container exit \(container.status)\n\(container.error.suffix(2000))\nresults:\n\(results)"
+        #expect(results.hasSuffix("done\n"), "the checks ran to the end: \(context)")
+        for check in Self.checks {
+            #expect(results.contains("PASS \(check)\n"), "\(check): \(context)")
+        }
+    }
+}

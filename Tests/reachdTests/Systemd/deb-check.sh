@@ -1,0 +1,65 @@
+#!/bin/bash
+# Runs inside a minimal Debian 12 booted by SystemdTests.swift (the
+# installed-package suite) as the oneshot check.service, after `apt install
+# ./reachd_*.deb` put reachd there. No Swift toolchain is inside. The
+# container's `vh` is wired to a gateway at 10.77.0.1 (10.77.0.2/24).
+# Each check writes "PASS name" or "FAIL name: why" to /out/results.
+set -u
+out=/out/results
+: > "$out"
+pass() { echo "PASS $1" >> "$out"; }
+fail() { echo "FAIL $1: $2" >> "$out"; }
+wait_for() {
+  local deadline=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+}
+
+# 1. Nothing of Swift's here, and the binary finds every library it needs.
+if [ -e /opt/swift ] || command -v swift >/dev/null; then
+  fail no-toolchain "a Swift toolchain is visible"
+else
+  pass no-toolchain
+fi
+missing=$(ldd /usr/bin/reachd 2>&1 | grep -i "not found")
+[ -z "$missing" ] && pass libraries || fail libraries "$missing"
+version=$(/usr/bin/reachd --version 2>&1)
+[ "$version" = "$(cat /out/version)" ] && pass version || fail version "$version"
+
+# 2. The package enabled the socket; the first client starts the daemon.
+[ "$(systemctl is-enabled reachd.socket)" = enabled ] && systemctl is-active -q reachd.socket \
+  && pass socket-enabled || fail socket-enabled "$(systemctl is-enabled reachd.socket) $(systemctl is-active reachd.socket)"
+answer=$(reachd status --json 2>&1)
+case "$answer" in *'"source":"daemon"'*) pass daemon-answers ;; *) fail daemon-answers "$answer" ;; esac
+# The test added a default route via the gateway before booting (minbase has no ip).
+online() { reachd status --short | grep -q "ipv4=online"; }
+wait_for 5 online && pass ipv4-online || fail ipv4-online "$(reachd status --short 2>&1)"
+[ -f /usr/share/man/man1/reachd.1 ] && [ -f /usr/share/bash-completion/completions/reachd ] \
+  && [ -f /usr/share/doc/reachd/copyright ] && pass files || fail files "$(dpkg -L reachd | tr '\n' ' ')"
+
+# 3. Reinstalling (dpkg's upgrade path) restarts the running daemon on the new binary.
+before=$(systemctl show -p MainPID --value reachd.service)
+if dpkg -i /root/reachd_*.deb > /out/reinstall.log 2>&1; then
+  restarted() { local now; now=$(systemctl show -p MainPID --value reachd.service); [ "$now" != 0 ] && [ "$now" != "$before" ]; }
+  wait_for 5 restarted && reachd status --json | grep -q '"source":"daemon"' \
+    && pass reinstall || fail reinstall "main PID $before, now $(systemctl show -p MainPID --value reachd.service)"
+else
+  fail reinstall "$(tail -5 /out/reinstall.log)"
+fi
+
+# 4. Purging stops everything and leaves nothing behind.
+if dpkg --purge reachd > /out/purge.log 2>&1; then
+  left=""
+  systemctl is-active -q reachd.socket && left="$left socket-active"
+  systemctl is-active -q reachd.service && left="$left service-active"
+  [ -e /run/reachd/reachd.sock ] && left="$left /run/reachd/reachd.sock"
+  [ -e /usr/bin/reachd ] && left="$left /usr/bin/reachd"
+  [ -e /etc/reachd ] && left="$left /etc/reachd"
+  [ -e /usr/lib/systemd/system/reachd.socket ] && left="$left unit"
+  [ -z "$left" ] && pass purge || fail purge "left:$left"
+else
+  fail purge "$(tail -5 /out/purge.log)"
+fi
+echo done >> "$out"
