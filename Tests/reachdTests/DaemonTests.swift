@@ -14,8 +14,8 @@ struct DaemonTests {
         try await network.bringUpIPv4(defaultRoute: false)
         var daemon: Subprocess?
         if throughDaemon { daemon = try await network.startDaemon() }
-        let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
-        let monitor = try network.startReachd("monitor", "--json", "--socket", socket)
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+        let monitor = try network.startReachd("monitor", "--json", source)
         let first = try await eventually("the monitor prints the current status") { monitor.outputLines.first }
         #expect(first.contains(#""online":false"#))
         #expect(first.contains(throughDaemon ? #""source":"daemon""# : #""source":"embedded""#))

@@ -201,17 +201,17 @@ struct HostileClientTests {
         defer { filler?.signal(SIGKILL) }
 
         var started = ContinuousClock.now
-        let status = try await network.reachd("status", "--json", "--socket", network.socketPath)
+        let status = try await network.reachd(defaultSocket: network.socketPath, "status", "--json")
         #expect(ContinuousClock.now - started < .milliseconds(1500), "status took \(ContinuousClock.now - started)")
         #expect(status.status == 0 && status.output.contains(#""source":"embedded""#))
         #expect(status.error.contains("did not answer within 1 s"), "says why: \(status.error)")
 
         started = ContinuousClock.now
-        let wait = try await network.reachd("wait-online", "--timeout", "10", "--socket", network.socketPath)
+        let wait = try await network.reachd(defaultSocket: network.socketPath, "wait-online", "--timeout", "10")
         #expect(wait.status == 0, "an online host is online whatever the daemon does: \(wait.error)")
         #expect(ContinuousClock.now - started < .seconds(3))
 
-        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         defer { monitor.signal(SIGKILL) }
         let first = try await eventually("the monitor follows netlink in-process", timeout: .seconds(3)) {
             monitor.outputLines.first
@@ -223,7 +223,7 @@ struct HostileClientTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let refusing = try FakeDaemon(answering: FakeDaemon.refusing)
-        let monitor = try network.startReachd("monitor", "--json", "--socket", refusing.path)
+        let monitor = try network.startReachd(defaultSocket: refusing.path, "monitor", "--json")
         defer { monitor.signal(SIGKILL) }
         let first = try await eventually("a status from in-process") { monitor.outputLines.first }
         #expect(first.contains(#""source":"embedded""#) && first.contains(#""online":true"#))

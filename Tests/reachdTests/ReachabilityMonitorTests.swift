@@ -20,7 +20,7 @@ struct ReachabilityMonitorTests {
     @Test func withoutADaemonItFollowsNetlinkInProcess() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
-        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         let first = try await eventually("a first status") { statuses(monitor).first }
         #expect(first.source == .embedded)
         #expect(monitor.errorOutput.contains("following netlink in-process"))
@@ -33,7 +33,7 @@ struct ReachabilityMonitorTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         var daemon = try await network.startDaemon()
-        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         let before = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
 
         daemon.signal(SIGTERM)
@@ -57,7 +57,7 @@ struct ReachabilityMonitorTests {
     @Test func aDaemonThatStartsLaterTakesOver() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         _ = try await eventually("in-process first") { statuses(monitor).first { $0.source == .embedded } }
         let daemon = try await network.startDaemon()
         let fromDaemon = try await eventually("the daemon once it answers", timeout: .seconds(15)) {
@@ -85,7 +85,8 @@ struct ReachabilityMonitorLocalTests {
         // An automatic monitor warns of the mismatch and carries on in-process;
         // the warning goes to stderr, so stdout stays pure JSON lines.
         let daemon = try FakeDaemon()
-        let monitor = try Subprocess([Reachd.binary, "monitor", "--json", "--socket", daemon.path])
+        let monitor = try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(daemon.path)", Reachd.binary, "monitor", "--json"])
         _ = try await eventually("a status from the in-process monitor") { monitor.outputLines.first }
         _ = try await eventually("the warning") { monitor.errorOutput.contains("protocol version 2") ? true : nil }
         for line in monitor.outputLines {

@@ -24,16 +24,64 @@ struct StatusInterfaceTests {
     @Test func oneInterfaceAsNetworkctlShowsIt() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let none = network.directory.appendingPathComponent("none").path
-        let shown = try await network.reachd("status", "vh", "--socket", none)
+        let shown = try await network.reachd("status", "vh", "--no-daemon")
         #expect(shown.status == 0)
         #expect(shown.output.hasPrefix("● 2: vh\n"), "\(shown.output)")
         #expect(shown.output.contains("   Addresses: 10.77.0.2/24"))
         #expect(shown.output.contains("  Routes out: IPv4 via gateway 10.77.0.1 (primary)"))
-        let json = try await network.reachd("status", "vh", "--json", "--socket", none)
+        let json = try await network.reachd("status", "vh", "--json", "--no-daemon")
         let link = try JSONDecoder().decode(InterfaceStatus.self, from: Data(json.output.utf8))
         #expect(link.name == "vh" && link.carrier && link.metered == .no)
-        let missing = try await network.reachd("status", "eth9", "--socket", none)
+        let missing = try await network.reachd("status", "eth9", "--no-daemon")
         #expect(missing.status == 2 && missing.error.contains("no interface eth9; the host has lo, vh"), "\(missing.error)")
+    }
+}
+
+/// Which daemon a client asks: the defaults fall back in-process, a named
+/// socket must answer (as nm-online errs without NetworkManager), and
+/// `--no-daemon` asks none.
+@Suite("--socket and --no-daemon")
+struct DaemonChoiceTests {
+    static let nowhere = "/tmp/reachd-nobody-listens-\(getpid()).sock"
+
+    @Test(arguments: [["status"], ["status", "--json"], ["monitor"], ["wait-online", "-t", "5"], ["check"]])
+    func aNamedSocketWithoutADaemonIsAnErrorThatSaysWhatToDo(_ command: [String]) async throws {
+        let result = try await Subprocess.run([Reachd.binary] + command + ["--socket", Self.nowhere], timeout: .seconds(10))
+        #expect(result.status == 2, "\(result.output)\(result.error)")
+        #expect(result.output.isEmpty, "no answer on stdout: \(result.output)")
+        #expect(result.error.contains(Self.nowhere), "names the socket: \(result.error)")
+        #expect(result.error.contains("reachd daemon"), "says how to start one: \(result.error)")
+    }
+
+    @Test func aNamedDaemonThatDoesNotAnswerIsAnErrorWithinTheDeadline() async throws {
+        let stopped = try FakeDaemon(answering: FakeDaemon.refusing)
+        let started = ContinuousClock.now
+        let result = try await Subprocess.run([Reachd.binary, "status", "--socket", stopped.path])
+        #expect(result.status == 2)
+        #expect(result.error.contains("too_many_clients"), "\(result.error)")
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func theDefaultSocketFallsBackInProcessAndSaysSo() async throws {
+        let result = try await Subprocess.run(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(Self.nowhere)", Reachd.binary, "status", "--json"])
+        #expect(result.status == 0 || result.status == 1, "\(result.error)")
+        #expect(result.output.contains(#""source":"embedded""#))
+        #expect(result.error.contains("no daemon at \(Self.nowhere); computed in-process"), "\(result.error)")
+    }
+
+    @Test func noDaemonComputesInProcessWithoutANotice() async throws {
+        let result = try await Subprocess.run(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(Self.nowhere)", Reachd.binary, "status", "--json", "--no-daemon"])
+        #expect(result.status == 0 || result.status == 1, "\(result.error)")
+        #expect(result.output.contains(#""source":"embedded""#))
+        #expect(result.error.isEmpty, "asked for in-process, told nothing: \(result.error)")
+    }
+
+    @Test(arguments: [["status", "--no-daemon", "--socket", nowhere], ["check", "--no-daemon"]])
+    func contradictionsAreUsageErrors(_ arguments: [String]) async throws {
+        let result = try await Subprocess.run([Reachd.binary] + arguments)
+        #expect(result.status == 2)
+        #expect(result.error.contains("--no-daemon"), "\(result.error)")
     }
 }

@@ -11,8 +11,8 @@ struct WaitOnlineTests {
         try await network.bringUpIPv4(defaultRoute: false)
         var daemon: Subprocess?
         if throughDaemon { daemon = try await network.startDaemon() }
-        let socket = throughDaemon ? network.socketPath : network.directory.appendingPathComponent("none").path
-        let waiter = try network.startReachd("wait-online", "--timeout", "15", "--socket", socket)
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+        let waiter = try network.startReachd("wait-online", "--timeout", "15", source)
         // Still waiting: nothing is online yet.
         try await Task.sleep(for: .milliseconds(300))
         #expect(waiter.isRunning)
@@ -37,7 +37,7 @@ struct WaitOnlineTests {
         try await network.bringUpIPv4(defaultRoute: true)
         try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
         let status = try await network.waitForStatus(embedded: true, "both online") { $0.ipv6.reachability == .online }
-        let wait = try await network.reachd("wait-online", "-t", "5", "--socket", network.directory.appendingPathComponent("none").path)
+        let wait = try await network.reachd("wait-online", "-t", "5", "--no-daemon")
         #expect(wait.status == 0)
         #expect(wait.output.contains("online: IPv6 via vh, gateway fd77::1"), "\(wait.output)")
         #expect(status.primary?.family == .ipv6, "status names the same")
@@ -53,6 +53,22 @@ struct WaitOnlineTests {
         let other = try await network.reachd("wait-online", "--interface", "eth9", "--timeout", "0.3", "--quiet")
         #expect(other.status == 1)
         #expect(other.error.isEmpty && other.output.isEmpty, "--quiet prints nothing")
+    }
+
+    @Test func severalInterfacesAnyAndIgnoreOnARealLink() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        // Carrier now, a route out only later: all of them waits for the route.
+        let waiter = try network.startReachd("wait-online", "-i", "vh:carrier", "-i", "vh", "-t", "15", "--no-daemon")
+        let carrier = try await network.reachd("wait-online", "-i", "vh:carrier", "-t", "5", "--no-daemon")
+        #expect(carrier.status == 0 && carrier.output == "vh: carrier\n", "\(carrier.output)\(carrier.error)")
+        let ignored = try await network.reachd("wait-online", "--ignore", "vh", "-t", "0.3", "--no-daemon")
+        #expect(ignored.status == 1 && ignored.error.contains("through an interface other than vh"))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(waiter.isRunning, "vh carries no route out yet")
+        try await network.inHost("route add default via 10.77.0.1")
+        #expect(try await waiter.wait(timeout: .seconds(5)) == 0)
+        #expect(waiter.output == "vh: carrier\nonline: IPv4 via vh, gateway 10.77.0.1\n", "in the order given: \(waiter.output)")
     }
 }
 
@@ -101,13 +117,14 @@ struct CommandLineTests {
     @Test func waitOnlineTakesTheShortFlagsAdminsKnow() async throws {
         // As systemd-networkd-wait-online and nm-online spell them.
         let parsed = try WaitOnlineCommand.parse(["-4", "-t", "5", "-i", "eth0", "-q"])
-        #expect(parsed.ipv4 && parsed.timeoutSeconds == 5 && parsed.interface == "eth0" && parsed.quiet)
+        #expect(parsed.ipv4 && parsed.timeoutSeconds == 5 && parsed.interface == [InterfaceCondition(name: "eth0")] && parsed.quiet)
         #expect(try WaitOnlineCommand.parse(["-6"]).families == [.ipv6])
         #expect(try WaitOnlineCommand.parse([]).families == [.ipv6, .ipv4], "the order status names the primary path in")
     }
 
     @Test func completionOffersInterfaceNamesAndSocketFiles() async throws {
-        let names = try await reachd("---completion", "wait-online", "--", "--interface")
+        // As the bash script asks: the word, then the cursor's word index and offset in it.
+        let names = try await reachd("---completion", "wait-online", "--", "--interface", "2", "0")
         #expect(names.output.split(separator: "\n").contains("lo"), "\(names.output)")
         let bash = try await reachd("--generate-completion-script", "bash")
         let socket = try #require(bash.output.range(of: "'--socket')\n"))

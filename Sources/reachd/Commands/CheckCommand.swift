@@ -24,6 +24,12 @@ struct CheckCommand: AsyncParsableCommand {
     /// Long enough for a probe that times out (5 s by default) and the reply.
     static let timeout: Duration = .seconds(30)
 
+    func validate() throws {
+        if connection.noDaemon {
+            throw ValidationError("the connectivity check runs in the daemon; leave out --no-daemon.")
+        }
+    }
+
     func run() async throws {
         var failures: [String] = []
         for path in connection.socketPaths {

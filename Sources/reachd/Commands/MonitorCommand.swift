@@ -26,6 +26,7 @@ struct MonitorCommand: AsyncParsableCommand {
     var traceNetlink = false
 
     func run() async throws {
+        if !traceNetlink { try connection.requireNamedDaemon() }
         let statuses = traceNetlink
             ? EmbeddedMonitor.statuses(logger: Logger(label: "reachd.embedded"), traceDatagrams: Self.traceDatagram)
             : connection.statuses(announcingSource: true)

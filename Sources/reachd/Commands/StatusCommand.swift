@@ -39,7 +39,13 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (status, line, notice) = try StatusFeed(socketPaths: connection.socketPaths).currentStatus()
+        let feed = StatusFeed(socketPaths: connection.socketPaths, fallsBackInProcess: connection.fallsBackInProcess)
+        let status: NetworkStatus, line: [UInt8]?, notice: String?
+        do {
+            (status, line, notice) = try feed.currentStatus()
+        } catch let error as StatusFeedError {
+            throw connection.namedDaemonFailed(error.description)
+        }
         // On stderr in every form, so stdout stays what the form promises.
         if let notice { Console.error("reachd: \(notice)") }
         if let interface {

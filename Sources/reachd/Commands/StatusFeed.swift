@@ -6,6 +6,9 @@ import Reachability
 struct StatusFeed: Sendable {
     /// Daemon sockets to try, in order; empty means in-process only.
     let socketPaths: [String]
+    /// Whether to compute the answer in-process when none of them answers;
+    /// otherwise that is an error.
+    var fallsBackInProcess = true
 
     /// One status, and a notice for the user when it was computed in-process.
     /// The daemons tried share one `timeout`, so a stopped or refusing daemon
@@ -24,17 +27,22 @@ struct StatusFeed: Sendable {
                 failures.append(Self.describe(error, at: path))
             }
         }
-        return (try EmbeddedMonitor.currentStatus(), nil, Self.fallbackNotice(failures))
+        guard fallsBackInProcess else { throw StatusFeedError(failures: failures) }
+        // Asked for no daemon, the user needs no notice that none answered.
+        let notice = socketPaths.isEmpty ? nil : failures.joined(separator: "; ") + "; computed in-process from netlink"
+        return (try EmbeddedMonitor.currentStatus(), nil, notice)
     }
 
-    private static func fallbackNotice(_ failures: [String]) -> String {
-        (failures.isEmpty ? "no daemon" : failures.joined(separator: "; ")) + "; computed in-process from netlink"
-    }
-
-    private static func describe(_ error: DaemonClientError, at path: String) -> String {
+    static func describe(_ error: DaemonClientError, at path: String) -> String {
         switch error {
         case .notRunning: "no daemon at \(path)"
         case .connectionFailed, .closed, .timedOut, .rejected, .protocolError: error.description
         }
     }
+}
+
+/// No daemon answered where the user said one would.
+struct StatusFeedError: Error, CustomStringConvertible {
+    let failures: [String]
+    var description: String { failures.joined(separator: "; ") }
 }

@@ -11,13 +11,17 @@ struct WaitOnlineCommand: AsyncParsableCommand {
         abstract: "Wait until the host is online.",
         discussion: """
             Exits 0 as soon as the host is online (in the given family, through the \
-            given interface), 1 when the timeout passes first. Event-driven: it \
-            waits on the daemon's notifications or on netlink, never polls.
+            given interfaces), 1 when the timeout passes first. Event-driven: it \
+            waits on the daemon's notifications or on netlink, never polls. The \
+            options are systemd-networkd-wait-online's, in reachd's terms.
 
             Examples:
               reachd wait-online
               reachd wait-online --timeout 0 --ipv6
               reachd wait-online --interface eth0 --quiet
+              reachd wait-online -i eth0 -i wlan0 --any
+              reachd wait-online -i eth0:carrier
+              reachd wait-online --ignore tun0
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -37,9 +41,21 @@ struct WaitOnlineCommand: AsyncParsableCommand {
 
     @Option(
         name: [.customShort("i"), .long],
-        help: ArgumentHelp("Wait until the route out leaves through this interface.", valueName: "name"),
+        help: ArgumentHelp(
+            "Wait for this interface, in this state: routable (the route out leaves through it; the default) or carrier. Repeatable: all of them, unless --any.",
+            valueName: "name[:state]"),
+        completion: .custom { _, _, _ in NetworkInterfaces.names() },
+        transform: InterfaceCondition.parse)
+    var interface: [InterfaceCondition] = []
+
+    @Flag(help: "With several --interface, return when one of them is ready, not all.")
+    var any = false
+
+    @Option(
+        help: ArgumentHelp("Don't count a route out through this interface (a VPN, a container bridge). Repeatable.",
+                           valueName: "name"),
         completion: .custom { _, _, _ in NetworkInterfaces.names() })
-    var interface: String?
+    var ignore: [String] = []
 
     @Flag(name: [.short, .long], help: "Print nothing.")
     var quiet = false
@@ -52,6 +68,9 @@ struct WaitOnlineCommand: AsyncParsableCommand {
             throw ValidationError("--timeout must be 0 (wait forever) or a positive number of seconds, not \(timeout).")
         }
         _ = seconds
+        if let both = interface.first(where: { ignore.contains($0.name) }) {
+            throw ValidationError("\(both.name) is both waited for (--interface) and ignored (--ignore); pick one.")
+        }
     }
 
     /// In the order `status` names the primary path: IPv6 first, as an RFC 6724
@@ -63,18 +82,18 @@ struct WaitOnlineCommand: AsyncParsableCommand {
     /// The validated timeout, in seconds; 0 waits forever.
     var timeoutSeconds: Double { Double(timeout) ?? 30 }
 
-    /// The online family (and its path) that satisfies the options, if any.
-    func satisfyingPath(in status: NetworkStatus) -> NetworkPath? {
-        families.lazy.compactMap { status.family($0).path }
-            .first { path in interface.map { path.interface == $0 } ?? true }
+    var condition: OnlineCondition {
+        OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore))
     }
 
     func run() async throws {
+        try connection.requireNamedDaemon()
         let statuses = connection.statuses(announcingSource: false)
-        let found = try await withThrowingTaskGroup(of: NetworkPath?.self) { group in
+        let condition = condition
+        let met = try await withThrowingTaskGroup(of: [String]?.self) { group in
             group.addTask {
                 for try await status in statuses {
-                    if let path = satisfyingPath(in: status) { return path }
+                    if let met = condition.met(by: status) { return met }
                 }
                 return nil
             }
@@ -88,16 +107,10 @@ struct WaitOnlineCommand: AsyncParsableCommand {
             group.cancelAll()
             return first
         }
-        guard let found else {
-            if !quiet {
-                let what = ipv4 ? "IPv4" : ipv6 ? "IPv6" : "the network"
-                let through = interface.map { " through \($0)" } ?? ""
-                Console.error("reachd: timed out after \(timeout) s waiting for \(what)\(through)")
-            }
+        guard let met else {
+            if !quiet { Console.error("reachd: timed out after \(timeout) s waiting for \(condition.description)") }
             throw ExitCode.notOnline
         }
-        if !quiet {
-            Console.out("online: \(found.family) via \(StatusFormatter.describe(found))")
-        }
+        if !quiet { met.forEach(Console.out) }
     }
 }

@@ -108,11 +108,27 @@ final class TestNetwork: @unchecked Sendable {
         try Subprocess(["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary] + arguments)
     }
 
-    /// `reachd status --json` decoded; `embedded` forces the in-process answer
-    /// by naming a socket where no daemon listens.
+    /// Runs `reachd ARGS` inside the host namespace with `REACHD_SOCKET=socket`:
+    /// the default daemon, so where it doesn't answer the client goes on in-process
+    /// (`--socket` would make that an error).
+    func reachd(defaultSocket socket: String, _ arguments: String..., timeout: Duration = .seconds(20)) async throws
+        -> (status: Int32, output: String, error: String)
+    {
+        try await Subprocess.run(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(socket)", "ip", "netns", "exec", host, Reachd.binary]
+                + arguments,
+            timeout: timeout)
+    }
+
+    func startReachd(defaultSocket socket: String, _ arguments: String...) throws -> Subprocess {
+        try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(socket)", "ip", "netns", "exec", host, Reachd.binary]
+                + arguments)
+    }
+
+    /// `reachd status --json` decoded; `embedded` asks for the in-process answer.
     func status(embedded: Bool = false) async throws -> (status: NetworkStatus, exitCode: Int32) {
-        let socket = embedded ? directory.appendingPathComponent("nobody-here.sock").path : socketPath
-        let result = try await reachd("status", "--json", "--socket", socket)
+        let result = try await reachd("status", "--json", embedded ? "--no-daemon" : "--socket=\(socketPath)")
         let line = result.output.split(separator: "\n").first.map { Array($0.utf8) } ?? []
         guard case .status(let status) = try DaemonMessage.decode(line) else {
             throw HarnessError.commandFailed("status printed \(result.output) \(result.error)")

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Reachability
+
+/// What `reachd wait-online` waits for, judged afresh on each status: pure,
+/// so every combination of options is tested without a network.
+///
+/// The options follow systemd-networkd-wait-online's, in reachd's terms:
+/// without `--interface`, a family (of ``families``) whose route out leaves
+/// through an interface not ``ignored``; with them, every listed interface at
+/// its state, or one of them with ``any``.
+struct OnlineCondition: Equatable {
+    /// In the order `status` names the primary path.
+    var families: [AddressFamily]
+    var interfaces: [InterfaceCondition] = []
+    var any = false
+    var ignored: Set<String> = []
+
+    /// What met the condition, one line each, for the success message; `nil`
+    /// while it is unmet.
+    func met(by status: NetworkStatus) -> [String]? {
+        guard !interfaces.isEmpty else {
+            return families.lazy.compactMap { status.family($0).path }
+                .first { !ignored.contains($0.interface) }
+                .map { ["online: \($0.family) via \(StatusFormatter.describe($0))"] }
+        }
+        let results = interfaces.map { $0.met(by: status, families: families) }
+        if any { return results.lazy.compactMap { $0 }.first.map { [$0] } }
+        return results.allSatisfy { $0 != nil } ? results.compactMap { $0 } : nil
+    }
+
+    /// What it waited for, for the timeout message.
+    var description: String {
+        let what = families == [.ipv4] ? "IPv4" : families == [.ipv6] ? "IPv6" : "the network"
+        guard !interfaces.isEmpty else {
+            return what + (ignored.isEmpty ? "" : " through an interface other than \(ignored.sorted().joined(separator: ", "))")
+        }
+        let listed = interfaces.map { condition in
+            switch condition.state {
+            case .carrier: "carrier on \(condition.name)"
+            case .routable: "\(what) through \(condition.name)"
+            }
+        }
+        return (interfaces.count == 1 ? "" : any ? "any of: " : "all of: ") + listed.joined(separator: ", ")
+    }
+}
+
+/// `--interface NAME[:STATE]`.
+struct InterfaceCondition: Equatable {
+    /// The states an interface can be waited for in, weakest first.
+    enum State: String, CaseIterable {
+        /// Up, with carrier: the cable is in, the radio associated.
+        case carrier
+        /// The kernel's route out (in a family waited for) leaves through it.
+        case routable
+    }
+
+    var name: String
+    var state: State = .routable
+
+    /// Parses `NAME` or `NAME:STATE`, saying what is wrong otherwise.
+    static func parse(_ argument: String) throws -> InterfaceCondition {
+        let parts = argument.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(parts[0])
+        guard !name.isEmpty else { throw ValidationError("--interface needs a name, as in eth0 or eth0:carrier; got \"\(argument)\".") }
+        guard parts.count == 2 else { return InterfaceCondition(name: name) }
+        guard let state = State(rawValue: String(parts[1])) else {
+            let states = State.allCases.map(\.rawValue).joined(separator: " or ")
+            throw ValidationError("--interface \(argument): unknown state \"\(parts[1])\"; use \(states).")
+        }
+        return InterfaceCondition(name: name, state: state)
+    }
+
+    func met(by status: NetworkStatus, families: [AddressFamily]) -> String? {
+        switch state {
+        case .carrier:
+            guard let link = status.interfaces.first(where: { $0.name == name }), link.up && link.carrier else { return nil }
+            return "\(name): carrier"
+        case .routable:
+            return families.lazy.compactMap { status.family($0).path }.first { $0.interface == name }
+                .map { "online: \($0.family) via \(StatusFormatter.describe($0))" }
+        }
+    }
+}
