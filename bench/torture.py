@@ -99,13 +99,16 @@ class Network(reachd_bench.Network):
                 time.sleep(0.005)
         raise RuntimeError("daemon did not answer")
 
-    def run(self, *args, user=None, timeout=20):
-        """Runs `reachd ARGS` in the host namespace, as `user` if given:
+    def run(self, *args, user=None, timeout=20, default_socket=None):
+        """Runs `reachd ARGS` in the host namespace, as `user` if given, with
+        REACHD_SOCKET=default_socket if given (a default socket, so the client
+        falls back in-process where `--socket` would be an error):
         (exit code or None if killed, seconds, stdout, stderr)."""
         as_user = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
+        environment = ["env", f"REACHD_SOCKET={default_socket}"] if default_socket else []
         start = time.monotonic()
         try:
-            done = subprocess.run(["ip", "netns", "exec", self.host] + as_user + [REACHD] + list(args),
+            done = subprocess.run(["ip", "netns", "exec", self.host] + as_user + environment + [REACHD] + list(args),
                                   capture_output=True, text=True, timeout=timeout)
             return done.returncode, time.monotonic() - start, done.stdout, done.stderr
         except subprocess.TimeoutExpired:
@@ -383,10 +386,10 @@ def stopped():
                     except BlockingIOError:
                         break
             rows.append(f"  {title}" + (f" ({len(queued)} queued)" if fill_queue else "") + ":")
-            rows.append(f"    status:      {status_line(net.run('status', '--json', '--socket', net.sock, timeout=15))}")
-            code, elapsed, _, err = net.run("wait-online", "--timeout", "10", "--socket", net.sock, timeout=15)
+            rows.append(f"    status:      {status_line(net.run('status', '--json', default_socket=net.sock, timeout=15))}")
+            code, elapsed, _, err = net.run("wait-online", "--timeout", "10", default_socket=net.sock, timeout=15)
             rows.append(f"    wait-online --timeout 10 (host online): exit {code} after {elapsed:.2f} s")
-            monitor = net.reachd("monitor", "--json", "--socket", net.sock, stdout=subprocess.PIPE,
+            monitor = net.reachd("monitor", "--json", prefix=["env", f"REACHD_SOCKET={net.sock}"], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True)
             time.sleep(3)
             monitor.kill()
@@ -420,7 +423,7 @@ def refused():
                 c.sendall(b'{"type":"error","version":1,"code":"too_many_clients","message":"full"}\n')
                 c.close()
         threading.Thread(target=serve, daemon=True).start()
-        monitor = net.reachd("monitor", "--json", "--socket", path, stdout=subprocess.PIPE,
+        monitor = net.reachd("monitor", "--json", prefix=["env", f"REACHD_SOCKET={path}"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         t0 = time.monotonic()
         time.sleep(6)

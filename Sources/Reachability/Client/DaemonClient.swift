@@ -45,10 +45,10 @@ public struct DaemonClient: Sendable {
         -> (status: NetworkStatus, line: [UInt8])
     {
         let deadline = ContinuousClock.now + timeout
-        let connection = try Connection(path: socketPath, timeout: timeout)
+        let connection = try DaemonConnection(path: socketPath, timeout: timeout)
         defer { connection.close() }
         try connection.send(request)
-        var reader = LineReader()
+        var reader = DaemonLineReader()
         guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
             throw .closed(path: socketPath)
         }
@@ -64,7 +64,7 @@ public struct DaemonClient: Sendable {
         -> AsyncThrowingStream<NetworkStatus, any Error>
     {
         let deadline = ContinuousClock.now + timeout
-        let connection = try Connection(path: socketPath, timeout: timeout)
+        let connection = try DaemonConnection(path: socketPath, timeout: timeout)
         try connection.send(.subscribe)
         let (stream, continuation) = Self.makeStream(for: connection)
         startDetachedThread {
@@ -78,33 +78,7 @@ public struct DaemonClient: Sendable {
         return stream
     }
 
-    /// Subscribes and returns once the daemon has sent the current status, within
-    /// `timeout`: only a daemon that answers counts as answering, so a stopped or
-    /// refusing one is never mistaken for a live one. Connecting and waiting run
-    /// on a thread of their own; no task blocks.
-    package func subscribe(timeout: Duration = defaultTimeout) async throws(DaemonClientError) -> DaemonSubscription {
-        let path = socketPath
-        let outcome = await withCheckedContinuation { (answer: CheckedContinuation<Result<DaemonSubscription, DaemonClientError>, Never>) in
-            startDetachedThread {
-                let deadline = ContinuousClock.now + timeout
-                let connection: Connection
-                do throws(DaemonClientError) {
-                    connection = try Connection(path: path, timeout: timeout)
-                    try connection.send(.subscribe)
-                } catch {
-                    answer.resume(returning: .failure(error))
-                    return
-                }
-                let (changes, continuation) = Self.makeStream(for: connection)
-                Self.follow(connection, firstLineBy: deadline, timeout: timeout, continuation) { first in
-                    answer.resume(returning: first.map { DaemonSubscription(first: $0, changes: changes) })
-                }
-            }
-        }
-        return try outcome.get()
-    }
-
-    private static func makeStream(for connection: Connection)
+    private static func makeStream(for connection: DaemonConnection)
         -> (AsyncThrowingStream<NetworkStatus, any Error>, AsyncThrowingStream<NetworkStatus, any Error>.Continuation)
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
@@ -116,12 +90,12 @@ public struct DaemonClient: Sendable {
     /// Reads a subscription to its end on the calling thread: the first status
     /// (due by `deadline`) to `first`, every later one into `continuation`.
     private static func follow(
-        _ connection: Connection, firstLineBy deadline: ContinuousClock.Instant, timeout: Duration,
+        _ connection: DaemonConnection, firstLineBy deadline: ContinuousClock.Instant, timeout: Duration,
         _ continuation: AsyncThrowingStream<NetworkStatus, any Error>.Continuation,
         first: (Result<NetworkStatus, DaemonClientError>) -> Void
     ) {
         defer { connection.close() }
-        var reader = LineReader()
+        var reader = DaemonLineReader()
         do throws(DaemonClientError) {
             guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
                 throw .closed(path: connection.path)
@@ -142,7 +116,7 @@ public struct DaemonClient: Sendable {
         }
     }
 
-    private static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus {
+    static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus {
         let message: DaemonMessage
         do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
         switch message {
@@ -152,15 +126,10 @@ public struct DaemonClient: Sendable {
     }
 }
 
-/// A subscription whose daemon has answered: the current status, then the changes.
-package struct DaemonSubscription: Sendable {
-    package let first: NetworkStatus
-    package let changes: AsyncThrowingStream<NetworkStatus, any Error>
-}
-
 /// Framing state of one connection's reading side, with its receive buffer
 /// allocated once rather than per line.
-private struct LineReader {
+/// A connection's partial lines and read buffer.
+struct DaemonLineReader {
     var lines = LineBuffer(limit: DaemonClient.lineLimit)
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
 }
@@ -168,7 +137,8 @@ private struct LineReader {
 /// One client connection. Its descriptor is closed exactly once, by whoever
 /// owns the reading; `interrupt` from another thread only shuts it down, which
 /// wakes a blocked `poll` or `recv` without racing a reuse of the number.
-private final class Connection: Sendable {
+/// One connection to a daemon: a blocking connect bounded by a timeout, then lines.
+final class DaemonConnection: Sendable {
     let path: String
     let fd: Int32
     private let state = Mutex((closed: false, interrupted: false))
@@ -194,7 +164,7 @@ private final class Connection: Sendable {
         do { try UnixSocket.writeAll(fd, request.line) } catch {
             // A daemon refusing a connection answers and closes at once, maybe
             // before the request is written: its answer says more than EPIPE.
-            var reader = LineReader()
+            var reader = DaemonLineReader()
             if let line = try? nextLine(&reader, deadline: .now, timeout: .zero),
                 case .error(let code, let message)? = try? DaemonMessage.decode(line)
             {
@@ -208,7 +178,7 @@ private final class Connection: Sendable {
     /// when `deadline` passes first (`nil`: wait for ever). When one read brings
     /// several lines, the newest wins: each is a complete status.
     func nextLine(
-        _ reader: inout LineReader, deadline: ContinuousClock.Instant?, timeout: Duration
+        _ reader: inout DaemonLineReader, deadline: ContinuousClock.Instant?, timeout: Duration
     ) throws(DaemonClientError) -> [UInt8]? {
         var pendingLines: [[UInt8]] = []
         while pendingLines.isEmpty {

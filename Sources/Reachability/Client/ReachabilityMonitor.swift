@@ -58,7 +58,8 @@ public final class ReachabilityMonitor: Sendable {
     /// Where this monitor takes its statuses from.
     public let source: Source
     private let hub: StatusHub
-    private let driver: Task<Void, Never>
+    /// Ends the follower's thread.
+    private let stop: WakeSignal?
 
     /// Starts following the network at once; the first status arrives within
     /// milliseconds (``firstStatus()``).
@@ -78,8 +79,29 @@ public final class ReachabilityMonitor: Sendable {
         let hub = StatusHub()
         self.hub = hub
         let paths = socketPath.map { [$0] } ?? SocketPath.forClients()
-        let connector = Connector(source: source, socketPaths: paths, backoff: backoff, logger: logger, hub: hub)
-        driver = Task { await connector.run() }
+        let stop = try? WakeSignal()
+        self.stop = stop
+        guard let stop else {
+            hub.finish(throwing: SystemError("pipe"))
+            return
+        }
+        // A thread, not a task: it sleeps in poll, and a status reaches the
+        // listeners' streams straight from the socket that brought it.
+        startDetachedThread {
+            let follower = StatusFollower(
+                source: source, socketPaths: paths, backoff: backoff, logger: logger, stop: stop,
+                recordError: { hub.record($0) })
+            do {
+                try follower.run { update in
+                    // A line that doesn't decode ends the subscription in the follower.
+                    if let status = try? update.status() { hub.publish(status) }
+                    return !hub.isFinished
+                }
+                hub.finish(throwing: nil)
+            } catch {
+                hub.finish(throwing: error)
+            }
+        }
     }
 
     deinit {
@@ -153,7 +175,7 @@ public final class ReachabilityMonitor: Sendable {
     /// Stops following the network: closes the socket, stops the netlink thread,
     /// ends every sequence.
     public func cancel() {
-        driver.cancel()
+        stop?.signal()
         hub.finish(throwing: nil)
     }
 
@@ -171,7 +193,6 @@ private final class StatusHub: Sendable {
     private struct State {
         var current: NetworkStatus?
         var lastError: (any Error)?
-        var lastWarned: String?
         var listeners: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
         var nextListener = 0
         var finished = false
@@ -206,29 +227,16 @@ private final class StatusHub: Sendable {
 
     var isFinished: Bool { state.withLock { $0.finished } }
 
-    /// Passes `status` on unless it describes the same network, from the same
-    /// source, as the current one (a reconnect or restart renumbers statuses).
-    /// `clearingWarnings`: the daemon answered, so its next failure is news.
-    func publish(_ status: NetworkStatus, clearingWarnings: Bool = false) {
+    /// Passes `status` on to every listener (the follower has dropped repeats).
+    func publish(_ status: NetworkStatus) {
         state.withLock { state in
-            if clearingWarnings { state.lastWarned = nil }
-            if let current = state.current, current.source == status.source,
-                current.describesSameNetwork(as: status) { return }
             state.current = status
             for listener in state.listeners.values { listener.yield(status) }
         }
     }
 
-    /// Records `error` as the last one; returns whether it differs from the
-    /// last one recorded since the daemon last answered.
-    @discardableResult
-    func record(_ error: any Error) -> Bool {
-        let description = "\(error)"
-        return state.withLock { state in
-            state.lastError = error
-            defer { state.lastWarned = description }
-            return state.lastWarned != description
-        }
+    func record(_ error: any Error) {
+        state.withLock { $0.lastError = error }
     }
 
     func finish(throwing error: (any Error)?) {
@@ -238,139 +246,5 @@ private final class StatusHub: Sendable {
             return Array(state.listeners.values)
         }
         for listener in listeners { listener.finish(throwing: error) }
-    }
-}
-
-/// The loop behind a monitor: connects, reconnects with backoff, and falls back
-/// to the in-process monitor as its source allows.
-private struct Connector: Sendable {
-    let source: ReachabilityMonitor.Source
-    let socketPaths: [String]
-    let backoff: ReachabilityMonitor.Backoff
-    let logger: Logger
-    let hub: StatusHub
-
-    func run() async {
-        switch source {
-        case .embedded: await followEmbedded()
-        case .daemon, .automatic: await followDaemon()
-        }
-    }
-
-    private func followEmbedded() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                for try await status in EmbeddedMonitor.statuses(logger: logger) {
-                    hub.publish(status)
-                    attempt = 0
-                }
-            } catch {
-                hub.record(error)
-                logger.warning("in-process network monitor failed; restarting it", metadata: ["error": "\(error)"])
-            }
-            attempt += 1
-            try? await Task.sleep(for: backoff.delay(attempt: attempt))
-        }
-    }
-
-    private func followDaemon() async {
-        // Failed attempts since the daemon last sent a status. A bare connect
-        // proves nothing: a stopped daemon's kernel queue accepts, and a full
-        // daemon accepts to say `too_many_clients`; neither must reset this.
-        var failures = 0
-        while !Task.isCancelled && !hub.isFinished {
-            var subscription = await subscribe()
-            if subscription == nil {
-                if source == .automatic {
-                    // Away, stopped or refusing: follow netlink in-process until it answers again.
-                    subscription = await followEmbeddedUntilTheDaemonAnswers(failures: failures)
-                } else {
-                    try? await Task.sleep(for: backoff.delay(attempt: failures))
-                }
-                failures += 1
-            }
-            guard let subscription else { continue }
-            failures = 0
-            hub.publish(subscription.first, clearingWarnings: true)
-            do {
-                // Subscribing sends the current status first, so a change made
-                // while the daemon was away is delivered at once.
-                for try await status in subscription.changes { hub.publish(status) }
-            } catch let error as DaemonClientError {
-                guard handle(error) else { return }
-            } catch {
-                hub.record(error)
-            }
-        }
-    }
-
-    /// Runs the in-process monitor while retrying the daemon with backoff,
-    /// starting at the delay for `failures`; returns the daemon's subscription
-    /// once it answers with a status.
-    private func followEmbeddedUntilTheDaemonAnswers(failures: Int) async -> DaemonSubscription? {
-        await withTaskGroup(of: DaemonSubscription?.self) { group in
-            group.addTask {
-                await followEmbedded()
-                return nil
-            }
-            group.addTask {
-                var attempt = failures
-                while !Task.isCancelled && !hub.isFinished {
-                    try? await Task.sleep(for: backoff.delay(attempt: attempt))
-                    attempt += 1
-                    if let subscription = await subscribe() { return subscription }
-                }
-                return nil
-            }
-            defer { group.cancelAll() }
-            while let result = await group.next() {
-                if let subscription = result { return subscription }
-                if Task.isCancelled || hub.isFinished { return nil }
-            }
-            return nil
-        }
-    }
-
-    /// The first daemon that sends its current status within
-    /// ``DaemonClient/defaultTimeout``, or `nil` when none does (or the error
-    /// is final, in which case the monitor has been finished).
-    private func subscribe() async -> DaemonSubscription? {
-        for path in socketPaths {
-            do {
-                return try await DaemonClient(socketPath: path).subscribe()
-            } catch {
-                guard handle(error) else { return nil }
-            }
-        }
-        return nil
-    }
-
-    /// Records a daemon error; returns `false` when the monitor cannot go on.
-    /// A failure is logged as a warning when it is news, at debug level while it
-    /// repeats: a refusing daemon costs one warning, not one per retry.
-    private func handle(_ error: DaemonClientError) -> Bool {
-        let isNews = hub.record(error)
-        let fallback = source == .automatic ? "; following the network in-process meanwhile" : ""
-        switch error {
-        case .protocolError(.versionMismatch):
-            if source == .daemon {
-                logger.error("\(error.description)")
-                hub.finish(throwing: error)
-                return false
-            }
-            if isNews { logger.warning("\(error.description); following the network in-process instead") }
-            return true
-        case .notRunning, .closed:
-            logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
-            return true
-        case .timedOut, .connectionFailed, .rejected, .protocolError:
-            if isNews {
-                logger.warning("\(error.description)\(fallback)")
-            } else {
-                logger.debug("daemon still unavailable", metadata: ["error": "\(error)"])
-            }
-            return true
-        }
     }
 }

@@ -4,12 +4,52 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// RFC 3339 timestamps in UTC with milliseconds, as the protocol spells them.
 package enum Timestamp {
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     private static let wholeSeconds = Date.ISO8601FormatStyle()
 
+    /// `2026-11-21T05:10:00.123Z`: ISO 8601, UTC, milliseconds.
+    ///
+    /// By hand, not with `style.format`: that took about 20 µs, and every
+    /// published status is formatted twice (its JSON line, the daemon's log).
+    /// A test compares the two on thousands of instants.
     package static func format(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        var seconds = time_t(interval.rounded(.down))
+        let milliseconds = Int32(((interval - Double(seconds)) * 1000).rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ value: Int32, width: Int) {
+            let digits = String(value)
+            for _ in digits.count..<max(width, digits.count) { text.append("0") }
+            text += digits
+        }
+        append(parts.tm_year + 1900, width: 4)
+        text.append("-")
+        append(parts.tm_mon + 1, width: 2)
+        text.append("-")
+        append(parts.tm_mday, width: 2)
+        text.append("T")
+        append(parts.tm_hour, width: 2)
+        text.append(":")
+        append(parts.tm_min, width: 2)
+        text.append(":")
+        append(parts.tm_sec, width: 2)
+        text.append(".")
+        append(milliseconds, width: 3)
+        text.append("Z")
+        return text
+    }
+
+    /// What ``format(_:)`` writes by hand, through Foundation's formatter.
+    package static func formatThroughFoundation(_ date: Date) -> String {
         style.format(date)
     }
 

@@ -20,6 +20,14 @@ public enum DaemonMessage: Sendable, Equatable {
 
     /// The encoded message with its trailing newline.
     package func line() -> [UInt8] {
+        switch self {
+        case .status(let status): StatusLineWriter.line(status)
+        case .error: lineThroughCodable()
+        }
+    }
+
+    /// The same bytes through `Codable`: the reference ``StatusLineWriter`` is tested against.
+    package func lineThroughCodable() -> [UInt8] {
         let encoder = JSONEncoder()
         // Sorted keys: the same status always encodes to the same bytes.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import Reachability
 
 /// Options every client subcommand shares: which daemon to ask, if any.
@@ -57,36 +58,41 @@ struct ConnectionOptions: ParsableArguments {
         return .internalError
     }
 
-    /// The current status, then every change: from the daemon while one
-    /// answers, in-process otherwise, saying so on stderr when the source changes.
-    /// With `--socket`, only that daemon's: while it is away nothing arrives.
-    func statuses(announcingSource: Bool) -> AsyncThrowingStream<NetworkStatus, any Error> {
-        let monitor = ReachabilityMonitor(source: source, socketPath: socket)
-        let statuses = monitor.statuses()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: NetworkStatus.self)
-        let task = Task {
-            var source: StatusSource?
-            do {
-                for try await status in statuses {
-                    if announcingSource, status.source != source {
-                        switch status.source {
-                        case .daemon where source != nil: Console.error("reachd: following the daemon again")
-                        case .daemon: break
-                        case .embedded where noDaemon: break
-                        case .embedded: Console.error("reachd: no daemon answers; following netlink in-process")
-                        }
+    /// Follows the network on this thread: the current status, then every
+    /// change, from the daemon while one answers and in-process otherwise (as
+    /// ``source`` allows), saying so on stderr when the source changes if
+    /// `announcingSource`. `deliver` gets each status and returns whether to go
+    /// on; `deadline` ends the wait. No tasks and no timers: a quiet network
+    /// costs nothing.
+    func follow(
+        announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
+        traceDatagrams: ((([UInt8]) -> Void))? = nil,
+        deliver: (StatusUpdate) -> Bool
+    ) throws {
+        let follower = StatusFollower(
+            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths,
+            logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams)
+        var previousSource: StatusSource?
+        do {
+            try follower.run(until: deadline) { update in
+                // A daemon's line is a daemon's status: no decoding needed to say so.
+                let source = update.line == nil ? StatusSource.embedded : .daemon
+                if announcingSource, source != previousSource {
+                    switch source {
+                    case .daemon where previousSource != nil: Console.error("reachd: following the daemon again")
+                    case .daemon: break
+                    case .embedded where noDaemon: break
+                    case .embedded: Console.error("reachd: no daemon answers; following netlink in-process")
                     }
-                    source = status.source
-                    continuation.yield(status)
                 }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+                previousSource = source
+                return deliver(update)
             }
-            withExtendedLifetime(monitor) {}
+        } catch let error as DaemonClientError {
+            // Only a named daemon speaking another protocol version ends a follower.
+            Console.error("reachd: \(error)")
+            throw ExitCode.internalError
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 }
 

@@ -10,6 +10,13 @@ enum Console {
         write(to: 1, text)
     }
 
+    /// A line as bytes (a daemon's, as received), with its newline.
+    static func out(_ line: [UInt8]) {
+        var bytes = line
+        if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        write(to: 1, bytes)
+    }
+
     static func error(_ text: String) {
         write(to: 2, text)
     }
@@ -17,6 +24,10 @@ enum Console {
     private static func write(to fd: Int32, _ text: String) {
         var bytes = Array(text.utf8)
         if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        write(to: fd, bytes)
+    }
+
+    private static func write(to fd: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

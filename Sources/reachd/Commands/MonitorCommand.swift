@@ -6,7 +6,7 @@ import Reachability
 import Glibc
 #endif
 
-struct MonitorCommand: AsyncParsableCommand {
+struct MonitorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "monitor",
         abstract: "Print the current status, then one line per change.",
@@ -25,23 +25,32 @@ struct MonitorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("trace-netlink"), help: .hidden)
     var traceNetlink = false
 
-    func run() async throws {
+    func run() throws {
         if !traceNetlink { try connection.requireNamedDaemon() }
-        let statuses = traceNetlink
-            ? EmbeddedMonitor.statuses(logger: Logger(label: "reachd.embedded"), traceDatagrams: Self.traceDatagram)
-            : connection.statuses(announcingSource: true)
         var previous: NetworkStatus?
-        for try await status in statuses {
-            // Across a switch of source the numbering restarts: say what changed
-            // only within one source.
-            let since = previous?.source == status.source ? previous : nil
-            Console.out(output.json ? StatusFormatter.jsonLine(status) : StatusFormatter.changeLine(status, since: since))
-            previous = status
+        let trace: (([UInt8]) -> Void)? = traceNetlink ? { Self.traceDatagram($0) } : nil
+        try connection.follow(announcingSource: !traceNetlink, traceDatagrams: trace) { update in
+            if output.json, let line = update.line {
+                // The daemon's own bytes, as `status --json` prints them, before decoding.
+                Console.out(line)
+                return true
+            }
+            guard let status = try? update.status() else { return true }
+            if output.json {
+                Console.out(StatusFormatter.jsonLine(status))
+            } else {
+                // Across a switch of source the numbering restarts: say what
+                // changed only within one source.
+                let since = previous?.source == status.source ? previous : nil
+                Console.out(StatusFormatter.changeLine(status, since: since))
+                previous = status
+            }
+            return true
         }
     }
 
     /// One received datagram as hex on stderr: the raw material of test fixtures.
-    @Sendable private static func traceDatagram(_ bytes: [UInt8]) {
+    private static func traceDatagram(_ bytes: [UInt8]) {
         let hexDigits = Array("0123456789abcdef".utf8)
         var line = Array("netlink ".utf8)
         for byte in bytes {

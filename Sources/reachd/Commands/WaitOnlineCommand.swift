@@ -5,7 +5,7 @@ import Reachability
 import Glibc
 #endif
 
-struct WaitOnlineCommand: AsyncParsableCommand {
+struct WaitOnlineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wait-online",
         abstract: "Wait until the host is online.",
@@ -86,26 +86,15 @@ struct WaitOnlineCommand: AsyncParsableCommand {
         OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore))
     }
 
-    func run() async throws {
+    func run() throws {
         try connection.requireNamedDaemon()
-        let statuses = connection.statuses(announcingSource: false)
         let condition = condition
-        let met = try await withThrowingTaskGroup(of: [String]?.self) { group in
-            group.addTask {
-                for try await status in statuses {
-                    if let met = condition.met(by: status) { return met }
-                }
-                return nil
-            }
-            if timeoutSeconds > 0 {
-                group.addTask {
-                    try await Task.sleep(for: .milliseconds(Int64(timeoutSeconds * 1000)))
-                    return nil
-                }
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let deadline = timeoutSeconds > 0 ? ContinuousClock.now + .milliseconds(Int64(timeoutSeconds * 1000)) : nil
+        var met: [String]?
+        try connection.follow(announcingSource: false, until: deadline) { update in
+            guard let status = try? update.status() else { return true }
+            met = condition.met(by: status)
+            return met == nil
         }
         guard let met else {
             if !quiet { Console.error("reachd: timed out after \(timeout) s waiting for \(condition.description)") }

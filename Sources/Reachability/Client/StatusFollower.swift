@@ -1,0 +1,275 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// The loop behind every follower of the network: subscribes to a daemon,
+/// reconnects with backoff, and follows netlink in-process while no daemon
+/// answers, as its source allows. It runs on the calling thread and uses no
+/// tasks: one `poll` over the daemon's socket, the netlink socket and a stop
+/// pipe, with a timeout only while a retry or a first answer is due.
+///
+/// ``ReachabilityMonitor`` runs one on a thread of its own; `reachd monitor`
+/// and `wait-online` run one on their main thread, so a status reaches stdout
+/// with no hop between threads, and a client waiting on a quiet network makes
+/// no system calls at all.
+package final class StatusFollower {
+    /// What the follower was told of, for ``ReachabilityMonitor/lastError``.
+    package typealias ErrorSink = (any Error) -> Void
+
+    private let source: ReachabilityMonitor.Source
+    private let socketPaths: [String]
+    private let backoff: ReachabilityMonitor.Backoff
+    private let logger: Logger
+    private let stop: WakeSignal?
+    private let recordError: ErrorSink
+    private let traceDatagrams: (([UInt8]) -> Void)?
+
+    /// The newest status delivered: a status describing the same network from
+    /// the same source (a resubscription renumbers them) is not delivered again.
+    private var current: NetworkStatus?
+    /// The last failure warned about since the daemon last answered: a
+    /// refusing daemon costs one warning, not one per retry.
+    private var lastWarned: String?
+
+    /// - Parameters:
+    ///   - stop: signalled to end ``run(until:deliver:)`` from another thread.
+    ///   - recordError: told of every failure, as it happens.
+    ///   - traceDatagrams: handed every netlink datagram the in-process monitor reads.
+    package init(
+        source: ReachabilityMonitor.Source, socketPaths: [String], backoff: ReachabilityMonitor.Backoff = .init(),
+        logger: Logger, stop: WakeSignal? = nil, recordError: @escaping ErrorSink = { _ in },
+        traceDatagrams: (([UInt8]) -> Void)? = nil
+    ) {
+        self.traceDatagrams = traceDatagrams
+        self.source = source
+        self.socketPaths = socketPaths
+        self.backoff = backoff
+        self.logger = logger
+        self.stop = stop
+        self.recordError = recordError
+    }
+
+    /// The daemon connection being followed or tried.
+    private struct DaemonLink {
+        let connection: DaemonConnection
+        var reader = DaemonLineReader()
+        /// Until the first status arrives: when to give up on it.
+        var firstAnswerBy: ContinuousClock.Instant?
+    }
+
+    /// Calls `deliver` with each new status until it returns `false`,
+    /// `deadline` passes, or `stop` is signalled. Throws only what ends a
+    /// `.daemon` follower for good (a daemon of another protocol version) or a
+    /// failure of `poll` itself.
+    package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (StatusUpdate) -> Bool) throws {
+        var daemon: DaemonLink?
+        var watcher: NetworkWatcher?
+        var failures = 0
+        // When to try the daemon again or, for an in-process follower, start netlink again.
+        var nextAttempt: ContinuousClock.Instant? = .now
+
+        func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) -> Bool {
+            if let current, current.source == status.source, current.describesSameNetwork(as: status) { return true }
+            current = status
+            return deliver(StatusUpdate(status, line: line))
+        }
+        /// In-process, where the source allows and none runs yet: its first status.
+        func followInProcess() -> Bool {
+            guard source != .daemon, watcher == nil else { return true }
+            do {
+                let started = try NetworkWatcher(source: .embedded, logger: logger)
+                if let traceDatagrams { started.traceDatagrams(traceDatagrams) }
+                watcher = started
+                return offer(try started.start())
+            } catch {
+                recordError(error)
+                logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+                watcher = nil
+                return true
+            }
+        }
+        func daemonFailed(_ error: DaemonClientError) throws {
+            daemon?.connection.close()
+            daemon = nil
+            try handle(error)
+            nextAttempt = .now + backoff.delay(attempt: failures)
+            failures += 1
+        }
+
+        var descriptors: [pollfd] = []
+        while true {
+            let now = ContinuousClock.now
+            if let deadline, now >= deadline { return }
+            if let due = nextAttempt, now >= due {
+                nextAttempt = nil
+                if source == .embedded {
+                    if !followInProcess() { return }
+                    if watcher == nil {
+                        nextAttempt = now + backoff.delay(attempt: failures)
+                        failures += 1
+                    }
+                } else {
+                    do throws(DaemonClientError) {
+                        daemon = DaemonLink(connection: try connectAndSubscribe(), firstAnswerBy: now + DaemonClient.defaultTimeout)
+                    } catch {
+                        try daemonFailed(error)
+                        if !followInProcess() { return }
+                    }
+                }
+            }
+
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: stop?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: daemon?.connection.fd ?? -1, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: watcher?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
+            let wake = [deadline, nextAttempt, daemon?.firstAnswerBy].compactMap { $0 }.min()
+            guard poll(&descriptors, nfds_t(descriptors.count), wake.map(pollMilliseconds(until:)) ?? -1) >= 0 else {
+                if errno == EINTR { continue }
+                throw SystemError("poll")
+            }
+            if descriptors[0].revents != 0 { return }
+
+            if let link = daemon {
+                if descriptors[1].revents != 0 {
+                    do throws(DaemonClientError) {
+                        guard let line = try link.connection.nextLine(&daemon!.reader, deadline: nil, timeout: DaemonClient.defaultTimeout)
+                        else { throw .closed(path: link.connection.path) }
+                        if link.firstAnswerBy == nil, StatusUpdate.isStatusLine(line) {
+                            // A change on a subscription that has answered: the
+                            // daemon publishes only changes, so it needs no
+                            // comparing, and the caller may use the line before
+                            // it is decoded (reachd monitor --json prints it).
+                            let update = StatusUpdate(line: line)
+                            if !deliver(update) { return }
+                            current = try update.status()
+                            continue
+                        }
+                        let status = try DaemonClient.status(from: line)
+                        if link.firstAnswerBy != nil {
+                            // It answered: the next failure is news, and in-process can stop.
+                            daemon?.firstAnswerBy = nil
+                            failures = 0
+                            lastWarned = nil
+                            watcher = nil
+                        }
+                        if !offer(status, line) { return }
+                    } catch {
+                        try daemonFailed(error)
+                        if !followInProcess() { return }
+                    }
+                } else if let due = link.firstAnswerBy, ContinuousClock.now >= due {
+                    try daemonFailed(.timedOut(path: link.connection.path, timeout: DaemonClient.defaultTimeout))
+                    if !followInProcess() { return }
+                }
+            }
+            if let active = watcher, descriptors[2].revents != 0 {
+                do {
+                    if let status = try active.handleReadable(), !offer(status) { return }
+                } catch {
+                    recordError(error)
+                    logger.warning("netlink failed; reopening its sockets", metadata: ["error": "\(error)"])
+                    do {
+                        if let status = try active.reopen(), !offer(status) { return }
+                    } catch {
+                        // Again after a while: in-process, or (automatic) with the daemon's next try.
+                        watcher = nil
+                        if source == .embedded || (nextAttempt == nil && daemon == nil) {
+                            nextAttempt = .now + backoff.delay(attempt: failures)
+                            failures += 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first of ``socketPaths`` that accepts a subscription. The answer is
+    /// awaited in the loop, so a stopped daemon doesn't stop the in-process monitor.
+    private func connectAndSubscribe() throws(DaemonClientError) -> DaemonConnection {
+        var lastError: DaemonClientError?
+        for path in socketPaths {
+            do throws(DaemonClientError) {
+                // Short: a full listen queue blocks connect; the answer has its own deadline.
+                let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+                do throws(DaemonClientError) {
+                    try connection.send(.subscribe)
+                } catch {
+                    connection.close()
+                    throw error
+                }
+                return connection
+            } catch {
+                if path != socketPaths.last { try handle(error) }
+                lastError = error
+            }
+        }
+        throw lastError ?? .closed(path: "")
+    }
+
+    /// Records and logs a daemon failure; throws it when the follower can't go on.
+    private func handle(_ error: DaemonClientError) throws(DaemonClientError) {
+        recordError(error)
+        let description = "\(error)"
+        let isNews = lastWarned != description
+        lastWarned = description
+        let fallback = source == .automatic ? "; following the network in-process meanwhile" : ""
+        switch error {
+        case .protocolError(.versionMismatch):
+            if source == .daemon {
+                logger.error("\(error.description)")
+                throw error
+            }
+            if isNews { logger.warning("\(error.description); following the network in-process instead") }
+        case .notRunning, .closed:
+            logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
+        case .timedOut, .connectionFailed, .rejected, .protocolError:
+            if isNews {
+                logger.warning("\(error.description)\(fallback)")
+            } else {
+                logger.debug("daemon still unavailable", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
+
+/// A status as ``StatusFollower`` delivers it: from a daemon, its line as
+/// received, decoded only when asked (once).
+package struct StatusUpdate {
+    /// The daemon's line without its newline; `nil` when computed in-process.
+    package let line: [UInt8]?
+    private let decoded: Decoded
+
+    private final class Decoded {
+        var result: Result<NetworkStatus, DaemonClientError>?
+    }
+
+    init(_ status: NetworkStatus, line: [UInt8]?) {
+        self.line = line
+        decoded = Decoded()
+        decoded.result = .success(status)
+    }
+
+    init(line: [UInt8]) {
+        self.line = line
+        decoded = Decoded()
+    }
+
+    /// The status; decoding a daemon's line the first time.
+    package func status() throws(DaemonClientError) -> NetworkStatus {
+        if let result = decoded.result { return try result.get() }
+        let result: Result<NetworkStatus, DaemonClientError>
+        do { result = .success(try DaemonClient.status(from: line ?? [])) } catch { result = .failure(error) }
+        decoded.result = result
+        return try result.get()
+    }
+
+    /// Whether `line` says it is a status (an error line must not pass for one).
+    static func isStatusLine(_ line: [UInt8]) -> Bool {
+        let marker = Array(#""type":"status""#.utf8)
+        guard line.count >= marker.count else { return false }
+        return (0...(line.count - marker.count)).contains { start in
+            line[start..<(start + marker.count)].elementsEqual(marker)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Writes a status line byte for byte as `JSONEncoder` with sorted keys and
+/// unescaped slashes would, about ten times faster.
+///
+/// Written by hand because it sits on the event path: `JSONEncoder` took
+/// 150–190 µs per status in the release daemon, more than the netlink read,
+/// both route lookups and the writes to every subscriber together (70 µs). A
+/// test encodes thousands of random statuses both ways and compares the bytes,
+/// so the two can't drift apart; decoding still goes through `Codable`.
+package struct StatusLineWriter {
+    private var bytes: [UInt8] = []
+
+    package static func line(_ status: NetworkStatus) -> [UInt8] {
+        var writer = StatusLineWriter()
+        writer.bytes.reserveCapacity(512 + 160 * status.interfaces.count)
+        writer.write(status)
+        writer.bytes.append(UInt8(ascii: "\n"))
+        return writer.bytes
+    }
+
+    // Keys in each object are in sorted order, as `.sortedKeys` writes them.
+    private mutating func write(_ status: NetworkStatus) {
+        raw("{\"changed_at\":")
+        string(Timestamp.format(status.changedAt))
+        raw(",\"connectivity\":")
+        string(status.connectivity.rawValue)
+        raw(",\"families\":{\"ipv4\":")
+        write(status.ipv4)
+        raw(",\"ipv6\":")
+        write(status.ipv6)
+        raw("},\"interfaces\":[")
+        for (position, link) in status.interfaces.enumerated() {
+            if position > 0 { raw(",") }
+            write(link)
+        }
+        raw("],\"ipv4\":")
+        string(status.ipv4.reachability.rawValue)
+        raw(",\"ipv6\":")
+        string(status.ipv6.reachability.rawValue)
+        raw(",\"metered\":")
+        bool(status.metered)
+        raw(",\"online\":")
+        bool(status.online)
+        raw(",\"portal_url\":")
+        optionalString(status.portalURL)
+        raw(",\"primary\":")
+        write(status.primary)
+        raw(",\"reachability\":")
+        string(status.reachability.rawValue)
+        raw(",\"seq\":")
+        raw(String(status.seq))
+        raw(",\"source\":")
+        string(status.source.rawValue)
+        raw(",\"type\":\"status\",\"version\":")
+        raw(String(ProtocolVersion.current))
+        raw("}")
+    }
+
+    private mutating func write(_ family: FamilyStatus) {
+        raw("{\"path\":")
+        write(family.path)
+        raw(",\"reachability\":")
+        string(family.reachability.rawValue)
+        raw(",\"reason\":")
+        optionalString(family.reason?.rawValue)
+        raw("}")
+    }
+
+    private mutating func write(_ path: NetworkPath?) {
+        guard let path else { return raw("null") }
+        raw("{\"family\":")
+        string(path.family.rawValue)
+        raw(",\"gateway\":")
+        optionalString(path.gateway)
+        raw(",\"index\":")
+        raw(String(path.index))
+        raw(",\"interface\":")
+        string(path.interface)
+        raw("}")
+    }
+
+    private mutating func write(_ link: InterfaceStatus) {
+        raw("{\"addresses\":[")
+        for (position, address) in link.addresses.enumerated() {
+            if position > 0 { raw(",") }
+            raw("{\"address\":")
+            string(address.address)
+            raw(",\"family\":")
+            string(address.family.rawValue)
+            raw(",\"prefix\":")
+            raw(String(address.prefix))
+            raw(",\"scope\":")
+            string(address.scope)
+            raw("}")
+        }
+        raw("],\"carrier\":")
+        bool(link.carrier)
+        raw(",\"index\":")
+        raw(String(link.index))
+        raw(",\"loopback\":")
+        bool(link.loopback)
+        raw(",\"metered\":")
+        string(link.metered.rawValue)
+        raw(",\"name\":")
+        string(link.name)
+        raw(",\"operstate\":")
+        string(link.operstate)
+        raw(",\"up\":")
+        bool(link.up)
+        raw("}")
+    }
+
+    private mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private mutating func bool(_ value: Bool) {
+        raw(value ? "true" : "false")
+    }
+
+    private mutating func optionalString(_ value: String?) {
+        guard let value else { return raw("null") }
+        string(value)
+    }
+
+    /// JSON's escapes as JSONEncoder writes them: the short forms where JSON
+    /// has them, `\u00XX` for other control characters, everything else as is.
+    private mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case UInt8(ascii: "\n"): raw("\\n")
+            case UInt8(ascii: "\r"): raw("\\r")
+            case UInt8(ascii: "\t"): raw("\\t")
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                raw("\\u00")
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+/// The daemon's hand-written status encoder against `Codable`'s: the same
+/// bytes for every status, or clients of either would see a different protocol.
+@Suite("Status lines, written by hand")
+struct StatusLineWriterTests {
+    /// Text that exercises every escape: quotes, backslashes, slashes, control
+    /// characters, non-ASCII, an emoji.
+    static let awkward = ["eth0", "wlan0", "a\"b", "back\\slash", "http://portal.example/login?x=1&y=/2",
+                          "tab\there", "new\nline", "\u{01}\u{1f}\u{08}\u{0c}\r", "zürich", "🛜", "", "br-0.10"]
+
+    static func text(_ generator: inout SeededGenerator) -> String {
+        awkward.randomElement(using: &generator)!
+    }
+
+    static func status(_ generator: inout SeededGenerator) -> NetworkStatus {
+        func path(_ family: AddressFamily) -> NetworkPath? {
+            Bool.random(using: &generator) ? nil : NetworkPath(
+                interface: text(&generator), index: Int.random(in: 1...100_000, using: &generator), family: family,
+                gateway: Bool.random(using: &generator) ? nil : text(&generator))
+        }
+        func family(_ family: AddressFamily) -> FamilyStatus {
+            FamilyStatus(
+                reachability: ReachabilityLevel.allCases.randomElement(using: &generator)!,
+                reason: Bool.random(using: &generator) ? nil : UnreachableReason.allCases.randomElement(using: &generator)!,
+                path: path(family))
+        }
+        let links = (0..<Int.random(in: 0...6, using: &generator)).map { index in
+            InterfaceStatus(
+                name: text(&generator), index: index + 1, up: Bool.random(using: &generator),
+                carrier: Bool.random(using: &generator), operstate: text(&generator), loopback: Bool.random(using: &generator),
+                addresses: (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                    InterfaceAddress(address: text(&generator), prefix: Int.random(in: 0...128, using: &generator),
+                                     family: Bool.random(using: &generator) ? .ipv4 : .ipv6, scope: text(&generator))
+                },
+                metered: Metering.allCases.randomElement(using: &generator)!)
+        }
+        // Any instant from 1970 to 2100, to the microsecond, as a daemon's clock gives.
+        let microseconds = Double(UInt64.random(in: 0...4_102_444_800_000_000, using: &generator))
+        return NetworkStatus(
+            ipv4: family(.ipv4), ipv6: family(.ipv6),
+            connectivity: Connectivity.allCases.randomElement(using: &generator)!,
+            portalURL: Bool.random(using: &generator) ? nil : text(&generator), interfaces: links,
+            seq: UInt64.random(in: 0...UInt64.max, using: &generator),
+            changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
+            source: Bool.random(using: &generator) ? .daemon : .embedded)
+    }
+
+    @Test func everyStatusEncodesToTheBytesCodableWrites() throws {
+        var generator = SeededGenerator(seed: 11)
+        for run in 0..<3000 {
+            let message = DaemonMessage.status(Self.status(&generator))
+            let written = message.line(), reference = message.lineThroughCodable()
+            guard written == reference else {
+                Issue.record("""
+                    run \(run) differs:
+                    \(String(decoding: written, as: UTF8.self))\(String(decoding: reference, as: UTF8.self))
+                    """)
+                return
+            }
+        }
+    }
+
+    @Test func timestampsAreTheFormattersToTheMillisecond() {
+        var generator = SeededGenerator(seed: 12)
+        for _ in 0..<10_000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator))
+            #expect(Timestamp.format(date) == Timestamp.formatThroughFoundation(date), "\(date.timeIntervalSince1970)")
+        }
+    }
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Event-to-subscriber latency, against the kernel's own notification: the
+figures behind issue 11.
+
+Default-route flips go through one long-lived `ip -batch -` in a throw-away
+namespace. Every watcher's output line is stamped by one epoll loop here, the
+same way as the line of `ip monitor route` (the kernel's own notification, the
+limit), and each watcher is reported as its difference from that line, never
+as an absolute time. Watchers:
+
+- `ip monitor route`, the reference;
+- a bare subscriber on the daemon's socket (this script): the daemon alone;
+- `reachd monitor --json`, in-process (`--no-daemon`) and through the daemon;
+- GLib's GNetworkMonitor from Python, where python3-gi is installed.
+
+Then fan-out: the same flips while 1,000 subscribers (bench/fanout.c, one
+epoll loop in C, so the reader isn't what is measured) follow the daemon;
+event to first and to last subscriber. And idle wake-ups: context switches of
+every thread of a waiting `reachd monitor` (in-process, through the daemon)
+and of a ReachabilityMonitor library client, over 10 s.
+
+Needs root. Usage: python3 bench/latency.py [FLIPS]
+"""
+import json
+import os
+import random
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import reachd_bench
+
+REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+GLIB_WATCHER = r"""
+import sys
+import gi
+gi.require_version("Gio", "2.0")
+from gi.repository import Gio, GLib
+monitor = Gio.NetworkMonitor.get_default()
+def changed(_, available):
+    sys.stdout.write(f"network-changed available={available}\n")
+    sys.stdout.flush()
+monitor.connect("network-changed", changed)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+GLib.MainLoop().run()
+"""
+
+
+def glib_python():
+    """A Python with GObject introspection (Debian's, beside a pyenv one)."""
+    for python in ("/usr/bin/python3", sys.executable):
+        if subprocess.run([python, "-c", "import gi"], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+class Watcher:
+    """A process (or socket) whose lines are stamped on arrival."""
+
+    def __init__(self, name, fd, owner=None):
+        self.name, self.fd, self.owner = name, fd, owner
+        self.buffer = b""
+        self.lines = []  # (monotonic ns, line)
+
+    def feed(self, now):
+        data = os.read(self.fd, 65536)
+        self.buffer += data
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            self.lines.append((now, line.decode(errors="replace")))
+        return bool(data)
+
+
+def start(net, name, argv):
+    process = subprocess.Popen(["ip", "netns", "exec", net.host] + argv, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+    return Watcher(name, process.stdout.fileno(), process)
+
+
+def subscriber(path, name):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(b'{"op":"subscribe"}\n')
+    watcher = Watcher(name, s.fileno())
+    watcher.socket = s  # kept open as long as the watcher
+    return watcher
+
+
+def pump(poller, watchers, until):
+    """Stamps lines until `until()` or 2 s of silence."""
+    by_fd = {w.fd: w for w in watchers}
+    deadline = time.monotonic() + 2
+    while not until() and time.monotonic() < deadline:
+        for fd, _ in poller.poll(50):
+            by_fd[fd].feed(time.monotonic_ns())
+
+
+def flip_times(watcher, starts, matches):
+    """For each flip (issued at starts[i]), when the watcher's first matching
+    line after it arrived; None where none did before the next flip."""
+    times = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else float("inf")
+        hit = next((t for t, line in watcher.lines if start <= t < end and matches(line)), None)
+        times.append(hit)
+    return times
+
+
+def summary(differences):
+    values = sorted(differences)
+    if not values:
+        return "no lines"
+    p99 = values[min(len(values) - 1, int(round(0.99 * (len(values) - 1))))]
+    return f"{statistics.median(values) / 1e6:+.3f} ms p50, {p99 / 1e6:+.3f} ms p99  ({len(values)} flips)"
+
+
+def latency(flips):
+    net = reachd_bench.Network()
+    rows = []
+    try:
+        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
+                                  stderr=open(os.environ.get("DAEMON_LOG", os.devnull), "w"))
+        wait_for_socket(net.sock)
+        watchers = [
+            start(net, "ip monitor route (reference)", ["ip", "monitor", "route"]),
+            subscriber(net.sock, "daemon socket, bare subscriber"),
+            start(net, "reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
+            start(net, "reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", net.sock]),
+        ]
+        python = glib_python()
+        if python:
+            watchers.append(start(net, "GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER]))
+        poller = select.poll()
+        for w in watchers:
+            poller.register(w.fd, select.POLLIN)
+        # Every watcher has said something (its first status, or ready); ip monitor says nothing until a change.
+        pump(poller, watchers, lambda: all(w.lines for w in watchers[1:]))
+        drain(poller, watchers, 0.5)
+
+        batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
+        starts = []
+        online = True
+        for i in range(flips):
+            before = [len(w.lines) for w in watchers]
+            starts.append(time.monotonic_ns())
+            batch.stdin.write("route del default\n" if online else "route add default via 10.77.0.1\n")
+            batch.stdin.flush()
+            online = not online
+            pump(poller, watchers, lambda: all(len(w.lines) > n for w, n in zip(watchers, before)))
+            # Whatever trails (GLib repeats itself), over a pause out of phase with any timer.
+            drain(poller, watchers, 0.02 + random.random() * 0.03)
+        batch.stdin.close()
+        batch.wait()
+
+        reference = flip_times(watchers[0], starts, lambda line: "default" in line)
+        for w in watchers[1:]:
+            times = flip_times(w, starts, lambda line: True)
+            differences = [t - r for t, r in zip(times, reference) if t is not None and r is not None]
+            missed = sum(1 for t in times if t is None)
+            rows.append(f"  {w.name:44} {summary(differences)}" + (f", {missed} missed" if missed else ""))
+        daemon.terminate()
+        daemon.wait()
+        for w in watchers:
+            if w.owner is not None:
+                w.owner.kill()
+    finally:
+        net.close()
+    return rows
+
+
+def drain(poller, watchers, seconds):
+    by_fd = {w.fd: w for w in watchers}
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        for fd, _ in poller.poll(left * 1000):
+            by_fd[fd].feed(time.monotonic_ns())
+
+
+def wait_for_socket(path):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.close()
+            return
+        except OSError:
+            time.sleep(0.005)
+    raise RuntimeError("the daemon did not listen")
+
+
+def main():
+    flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    print(f"event to subscriber, added over `ip monitor route` in the same run ({REACHD}):")
+    print("\n".join(latency(flips)))
+
+
+if __name__ == "__main__":
+    main()
