@@ -84,8 +84,14 @@ test: test-deps
 docs: deps
 	$(SWIFT) package generate-documentation --target Reachability --warnings-as-errors
 
+# Python's GObject bindings, for GLib's network monitor as the yardstick of
+# bench/latency.py; gcc for its fan-out reader.
+BENCH_DEPS   := python3-gi gcc
+
 bench: test-deps release
-	REACHD=$(CURDIR)/$(REACHD) bash bench/run.sh
+	$(call apt_install,$(BENCH_DEPS))
+	$(SWIFT) build -c release --product OnlineBanner
+	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner bash bench/run.sh
 
 # The binary, the systemd units pointing at it, a man page generated from the
 # command's own help, and shell completions. DESTDIR stages for packaging.

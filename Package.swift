@@ -46,6 +46,13 @@ let package = Package(
             path: "Examples/ListViewer",
             exclude: ["item-server.py"]
         ),
+        // The callback API without Swift concurrency: the library client that
+        // bench/latency.py counts the idle wake-ups of.
+        .executableTarget(
+            name: "OnlineBanner",
+            dependencies: ["Reachability"],
+            path: "Examples/OnlineBanner"
+        ),
         .testTarget(
             name: "ReachabilityTests",
             dependencies: ["Reachability"],
@@ -53,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "reachdTests",
-            dependencies: ["reachd", "ListViewer", "Reachability"],
+            dependencies: ["reachd", "ListViewer", "OnlineBanner", "Reachability"],
             // Scripts run in the systemd containers by path, not resources.
             exclude: ["Systemd"]
         ),

@@ -29,6 +29,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import reachd_bench
@@ -194,10 +195,112 @@ def wait_for_socket(path):
     raise RuntimeError("the daemon did not listen")
 
 
+def fanout(flips, subscribers=1000):
+    """Flips while `subscribers` follow the daemon through bench/fanout.c:
+    event (ip monitor's line) to the first and to the last subscriber."""
+    reader = os.path.join(tempfile.gettempdir(), f"reachd-fanout-{os.getpid()}")
+    subprocess.run(["gcc", "-O2", "-o", reader, os.path.join(HERE, "fanout.c")], check=True)
+    net = reachd_bench.Network()
+    try:
+        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
+                                  stderr=subprocess.DEVNULL)
+        wait_for_socket(net.sock)
+        kernel = start(net, "ip monitor", ["ip", "monitor", "route"])
+        fan = subprocess.Popen([reader, net.sock, str(subscribers)], stdout=subprocess.PIPE)
+        fanned = Watcher("fanout", fan.stdout.fileno(), fan)
+        poller = select.poll()
+        for w in (kernel, fanned):
+            poller.register(w.fd, select.POLLIN)
+        pump(poller, [kernel, fanned], lambda: fanned.lines)
+        if not fanned.lines or fanned.lines[0][1] != "ready":
+            return [f"  the reader did not get {subscribers} first statuses"]
+        batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
+        online, first, last = True, [], []
+        for _ in range(flips):
+            seen = (len(kernel.lines), len(fanned.lines))
+            batch.stdin.write("route del default\n" if online else "route add default via 10.77.0.1\n")
+            batch.stdin.flush()
+            online = not online
+            pump(poller, [kernel, fanned], lambda: len(kernel.lines) > seen[0] and len(fanned.lines) > seen[1])
+            if len(kernel.lines) > seen[0] and len(fanned.lines) > seen[1]:
+                reference = kernel.lines[seen[0]][0]
+                _, first_ns, last_ns = fanned.lines[seen[1]][1].split()
+                first.append(int(first_ns) - reference)
+                last.append(int(last_ns) - reference)
+            drain(poller, [kernel, fanned], 0.05 + random.random() * 0.05)
+        batch.stdin.close()
+        batch.wait()
+        fan.kill()
+        kernel.owner.kill()
+        daemon.terminate()
+        daemon.wait()
+    finally:
+        net.close()
+        os.unlink(reader)
+    return [f"  event to the first of {subscribers}: {summary(first)}",
+            f"  event to the last of {subscribers}:  {summary(last)}"]
+
+
+def wakeups(pid, seconds=10):
+    """Context switches of every thread of `pid` over `seconds`: each is a wake-up."""
+    def total():
+        count = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        count += int(line.split()[1])
+        return count
+    before = total()
+    time.sleep(seconds)
+    return total() - before
+
+
+def idle(seconds=10):
+    """Wake-ups of clients waiting on a network that doesn't change."""
+    net = reachd_bench.Network()
+    rows = []
+    try:
+        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
+                                  stderr=subprocess.DEVNULL)
+        wait_for_socket(net.sock)
+        clients = [
+            ("reachd daemon", None),
+            ("reachd monitor, in-process", [REACHD, "monitor", "--no-daemon"]),
+            ("reachd monitor, through the daemon", [REACHD, "monitor", "--socket", net.sock]),
+            ("reachd wait-online -6 (never satisfied)", [REACHD, "wait-online", "-6", "-t", "0", "--socket", net.sock]),
+        ]
+        example = os.environ.get("REACHD_BANNER")
+        if example:
+            clients.append(("a ReachabilityMonitor app (onChange)", ["env", f"REACHD_SOCKET={net.sock}", example]))
+        for name, argv in clients:
+            if argv is None:
+                pid = int(subprocess.check_output(["pgrep", "-f", f"daemon --socket {net.sock}"]).split()[-1])
+                process = None
+            else:
+                process = subprocess.Popen(["ip", "netns", "exec", net.host] + argv, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL)
+                time.sleep(1)  # past start-up
+                pid = process.pid  # ip netns exec and env exec what they run: the same process
+            rows.append(f"  {name:42} {wakeups(pid, seconds):4} wake-ups in {seconds} s")
+            if process:
+                process.kill()
+                process.wait()
+        daemon.terminate()
+        daemon.wait()
+    finally:
+        net.close()
+    return rows
+
+
 def main():
     flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     print(f"event to subscriber, added over `ip monitor route` in the same run ({REACHD}):")
     print("\n".join(latency(flips)))
+    print("\nfan-out, event to subscribers, after `ip monitor route` in the same run:")
+    print("\n".join(fanout(flips)))
+    print("\nidle wake-ups (context switches of every thread; 0 is the goal):")
+    print("\n".join(idle()))
 
 
 if __name__ == "__main__":

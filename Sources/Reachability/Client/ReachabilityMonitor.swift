@@ -141,16 +141,15 @@ public final class ReachabilityMonitor: Sendable {
 
     /// Calls `handler` with the current status (once known) and every change,
     /// in order, until the returned subscription is cancelled. The handler runs
-    /// on no particular thread; for UI code use ``onChange(onMainActor:)``.
+    /// on the monitor's own thread, straight from the socket that brought the
+    /// status, and involves no tasks: a program that only uses callbacks (a
+    /// GLib main loop, a server's own loop) makes no system calls while the
+    /// network is quiet. For UI code use ``onChange(onMainActor:)``.
     @discardableResult
     public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Subscription {
-        let stream = statuses()
-        let task = Task {
-            do {
-                for try await status in stream { handler(status) }
-            } catch {}
-        }
-        return Subscription(task: task)
+        let id = hub.addHandler(handler)
+        let hub = hub
+        return Subscription { hub.removeHandler(id) }
     }
 
     /// Like ``onChange(_:)``, with `handler` called on the main actor, as
@@ -169,7 +168,7 @@ public final class ReachabilityMonitor: Sendable {
                 for try await status in stream { handler(status) }
             } catch {}
         }
-        return Subscription(task: task)
+        return Subscription { task.cancel() }
     }
 
     /// Stops following the network: closes the socket, stops the netlink thread,
@@ -181,10 +180,10 @@ public final class ReachabilityMonitor: Sendable {
 
     /// A callback registration; cancelling it stops the calls.
     public struct Subscription: Sendable {
-        let task: Task<Void, Never>
+        let stop: @Sendable () -> Void
 
         /// Stops the calls; a call under way finishes.
-        public func cancel() { task.cancel() }
+        public func cancel() { stop() }
     }
 }
 
@@ -194,11 +193,15 @@ private final class StatusHub: Sendable {
         var current: NetworkStatus?
         var lastError: (any Error)?
         var listeners: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
+        var handlers: [Int: @Sendable (NetworkStatus) -> Void] = [:]
         var nextListener = 0
         var finished = false
     }
 
     private let state = Mutex(State())
+    /// Held while handlers are called, so each sees every status once, in order,
+    /// the current one first. Recursive: a handler may register another.
+    private let delivery = RecursiveLock()
 
     var current: NetworkStatus? { state.withLock { $0.current } }
     var lastError: (any Error)? { state.withLock { $0.lastError } }
@@ -227,12 +230,40 @@ private final class StatusHub: Sendable {
 
     var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// Registers `handler` and calls it with the current status, if any.
+    func addHandler(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Int {
+        delivery.withLock {
+            let (id, current) = state.withLock { state in
+                let id = state.nextListener
+                state.nextListener += 1
+                if !state.finished { state.handlers[id] = handler }
+                return (id, state.finished ? nil : state.current)
+            }
+            if let current { handler(current) }
+            return id
+        }
+    }
+
+    func removeHandler(_ id: Int) {
+        state.withLock { _ = $0.handlers.removeValue(forKey: id) }
+    }
+
     /// Passes `status` on to every listener (the follower has dropped repeats).
     func publish(_ status: NetworkStatus) {
-        state.withLock { state in
-            state.current = status
-            for listener in state.listeners.values { listener.yield(status) }
+        delivery.withLock {
+            let handlers = state.withLock { state in
+                publishToStreams(status, &state)
+                return state.handlers.sorted { $0.key < $1.key }
+            }
+            for (id, handler) in handlers where state.withLock({ $0.handlers[id] != nil }) {
+                handler(status)
+            }
         }
+    }
+
+    private func publishToStreams(_ status: NetworkStatus, _ state: inout State) {
+        state.current = status
+        for listener in state.listeners.values { listener.yield(status) }
     }
 
     func record(_ error: any Error) {
@@ -242,6 +273,7 @@ private final class StatusHub: Sendable {
     func finish(throwing error: (any Error)?) {
         let listeners = state.withLock { state in
             state.finished = true
+            state.handlers.removeAll()
             defer { state.listeners.removeAll() }
             return Array(state.listeners.values)
         }

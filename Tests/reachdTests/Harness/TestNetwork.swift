@@ -121,6 +121,10 @@ final class TestNetwork: @unchecked Sendable {
     }
 
     func startReachd(defaultSocket socket: String, _ arguments: String...) throws -> Subprocess {
+        try startReachd(defaultSocket: socket, arguments)
+    }
+
+    func startReachd(defaultSocket socket: String, _ arguments: [String]) throws -> Subprocess {
         try Subprocess(
             ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(socket)", "ip", "netns", "exec", host, Reachd.binary]
                 + arguments)

@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Clients as quiet as the daemon: waiting on a network that doesn't change,
+/// `reachd monitor`, `wait-online` and a program on the callback API make no
+/// system calls at all (libdispatch's once-a-second timer included), and
+/// callbacks arrive straight from the monitor's thread, in order.
+@Suite(
+    "Quiet clients", .serialized,
+    .enabled(if: NamespaceSupport.available, NamespaceSupport.reason),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+struct QuietClientTests {
+    static let banner = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("OnlineBanner").path
+
+    /// Every system call of every thread of `pid` over two quiet seconds.
+    static func systemCalls(of pid: Int32) async throws -> [String] {
+        let trace = try await Subprocess.run(
+            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(pid)"], timeout: .seconds(10))
+        return trace.error.split(separator: "\n").map(String.init).filter { line in
+            !line.contains("strace: ") && !line.hasPrefix("%") && !line.hasPrefix("-") && !line.contains("total")
+        }
+    }
+
+    @Test(arguments: [
+        ["monitor", "--no-daemon"], ["monitor", "--json"], ["wait-online", "-6", "-t", "0"],
+    ])
+    func aWaitingClientMakesNoSystemCalls(_ command: [String]) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let client = try network.startReachd(defaultSocket: network.socketPath, command)
+        defer { client.signal(SIGKILL) }
+        if command[0] == "monitor" { _ = try await eventually("the first status") { client.outputLines.first } }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(client.isRunning, "\(client.errorOutput)")
+        let calls = try await Self.systemCalls(of: client.pid)
+        #expect(calls.isEmpty, "\(command) made system calls while the network was quiet:\n\(calls.joined(separator: "\n"))")
+        withExtendedLifetime(daemon) {}
+    }
+
+    @Test func aCallbackProgramFollowsChangesAndSleepsBetweenThem() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let banner = try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(network.socketPath)", "ip", "netns", "exec", network.host, Self.banner])
+        defer { banner.signal(SIGKILL) }
+        _ = try await eventually("the current status") { banner.outputLines.first }
+        #expect(banner.outputLines.first == "online via vh from the daemon")
+        let calls = try await Self.systemCalls(of: banner.pid)
+        #expect(calls.isEmpty, "the callback API woke while the network was quiet:\n\(calls.joined(separator: "\n"))")
+        try await network.inHost("route del default")
+        _ = try await eventually("the change") { banner.outputLines.count > 1 ? true : nil }
+        #expect(banner.outputLines.dropFirst().first == "offline (local) from the daemon", "\(banner.outputLines)")
+        withExtendedLifetime(daemon) {}
+    }
+
+    @Test func handlersSeeEveryChangeInOrderAndMayRegisterOthers() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        defer { monitor.cancel() }
+        let seen = Mutex<[Bool]>([]), inner = Mutex<[Bool]>([])
+        let nested = Mutex<ReachabilityMonitor.Subscription?>(nil)
+        let subscription = monitor.onChange { status in
+            seen.withLock { $0.append(status.online) }
+            // Registering from inside a handler must not deadlock; the new one
+            // gets the current status at once.
+            if nested.withLock({ $0 == nil }) {
+                let added = monitor.onChange { current in inner.withLock { $0.append(current.online) } }
+                nested.withLock { $0 = added }
+            }
+        }
+        _ = try await eventually("the current status") { seen.withLock { $0.first } }
+        for command in ["route del default", "route add default via 10.77.0.1", "route del default"] {
+            let count = seen.withLock { $0.count }
+            try await network.inHost(command)
+            _ = try await eventually("the change") { seen.withLock { $0.count > count ? true : nil } }
+        }
+        #expect(seen.withLock { $0 } == [true, false, true, false])
+        #expect(inner.withLock { $0 } == [true, false, true, false], "the nested handler: the current status, then each change")
+        subscription.cancel()
+        nested.withLock { $0?.cancel() }
+        try await network.inHost("route add default via 10.77.0.1")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(seen.withLock { $0.count } == 4, "no calls after cancel")
+        withExtendedLifetime(daemon) {}
+    }
+}
