@@ -3,7 +3,8 @@
 figures behind issue 11.
 
 Default-route flips go through one long-lived `ip -batch -` in a throw-away
-namespace. Every watcher's output line is stamped by one epoll loop here, the
+namespace, each watcher in a run of its own beside `ip monitor`, then all in
+one run. Every watcher's output line is stamped by one epoll loop here, the
 same way as the line of `ip monitor route` (the kernel's own notification, the
 limit), and each watcher is reported as its difference from that line, never
 as an absolute time. Watchers:
@@ -120,22 +121,34 @@ def summary(differences):
     return f"{statistics.median(values) / 1e6:+.3f} ms p50, {p99 / 1e6:+.3f} ms p99  ({len(values)} flips)"
 
 
-def latency(flips):
+def latency(flips, together=False):
+    """Each watcher beside `ip monitor`: one at a time (on two cores, six
+    processes woken by one flip measure the scheduler more than themselves),
+    or all in one run with `together`."""
+    python = glib_python()
+    specs = [
+        ("daemon socket, bare subscriber", "bare"),
+        ("reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
+        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", "SOCKET"]),
+    ] + ([("GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER])] if python else [])
+    if together:
+        return measure(flips, specs)
+    return [row for spec in specs for row in measure(flips, [spec])]
+
+
+def measure(flips, specs):
     net = reachd_bench.Network()
     rows = []
     try:
         daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
                                   stderr=open(os.environ.get("DAEMON_LOG", os.devnull), "w"))
         wait_for_socket(net.sock)
-        watchers = [
-            start(net, "ip monitor route (reference)", ["ip", "monitor", "route"]),
-            subscriber(net.sock, "daemon socket, bare subscriber"),
-            start(net, "reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
-            start(net, "reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", net.sock]),
-        ]
-        python = glib_python()
-        if python:
-            watchers.append(start(net, "GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER]))
+        watchers = [start(net, "ip monitor route (reference)", ["ip", "monitor", "route"])]
+        for name, argv in specs:
+            if argv == "bare":
+                watchers.append(subscriber(net.sock, name))
+            else:
+                watchers.append(start(net, name, [net.sock if word == "SOCKET" else word for word in argv]))
         poller = select.poll()
         for w in watchers:
             poller.register(w.fd, select.POLLIN)
@@ -295,8 +308,10 @@ def idle(seconds=10):
 
 def main():
     flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    print(f"event to subscriber, added over `ip monitor route` in the same run ({REACHD}):")
+    print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
     print("\n".join(latency(flips)))
+    print("\n... and all watchers in one run (six processes woken per flip on this machine's cores):")
+    print("\n".join(latency(flips, together=True)))
     print("\nfan-out, event to subscribers, after `ip monitor route` in the same run:")
     print("\n".join(fanout(flips)))
     print("\nidle wake-ups (context switches of every thread; 0 is the goal):")

@@ -67,16 +67,38 @@ struct JournalLoggingTests {
         _ = try await daemon.wait(timeout: .seconds(10))
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(lines.contains { $0.hasPrefix("<6>listening") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<6>#") }, "the first status is logged: \(lines)")
         for line in lines {
             #expect(line.first == "<" && line.dropFirst().first?.isNumber == true && line.dropFirst(2).first == ">",
-                    "a syslog priority, and no timestamp of its own: \(line)")
+                    "a syslog priority: \(line)")
+            #expect(line.matches(of: Self.timestamp).isEmpty, "no timestamp of its own; journald adds one: \(line)")
+        }
+    }
+
+    static var timestamp: Regex<Substring> { /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/ }
+
+    @Test func onATerminalEachLineHasOneTimestampAndItsLevel() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-log-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("reachd.sock").path
+        let daemon = try Subprocess([Reachd.binary, "daemon", "--socket", socket, "--no-check"])
+        _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: socket).fetchStatus() }
+        daemon.signal(SIGTERM)
+        _ = try await daemon.wait(timeout: .seconds(10))
+        let lines = daemon.errorOutput.split(separator: "\n")
+        #expect(lines.count >= 3, "listening, the first status, stopped: \(lines)")
+        for line in lines {
+            #expect(line.matches(of: Self.timestamp).count == 1 && line.prefixMatch(of: Self.timestamp) != nil,
+                    "one timestamp, first: \(line)")
+            #expect(line.contains("Z info ") || line.contains("Z debug ") || line.contains("Z warning "), "\(line)")
         }
     }
 
     @Test func aStaleJournalStreamIsNotTheJournal() {
-        #expect(!JournalLogHandler.stderrIsTheJournal("1:1"))
-        #expect(!JournalLogHandler.stderrIsTheJournal("garbage"))
-        #expect(!JournalLogHandler.stderrIsTheJournal(nil))
-        #expect(JournalLogHandler.priority(.warning) == 4 && JournalLogHandler.priority(.info) == 6)
+        #expect(!DaemonLogHandler.stderrIsTheJournal("1:1"))
+        #expect(!DaemonLogHandler.stderrIsTheJournal("garbage"))
+        #expect(!DaemonLogHandler.stderrIsTheJournal(nil))
+        #expect(DaemonLogHandler.priority(.warning) == 4 && DaemonLogHandler.priority(.info) == 6)
     }
 }

@@ -159,12 +159,10 @@ package final class NetworkWatcher {
         connectivity: ((FamilyStatus, FamilyStatus) -> (Connectivity, portalURL: String?))?,
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> NetworkStatus? {
-        func family(_ family: AddressFamily) throws(NetlinkError) -> FamilyStatus {
-            let destination = ReachabilityEvaluator.probeDestinations[family]!
-            let lookup = try queries.lookupRoute(to: destination)
-            return ReachabilityEvaluator.evaluate(family, table: table, lookup: lookup)
-        }
-        let (ipv4, ipv6) = (try family(.ipv4), try family(.ipv6))
+        let lookups = try queries.lookupRoutes(
+            to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
+        let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
+        let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
         let (verdict, portalURL) = connectivity?(ipv4, ipv6) ?? (.unknown, nil)
         return publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),

@@ -20,31 +20,36 @@ final class NetlinkQuerySocket {
         try dump(Int32(RTM_GETLINK)) + dump(Int32(RTM_GETADDR))
     }
 
-    /// Asks the kernel which route it would use for `destination`.
-    func lookupRoute(to destination: IPAddress) throws(NetlinkError) -> RouteLookupResult {
-        guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
-            throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
+    /// Asks the kernel which route it would use for each of `destinations`:
+    /// every request is sent before any answer is read, so the lookups cost
+    /// one round trip together, not one each.
+    func lookupRoutes(to destinations: [IPAddress]) throws(NetlinkError) -> [RouteLookupResult] {
+        var sequences: [UInt32] = []
+        for destination in destinations {
+            guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
+                throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
+            }
+            defer { nlmsg_free(message) }
+            var header = rtmsg()
+            header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
+            header.rtm_dst_len = UInt8(destination.bytes.count * 8)
+            try libnl("build a route request",
+                      nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
+            try libnl("build a route request", destination.bytes.withUnsafeBytes {
+                nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
+            })
+            sequences.append(try socket.send(message, operation: "send a route lookup"))
         }
-        defer { nlmsg_free(message) }
-        var header = rtmsg()
-        header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
-        header.rtm_dst_len = UInt8(destination.bytes.count * 8)
-        try libnl("build a route request",
-                  nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
-        try libnl("build a route request", destination.bytes.withUnsafeBytes {
-            nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
-        })
-        let sequence = try socket.send(message, operation: "send a route lookup")
-        while true {
+        var answers = [RouteLookupResult?](repeating: nil, count: destinations.count)
+        while answers.contains(where: { $0 == nil }) {
             guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
             else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
-            var answer: RouteLookupResult?
             NetlinkFrame.forEach(in: bytes) { frame in
-                guard frame.sequence == sequence, answer == nil else { return }
-                answer = NetlinkDecoder.routeLookupResult(for: frame)
+                guard let position = sequences.firstIndex(of: frame.sequence), answers[position] == nil else { return }
+                answers[position] = NetlinkDecoder.routeLookupResult(for: frame)
             }
-            if let answer { return answer }
         }
+        return answers.map { $0! }
     }
 
     private func dump(_ type: Int32) throws(NetlinkError) -> [NetlinkEvent] {

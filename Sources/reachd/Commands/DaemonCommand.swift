@@ -172,14 +172,9 @@ struct DaemonCommand: ParsableCommand {
         // Under socket activation the path only names the socket in the log.
         let path = try socket ?? (passed != nil ? SocketPath.system : SocketPath.forDaemon())
         let level = logLevel
-        let journal = JournalLogHandler.stderrIsTheJournal()
-        LoggingSystem.bootstrap { label in
-            if journal {
-                var handler = JournalLogHandler()
-                handler.logLevel = level
-                return handler
-            }
-            var handler = StreamLogHandler.standardError(label: label)
+        let form: DaemonLogHandler.Form = DaemonLogHandler.stderrIsTheJournal() ? .journal : .terminal
+        LoggingSystem.bootstrap { _ in
+            var handler = DaemonLogHandler(form: form)
             handler.logLevel = level
             return handler
         }

@@ -77,8 +77,9 @@ enum StatusFormatter {
 
     /// One line per change, for `monitor` and the daemon's log: the state, then
     /// what changed since `previous`, so that two lines never look alike.
-    static func changeLine(_ status: NetworkStatus, since previous: NetworkStatus? = nil) -> String {
-        let line = "\(Timestamp.format(status.changedAt)) #\(status.seq) \(oneLine(status))"
+    /// `timed`: led by the time of the change (the log has its own).
+    static func changeLine(_ status: NetworkStatus, since previous: NetworkStatus? = nil, timed: Bool = true) -> String {
+        let line = (timed ? Timestamp.format(status.changedAt) + " " : "") + "#\(status.seq) \(oneLine(status))"
         guard let previous else { return line }
         let changed = changes(from: previous, to: status)
         return changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")

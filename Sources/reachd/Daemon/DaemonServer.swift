@@ -251,7 +251,8 @@ final class DaemonServer {
     }
 
     private func announce(_ status: NetworkStatus) {
-        logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced))", metadata: ["status.seq": "\(status.seq)"])
+        // One timestamp per line: the log's (or journald's).
+        logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced, timed: false))")
         lastAnnounced = status
         systemd.status(StatusFormatter.oneLine(status))
     }
