@@ -50,7 +50,7 @@ struct StatusLineWriterTests {
 
     @Test func everyStatusEncodesToTheBytesCodableWrites() throws {
         var generator = SeededGenerator(seed: 11)
-        for run in 0..<3000 {
+        for run in 0..<1000 {
             let message = DaemonMessage.status(Self.status(&generator))
             let written = message.line(), reference = message.lineThroughCodable()
             guard written == reference else {
@@ -65,7 +65,7 @@ struct StatusLineWriterTests {
 
     @Test func timestampsAreTheFormattersToTheMillisecond() {
         var generator = SeededGenerator(seed: 12)
-        for _ in 0..<10_000 {
+        for _ in 0..<2000 {
             let date = Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator))
             #expect(Timestamp.format(date) == Timestamp.formatThroughFoundation(date), "\(date.timeIntervalSince1970)")
         }
