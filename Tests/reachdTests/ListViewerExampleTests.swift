@@ -53,7 +53,11 @@ struct ListViewerExampleTests {
 
         try await shows("[content] 2 items", "the items")
         #expect(viewer.output.contains("  - apple\n  - pear"))
-        #expect(!viewer.output.contains("[loading]") && !viewer.output.contains("[noData]"), "no flash before the first result")
+        // Never "no data" before the first result. Whether a spinner shows
+        // depends on the first load beating the 500 ms delay, which a loaded
+        // make test doesn't promise; the engine's tests cover the delay on a
+        // clock they drive (PlaceholderPromiseTests).
+        #expect(!viewer.output.contains("[noData]"), "no flash of \"no data\" before the first result")
 
         try serve(#"{"status": 200, "items": ["apple", "pear", "plum"]}"#)
         try await shows("[content] 3 items", "a changed list")
