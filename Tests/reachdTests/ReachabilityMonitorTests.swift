@@ -109,7 +109,10 @@ struct ReachabilityMonitorLocalTests {
         #expect(monitor.currentStatus == nil)
     }
 
-    @Test func cancellingClosesItsNetlinkSockets() async throws {
+    /// The monitor, and EmbeddedMonitor.statuses (the same loop, in-process
+    /// only). One after the other: each counts the sockets the other opens.
+    @Test(.serialized, arguments: [false, true])
+    func cancellingClosesItsNetlinkSockets(throughEmbeddedMonitor: Bool) async throws {
         /// Netlink sockets this process holds, by inode: descriptors whose socket
         /// inode is listed in /proc/self/net/netlink. By inode, not descriptor
         /// number: the C library opens and closes netlink sockets of its own
@@ -128,13 +131,15 @@ struct ReachabilityMonitorLocalTests {
             })
         }
         let before = netlinkSockets()
-        let monitor = ReachabilityMonitor(source: .embedded)
-        var statuses = monitor.statuses().makeAsyncIterator()
+        let monitor = throughEmbeddedMonitor ? nil : ReachabilityMonitor(source: .embedded)
+        var statuses = (monitor?.statuses() ?? EmbeddedMonitor.statuses()).makeAsyncIterator()
         let first = try await statuses.next()
         #expect(first?.source == .embedded)
         let opened = netlinkSockets().subtracting(before)
         #expect(opened.count >= 2, "the event socket and the query socket: before \(before.sorted()), after \(netlinkSockets().sorted())")
-        monitor.cancel()
+        // Ending the iteration ends EmbeddedMonitor's thread; cancel() the monitor's.
+        statuses = AsyncThrowingStream<NetworkStatus, any Error> { $0.finish() }.makeAsyncIterator()
+        monitor?.cancel()
         _ = try await eventually("both netlink sockets closed", timeout: .seconds(5)) {
             netlinkSockets().isDisjoint(with: opened) ? true : nil
         }

@@ -20,15 +20,11 @@ public enum EmbeddedMonitor {
     }
 
     /// The current status, then one per change, from a netlink listener on a
-    /// thread of its own. Ending the iteration stops the thread and closes its sockets.
+    /// thread of its own (``ReachabilityMonitor``'s loop, in-process only). A
+    /// netlink failure is retried, not thrown. Ending the iteration stops the
+    /// thread and closes its sockets.
     public static func statuses(
         logger: Logger = Logger(label: "reachd.embedded")
-    ) -> AsyncThrowingStream<NetworkStatus, any Error> {
-        statuses(logger: logger, traceDatagrams: nil)
-    }
-
-    package static func statuses(
-        logger: Logger, traceDatagrams: (@Sendable ([UInt8]) -> Void)?
     ) -> AsyncThrowingStream<NetworkStatus, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(8))
@@ -39,24 +35,12 @@ public enum EmbeddedMonitor {
         }
         continuation.onTermination = { _ in stop.signal() }
         startDetachedThread {
+            let follower = StatusFollower(source: .embedded, socketPaths: [], logger: logger, stop: stop)
             do {
-                let watcher = try NetworkWatcher(source: .embedded, logger: logger)
-                if let traceDatagrams { watcher.traceDatagrams(traceDatagrams) }
-                continuation.yield(try watcher.start())
-                var descriptors = [
-                    pollfd(fd: watcher.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                ]
-                while true {
-                    // No timeout: an idle network costs no system calls.
-                    guard poll(&descriptors, 2, -1) >= 0 else {
-                        if errno == EINTR { continue }
-                        throw SystemError("poll")
-                    }
-                    if descriptors[1].revents != 0 { break }
-                    if descriptors[0].revents != 0, let status = try watcher.handleReadable() {
-                        continuation.yield(status)
-                    }
+                try follower.run { update in
+                    // In-process statuses are decoded already: this can't fail.
+                    if let status = try? update.status() { continuation.yield(status) }
+                    return true
                 }
                 continuation.finish()
             } catch {
