@@ -140,9 +140,7 @@ def measure(flips, specs):
     net = reachd_bench.Network()
     rows = []
     try:
-        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
-                                  stderr=open(os.environ.get("DAEMON_LOG", os.devnull), "w"))
-        wait_for_socket(net.sock)
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         watchers = [start(net, "ip monitor route (reference)", ["ip", "monitor", "route"])]
         for name, argv in specs:
             if argv == "bare":
@@ -195,19 +193,6 @@ def drain(poller, watchers, seconds):
             by_fd[fd].feed(time.monotonic_ns())
 
 
-def wait_for_socket(path):
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(path)
-            s.close()
-            return
-        except OSError:
-            time.sleep(0.005)
-    raise RuntimeError("the daemon did not listen")
-
-
 def fanout(flips, subscribers=1000):
     """Flips while `subscribers` follow the daemon through bench/fanout.c:
     event (ip monitor's line) to the first and to the last subscriber."""
@@ -215,9 +200,7 @@ def fanout(flips, subscribers=1000):
     subprocess.run(["gcc", "-O2", "-o", reader, os.path.join(HERE, "fanout.c")], check=True)
     net = reachd_bench.Network()
     try:
-        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
-                                  stderr=subprocess.DEVNULL)
-        wait_for_socket(net.sock)
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         kernel = start(net, "ip monitor", ["ip", "monitor", "route"])
         fan = subprocess.Popen([reader, net.sock, str(subscribers)], stdout=subprocess.PIPE)
         fanned = Watcher("fanout", fan.stdout.fileno(), fan)
@@ -274,9 +257,7 @@ def idle(seconds=10):
     net = reachd_bench.Network()
     rows = []
     try:
-        daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, "--no-check"],
-                                  stderr=subprocess.DEVNULL)
-        wait_for_socket(net.sock)
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         clients = [
             ("reachd daemon", None),
             ("reachd monitor, in-process", [REACHD, "monitor", "--no-daemon"]),

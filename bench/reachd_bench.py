@@ -66,10 +66,10 @@ def read_status(f):
     return json.loads(f.readline())
 
 
-def start_daemon(net):
+def start_daemon(net, *extra):
     start = time.monotonic()
     log = open(os.path.join(net.dir, "daemon.log"), "w")
-    daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock],
+    daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, *extra],
                               stderr=log)
     while True:
         try:

@@ -55,7 +55,7 @@ struct WaitOnlineTests {
         #expect(other.error.isEmpty && other.output.isEmpty, "--quiet prints nothing")
     }
 
-    @Test func severalInterfacesAnyAndIgnoreOnARealLink() async throws {
+    @Test func severalInterfacesAndIgnoreOnARealLink() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         // Carrier now, a route out only later: all of them waits for the route.

@@ -252,18 +252,14 @@ private final class StatusHub: Sendable {
     func publish(_ status: NetworkStatus) {
         delivery.withLock {
             let handlers = state.withLock { state in
-                publishToStreams(status, &state)
+                state.current = status
+                for listener in state.listeners.values { listener.yield(status) }
                 return state.handlers.sorted { $0.key < $1.key }
             }
             for (id, handler) in handlers where state.withLock({ $0.handlers[id] != nil }) {
                 handler(status)
             }
         }
-    }
-
-    private func publishToStreams(_ status: NetworkStatus, _ state: inout State) {
-        state.current = status
-        for listener in state.listeners.values { listener.yield(status) }
     }
 
     func record(_ error: any Error) {

@@ -24,6 +24,7 @@ package final class StatusFollower {
     private let stop: WakeSignal?
     private let recordError: ErrorSink
     private let traceDatagrams: (([UInt8]) -> Void)?
+    private let requiringAnswer: Bool
 
     /// The newest status delivered: a status describing the same network from
     /// the same source (a resubscription renumbers them) is not delivered again.
@@ -36,12 +37,15 @@ package final class StatusFollower {
     ///   - stop: signalled to end ``run(until:deliver:)`` from another thread.
     ///   - recordError: told of every failure, as it happens.
     ///   - traceDatagrams: handed every netlink datagram the in-process monitor reads.
+    ///   - requiringAnswer: throw a daemon's failure, rather than retry, until
+    ///     it has answered once: what a socket the user named needs.
     package init(
         source: ReachabilityMonitor.Source, socketPaths: [String], backoff: ReachabilityMonitor.Backoff = .init(),
         logger: Logger, stop: WakeSignal? = nil, recordError: @escaping ErrorSink = { _ in },
-        traceDatagrams: (([UInt8]) -> Void)? = nil
+        traceDatagrams: (([UInt8]) -> Void)? = nil, requiringAnswer: Bool = false
     ) {
         self.traceDatagrams = traceDatagrams
+        self.requiringAnswer = requiringAnswer
         self.source = source
         self.socketPaths = socketPaths
         self.backoff = backoff
@@ -60,12 +64,14 @@ package final class StatusFollower {
 
     /// Calls `deliver` with each new status until it returns `false`,
     /// `deadline` passes, or `stop` is signalled. Throws only what ends a
-    /// `.daemon` follower for good (a daemon of another protocol version) or a
+    /// `.daemon` follower for good (a daemon of another protocol version, or
+    /// any failure before the first answer when `requiringAnswer`) or a
     /// failure of `poll` itself.
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (StatusUpdate) -> Bool) throws {
         var daemon: DaemonLink?
         var watcher: NetworkWatcher?
         var failures = 0
+        var answered = false
         // When to try the daemon again or, for an in-process follower, start netlink again.
         var nextAttempt: ContinuousClock.Instant? = .now
 
@@ -92,6 +98,7 @@ package final class StatusFollower {
         func daemonFailed(_ error: DaemonClientError) throws {
             daemon?.connection.close()
             daemon = nil
+            if requiringAnswer && !answered { throw error }
             try handle(error)
             nextAttempt = .now + backoff.delay(attempt: failures)
             failures += 1
@@ -149,6 +156,7 @@ package final class StatusFollower {
                         if link.firstAnswerBy != nil {
                             // It answered: the next failure is news, and in-process can stop.
                             daemon?.firstAnswerBy = nil
+                            answered = true
                             failures = 0
                             lastWarned = nil
                             watcher = nil

@@ -40,17 +40,6 @@ struct ConnectionOptions: ParsableArguments {
         noDaemon ? .embedded : socket == nil ? .automatic : .daemon
     }
 
-    /// With `--socket`, the daemon there must answer before anything is
-    /// followed: an error the user can act on beats a silent wait.
-    func requireNamedDaemon() throws {
-        guard let socket else { return }
-        do {
-            _ = try DaemonClient(socketPath: socket).ask(.get, timeout: DaemonClient.defaultTimeout)
-        } catch {
-            throw namedDaemonFailed(StatusFeed.describe(error, at: socket))
-        }
-    }
-
     /// Says on stderr that the daemon `--socket` named didn't answer, and what to do.
     func namedDaemonFailed(_ failure: String) -> ExitCode {
         Console.error("reachd: \(failure)")
@@ -63,7 +52,8 @@ struct ConnectionOptions: ParsableArguments {
     /// ``source`` allows), saying so on stderr when the source changes if
     /// `announcingSource`. `deliver` gets each status and returns whether to go
     /// on; `deadline` ends the wait. No tasks and no timers: a quiet network
-    /// costs nothing.
+    /// costs nothing. With `--socket`, that daemon must answer first: an error
+    /// the user can act on beats a silent wait.
     func follow(
         announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
         traceDatagrams: ((([UInt8]) -> Void))? = nil,
@@ -71,7 +61,7 @@ struct ConnectionOptions: ParsableArguments {
     ) throws {
         let follower = StatusFollower(
             source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths,
-            logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams)
+            logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams, requiringAnswer: socket != nil)
         var previousSource: StatusSource?
         do {
             try follower.run(until: deadline) { update in
@@ -89,9 +79,9 @@ struct ConnectionOptions: ParsableArguments {
                 return deliver(update)
             }
         } catch let error as DaemonClientError {
-            // Only a named daemon speaking another protocol version ends a follower.
-            Console.error("reachd: \(error)")
-            throw ExitCode.internalError
+            // Only a named daemon ends a follower: one that doesn't answer, or
+            // speaks another protocol version.
+            throw namedDaemonFailed(StatusFeed.describe(error, at: socket ?? ""))
         }
     }
 }

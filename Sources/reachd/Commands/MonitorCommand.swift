@@ -26,7 +26,6 @@ struct MonitorCommand: ParsableCommand {
     var traceNetlink = false
 
     func run() throws {
-        if !traceNetlink { try connection.requireNamedDaemon() }
         var previous: NetworkStatus?
         let trace: (([UInt8]) -> Void)? = traceNetlink ? { Self.traceDatagram($0) } : nil
         try connection.follow(announcingSource: !traceNetlink, traceDatagrams: trace) { update in

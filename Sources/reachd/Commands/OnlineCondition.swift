@@ -21,11 +21,16 @@ struct OnlineCondition: Equatable {
         guard !interfaces.isEmpty else {
             return families.lazy.compactMap { status.family($0).path }
                 .first { !ignored.contains($0.interface) }
-                .map { ["online: \($0.family) via \(StatusFormatter.describe($0))"] }
+                .map { [Self.online($0)] }
         }
         let results = interfaces.map { $0.met(by: status, families: families) }
         if any { return results.lazy.compactMap { $0 }.first.map { [$0] } }
         return results.allSatisfy { $0 != nil } ? results.compactMap { $0 } : nil
+    }
+
+    /// The success line for a route out: "online: IPv4 via eth0, gateway 192.0.2.1".
+    static func online(_ path: NetworkPath) -> String {
+        "online: \(path.family) via \(StatusFormatter.describe(path))"
     }
 
     /// What it waited for, for the timeout message.
@@ -77,7 +82,7 @@ struct InterfaceCondition: Equatable {
             return "\(name): carrier"
         case .routable:
             return families.lazy.compactMap { status.family($0).path }.first { $0.interface == name }
-                .map { "online: \($0.family) via \(StatusFormatter.describe($0))" }
+                .map(OnlineCondition.online)
         }
     }
 }

@@ -87,7 +87,6 @@ struct WaitOnlineCommand: ParsableCommand {
     }
 
     func run() throws {
-        try connection.requireNamedDaemon()
         let condition = condition
         let deadline = timeoutSeconds > 0 ? ContinuousClock.now + .milliseconds(Int64(timeoutSeconds * 1000)) : nil
         var met: [String]?
