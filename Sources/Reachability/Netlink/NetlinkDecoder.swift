@@ -43,7 +43,7 @@ enum NetlinkDecoder {
     static func routeLookupResult(for frame: NetlinkFrame) -> RouteLookupResult? {
         switch Int32(frame.type) {
         case Int32(NetlinkFrame.error):
-            return .failed(errno: -frame.errorCode)
+            return .failed(errno: frame.errorNumber)
         case Int32(RTM_NEWROUTE):
             return withParsedObject(frame) { route -> RouteLookupResult in
                 let type = rtnl_route_get_type(route)

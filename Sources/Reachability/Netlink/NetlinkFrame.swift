@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One netlink message inside a received datagram: the fixed `nlmsghdr` fields
 /// and the whole message's bytes. Iterating these is plain byte arithmetic, so it
 /// is done here rather than through libnl's allocating `nl_msg`.
@@ -17,10 +21,13 @@ struct NetlinkFrame {
 
     var isDumpInterrupted: Bool { flags & Self.dumpInterruptedFlag != 0 }
 
-    /// For NLMSG_ERROR: the negative errno (0 is an acknowledgement).
-    var errorCode: Int32 {
-        guard bytes.count >= Self.headerLength + 4 else { return 0 }
-        return bytes.loadUnaligned(fromByteOffset: Self.headerLength, as: Int32.self)
+    /// For NLMSG_ERROR: the errno the kernel reports (0 is an acknowledgement).
+    /// The kernel sends a negated errno; a code it never sends (positive, or
+    /// below -4095, `INT32_MIN` among them, whose negation traps) is EPROTO.
+    var errorNumber: Int32 {
+        guard bytes.count >= Self.headerLength + 4 else { return EPROTO }
+        let code = bytes.loadUnaligned(fromByteOffset: Self.headerLength, as: Int32.self)
+        return (-4095...0).contains(code) ? -code : EPROTO
     }
 
     /// Calls `body` for each well-formed message in `buffer`, stopping at the first

@@ -86,7 +86,7 @@ final class NetlinkQuerySocket {
                 if frame.isDumpInterrupted { interrupted = true }
                 switch frame.type {
                 case NetlinkFrame.done: finished = true
-                case NetlinkFrame.error: failure = -frame.errorCode; finished = true
+                case NetlinkFrame.error: failure = frame.errorNumber; finished = true
                 default: events.append(NetlinkDecoder.event(for: frame))
                 }
             }

@@ -42,9 +42,20 @@ final class NetlinkSocket {
 
     var fileDescriptor: Int32 { nl_socket_get_fd(handle) }
 
+    /// The next datagram from the kernel. Datagrams from any other sender are
+    /// dropped unread, as systemd's sd-netlink drops them: the kernel already
+    /// refuses an unprivileged process's unicast to our port, but a privileged
+    /// one could otherwise feed the decoder made-up links and routes.
     func receive() throws(NetlinkError) -> Received {
         while true {
-            let count = recv(fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC))
+            var sender = sockaddr_nl()
+            var senderLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+            let count = withUnsafeMutablePointer(to: &sender) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &senderLength)
+                }
+            }
+            if count >= 0, sender.nl_pid != 0 { continue }
             if count > buffer.count {
                 let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 16)
                 buffer.deallocate()

@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Reachability
+
+/// Netlink bytes the kernel never sends, and senders that are not the kernel.
+@Suite("Netlink input that is not the kernel's")
+struct HostileNetlinkTests {
+    /// libFuzzer's reproducer: an NLMSG_ERROR whose error is INT32_MIN, whose
+    /// negation trapped.
+    static let errorOfInt32Min: [UInt8] = hex("14000000020000000000000000000000 00000080")
+
+    @Test func anErrorCodeTheKernelNeverSendsIsAProtocolErrorNotATrap() {
+        let result = Self.errorOfInt32Min.withUnsafeBytes { bytes -> RouteLookupResult? in
+            var found: RouteLookupResult?
+            NetlinkFrame.forEach(in: bytes) { found = NetlinkDecoder.routeLookupResult(for: $0) }
+            return found
+        }
+        #expect(result == .failed(errno: EPROTO))
+    }
+
+    static let codes: [(Int32, Int32)] = [
+        (-ENETUNREACH, ENETUNREACH), (0, 0), (-4095, 4095), (-4096, EPROTO), (1, EPROTO), (.min, EPROTO), (.max, EPROTO),
+    ]
+
+    @Test(arguments: codes)
+    func errorNumbersAreTheKernelsOrEPROTO(code: Int32, errno expected: Int32) {
+        var bytes = Self.errorOfInt32Min
+        withUnsafeBytes(of: code.littleEndian) { bytes.replaceSubrange(16..<20, with: $0) }
+        let number = bytes.withUnsafeBytes { buffer -> Int32? in
+            var found: Int32?
+            NetlinkFrame.forEach(in: buffer) { found = $0.errorNumber }
+            return found
+        }
+        #expect(number == expected)
+    }
+
+    /// A process that may send to our port (root can; the kernel refuses
+    /// anyone else) forges a route notification: it must never become an event.
+    /// In a network namespace of its own, where nothing else happens, so any
+    /// event read is the forged one.
+    @Test(.enabled(if: getuid() == 0, "only root may send netlink unicasts to another process's port"))
+    func aDatagramFromAnotherProcessIsDroppedUnread() throws {
+        let forged = try onThreadInNewNetworkNamespace(Self.forgeARouteNotification)
+        #expect(forged.sent, "the forged datagram was not sent")
+        #expect(forged.queued, "the forged datagram never reached the socket's queue")
+        #expect(forged.events.isEmpty, "a forged datagram was decoded: \(forged.events)")
+    }
+
+    /// Sends an RTM_NEWROUTE to a fresh event socket's port from a socket of
+    /// our own, and reads the event socket.
+    private static func forgeARouteNotification() throws -> (sent: Bool, queued: Bool, events: [NetlinkEvent]) {
+        let events = try NetlinkEventSocket()
+        var own = NetlinkAddress()
+        var length = socklen_t(MemoryLayout<NetlinkAddress>.size)
+        let named = withUnsafeMutablePointer(to: &own) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(events.fileDescriptor, $0, &length) }
+        }
+        let forger = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)  // NETLINK_ROUTE
+        guard named == 0, forger >= 0 else { return (false, false, []) }
+        defer { close(forger) }
+        // The header and an empty rtmsg: routes are decoded by type alone, so
+        // without the sender check this came out as a route change.
+        var message = hex("1c000000000000000000000000000000") + [UInt8](repeating: 0, count: 12)
+        message[4] = 24  // RTM_NEWROUTE
+        var target = NetlinkAddress()
+        target.nl_family = UInt16(AF_NETLINK)
+        target.nl_pid = own.nl_pid
+        let sent = withUnsafePointer(to: &target) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(forger, message, message.count, 0, $0, socklen_t(MemoryLayout<NetlinkAddress>.size))
+            }
+        }
+        var ready = pollfd(fd: events.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        let queued = poll(&ready, 1, 1000) == 1
+        return (sent == message.count, queued, try events.read(maxDatagrams: 8).events)
+    }
+}
+
+/// Runs `body` on a thread of its own that has left for a new network
+/// namespace, so that the test's other threads stay where they are.
+private func onThreadInNewNetworkNamespace<Value>(_ body: @escaping () throws -> Value) throws -> Value {
+    var result: Result<Value, any Error>?
+    let thread = ThreadBody {
+        // Glibc's module hides unshare(2) (a _GNU_SOURCE declaration).
+        typealias Unshare = @convention(c) (Int32) -> Int32
+        let cloneNewNet: Int32 = 0x4000_0000
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "unshare"),
+            unsafeBitCast(symbol, to: Unshare.self)(cloneNewNet) == 0
+        else {
+            result = .failure(SystemError("unshare(CLONE_NEWNET)"))
+            return
+        }
+        result = Result { try body() }
+    }
+    try thread.runAndJoin()
+    return try result!.get()
+}
+
+/// A closure run on a new thread, joined before anything it wrote is read.
+private final class ThreadBody {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+
+    func runAndJoin() throws {
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            Unmanaged<ThreadBody>.fromOpaque(context!).takeUnretainedValue().body()
+            return nil
+        }, Unmanaged.passUnretained(self).toOpaque())
+        guard created == 0 else { throw SystemError("pthread_create", errno: created) }
+        pthread_join(thread, nil)
+    }
+}
+
+/// `struct sockaddr_nl` (<linux/netlink.h>, which only the library's Netlink/ files import).
+private struct NetlinkAddress {
+    var nl_family: UInt16 = 0
+    var nl_pad: UInt16 = 0
+    var nl_pid: UInt32 = 0
+    var nl_groups: UInt32 = 0
+}
+
+private func hex(_ text: String) -> [UInt8] {
+    let digits = Array(text.filter { !$0.isWhitespace })
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+}
