@@ -54,7 +54,12 @@ struct ConfigurationFileTests {
         ("[metered]\nwwan0 = sometimes\n", ":2: wwan0 = sometimes is not yes or no"),
         ("url = http://x/\n", ":1: url is outside any section; put it under [connectivity]"),
         ("[connectivity]\nenabled = maybe\n", ":2: enabled = maybe is not yes or no"),
-        ("[connectivity]\ntimeout = -1\n", ":2: timeout = -1 is not a positive number of seconds"),
+        ("[connectivity]\ntimeout = -1\n", ":2: timeout = -1 is not a number of seconds from 0.1 to 600"),
+        // Each of these trapped at start-up (exit 132) converting to milliseconds.
+        ("[connectivity]\ntimeout = 1e300\n", ":2: timeout = 1e300 is not a number of seconds from 0.1 to 600"),
+        ("[connectivity]\ninterval = 1e300\n", ":2: interval = 1e300 is not a number of seconds from 1 to 604800"),
+        ("[connectivity]\ninterval = nan\n", ":2: interval = nan is not a number of seconds from 1 to 604800"),
+        ("[connectivity]\ninterval = 0.001\n", ":2: interval = 0.001 is not a number of seconds from 1 to 604800"),
         ("[connectivity]\njust words\n", ":2: \"just words\" is neither [section] nor key = value"),
         ("[connectivity]\nenabled = yes\n", ":2: enabled = yes needs url = http://HOST[:PORT]/PATH"),
         ("[connectivity]\n\nurl = https://example.com/\n", ":3: check URL \"https://example.com/\" is not plain HTTP"),

@@ -75,6 +75,10 @@ struct WaitOnlineTests {
 @Suite("The command line")
 struct CommandLineTests {
     private func reachd(_ arguments: String...) async throws -> (status: Int32, output: String, error: String) {
+        try await reachd(arguments)
+    }
+
+    private func reachd(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
         try await Subprocess.run([Reachd.binary] + arguments)
     }
 
@@ -110,14 +114,28 @@ struct CommandLineTests {
         #expect(unknown.error.contains("--frobnicate"))
         let negative = try await reachd("wait-online", "--timeout", "-3")
         #expect(negative.status == 2)
-        #expect(negative.error.contains("--timeout must be 0 (wait forever) or a positive number of seconds, not -3"),
+        #expect(negative.error.contains("--timeout must be 0 (no limit) or a number of seconds from 0.001 to 31536000, not -3"),
                 "about the timeout, not an unknown flag: \(negative.error)")
+    }
+
+    /// Each of these trapped (exit 132, SIGILL) converting seconds to
+    /// milliseconds before it could be refused.
+    @Test(arguments: [
+        ["wait-online", "--timeout", "1e300"], ["wait-online", "--timeout", "inf"], ["wait-online", "--timeout", "nan"],
+        ["daemon", "--idle-timeout", "1e300"], ["daemon", "--check-interval", "1e300"],
+        ["daemon", "--check-timeout", "1e300"], ["daemon", "--check-interval", "0.0001"],
+    ])
+    func hugeTimeValuesAreUsageErrorsThatNameTheRange(arguments: [String]) async throws {
+        let result = try await reachd(arguments)
+        #expect(result.status == 2, "\(arguments): \(result.error)")
+        #expect(result.error.contains("\(arguments[1]) must be ") && result.error.contains("a number of seconds from "),
+                "names the option and the range: \(result.error)")
     }
 
     @Test func waitOnlineTakesTheShortFlagsAdminsKnow() async throws {
         // As systemd-networkd-wait-online and nm-online spell them.
         let parsed = try WaitOnlineCommand.parse(["-4", "-t", "5", "-i", "eth0", "-q"])
-        #expect(parsed.ipv4 && parsed.timeoutSeconds == 5 && parsed.interface == [InterfaceCondition(name: "eth0")] && parsed.quiet)
+        #expect(parsed.ipv4 && parsed.timeoutDuration == .seconds(5) && parsed.interface == [InterfaceCondition(name: "eth0")] && parsed.quiet)
         #expect(try WaitOnlineCommand.parse(["-6"]).families == [.ipv6])
         #expect(try WaitOnlineCommand.parse([]).families == [.ipv6, .ipv4], "the order status names the primary path in")
     }

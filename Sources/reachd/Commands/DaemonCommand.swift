@@ -109,8 +109,8 @@ struct DaemonCommand: ParsableCommand {
         // Every value is checked, used or not: a mistake shows when it is made,
         // not on the day the check is switched on.
         let enabled = try file?.bool(section, "enabled")
-        let fileTimeout = try file?.seconds(section, "timeout")
-        let fileInterval = try file?.seconds(section, "interval")
+        let fileTimeout = try file?.duration(section, "timeout", in: .checkTimeout)
+        let fileInterval = try file?.duration(section, "interval", in: .checkInterval)
         if let file, let url = file.string(section, "url") {
             do throws(ConnectivityCheckError) {
                 _ = try ConnectivityCheck.target(of: url)
@@ -129,12 +129,11 @@ struct DaemonCommand: ParsableCommand {
         }
         guard let url = checkURL ?? (enabled == false ? nil : file?.string(section, "url")) else { return nil }
         let expect = checkExpect ?? file?.string(section, "expect") ?? "status:204"
-        let timeout = checkTimeout ?? fileTimeout ?? 5
-        let interval = checkInterval ?? fileInterval ?? 300
         // The flags were checked in validate(), the file's values above.
+        let timeout = checkTimeout.flatMap(SecondsRange.checkTimeout.duration) ?? fileTimeout ?? .seconds(5)
+        let interval = checkInterval.flatMap(SecondsRange.checkInterval.duration) ?? fileInterval ?? .seconds(300)
         return try ConnectivityCheck.parse(
-            url: url, expectation: ConnectivityCheck.parseExpectation(expect),
-            timeout: .milliseconds(Int64(timeout * 1000)), interval: .milliseconds(Int64(interval * 1000)))
+            url: url, expectation: ConnectivityCheck.parseExpectation(expect), timeout: timeout, interval: interval)
     }
 
     /// `[metered]`: interfaces the configuration says are metered or not,
@@ -150,12 +149,13 @@ struct DaemonCommand: ParsableCommand {
         for (flag, value) in [("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser)] {
             if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
         }
-        if !(idleTimeout > 0) || !idleTimeout.isFinite {
-            throw ValidationError("--idle-timeout must be a positive number of seconds, not \(idleTimeout).")
-        }
-        for (flag, value) in [("--check-timeout", checkTimeout), ("--check-interval", checkInterval)] {
-            if let value, !(value > 0) || !value.isFinite {
-                throw ValidationError("\(flag) must be a positive number of seconds, not \(value).")
+        let times: [(String, Double?, SecondsRange)] = [
+            ("--idle-timeout", idleTimeout, .idleTimeout), ("--check-timeout", checkTimeout, .checkTimeout),
+            ("--check-interval", checkInterval, .checkInterval),
+        ]
+        for (flag, value, range) in times {
+            if let value, range.duration(value) == nil {
+                throw ValidationError("\(flag) must be \(range), not \(value).")
             }
         }
         do throws(ConnectivityCheckError) {
@@ -186,7 +186,7 @@ struct DaemonCommand: ParsableCommand {
         }
         let limits = try ClientLimits(
             descriptorLimit: descriptorLimit, maxClients: maxClients, maxClientsPerUser: maxClientsPerUser,
-            idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))
+            idleTimeout: SecondsRange.idleTimeout.duration(idleTimeout)!)
         var check = try connectivityCheck()
         if check != nil, let reason = HTTPProbe.forbidden() {
             logger.error("running without the connectivity check: \(reason)")

@@ -64,10 +64,9 @@ struct WaitOnlineCommand: ParsableCommand {
         if ipv4 && ipv6 {
             throw ValidationError("--ipv4 and --ipv6 exclude each other; give neither to accept either family.")
         }
-        guard let seconds = Double(timeout), seconds >= 0, seconds.isFinite else {
-            throw ValidationError("--timeout must be 0 (wait forever) or a positive number of seconds, not \(timeout).")
+        guard SecondsRange.waitTimeout.duration(timeout) != nil else {
+            throw ValidationError("--timeout must be \(SecondsRange.waitTimeout), not \(timeout).")
         }
-        _ = seconds
         if let both = interface.first(where: { ignore.contains($0.name) }) {
             throw ValidationError("\(both.name) is both waited for (--interface) and ignored (--ignore); pick one.")
         }
@@ -79,8 +78,10 @@ struct WaitOnlineCommand: ParsableCommand {
         ipv4 ? [.ipv4] : ipv6 ? [.ipv6] : [.ipv6, .ipv4]
     }
 
-    /// The validated timeout, in seconds; 0 waits forever.
-    var timeoutSeconds: Double { Double(timeout) ?? 30 }
+    /// The validated timeout; `nil` waits forever.
+    var timeoutDuration: Duration? {
+        SecondsRange.waitTimeout.duration(timeout).flatMap { $0 == .zero ? nil : $0 }
+    }
 
     var condition: OnlineCondition {
         OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore))
@@ -88,7 +89,7 @@ struct WaitOnlineCommand: ParsableCommand {
 
     func run() throws {
         let condition = condition
-        let deadline = timeoutSeconds > 0 ? ContinuousClock.now + .milliseconds(Int64(timeoutSeconds * 1000)) : nil
+        let deadline = timeoutDuration.map { ContinuousClock.now + $0 }
         var met: [String]?
         try connection.follow(announcingSource: false, until: deadline) { update in
             guard let status = try? update.status() else { return true }

@@ -92,13 +92,13 @@ struct ConfigurationFile: Equatable {
         }
     }
 
-    /// A positive number of seconds.
-    func seconds(_ section: String, _ key: String) throws(ConfigurationError) -> Double? {
+    /// A number of seconds within `range`.
+    func duration(_ section: String, _ key: String, in range: SecondsRange) throws(ConfigurationError) -> Duration? {
         guard let (value, line) = values["\(section).\(key)"] else { return nil }
-        guard let seconds = Double(value), seconds > 0, seconds.isFinite else {
-            throw .badValue(path: path, line: line, key: key, value: value, expected: "a positive number of seconds")
+        guard let duration = range.duration(value) else {
+            throw .badValue(path: path, line: line, key: key, value: value, expected: range.description)
         }
-        return seconds
+        return duration
     }
 
     /// The line `key` is set on, to point at in errors about its value.
