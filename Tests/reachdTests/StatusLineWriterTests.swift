@@ -63,11 +63,36 @@ struct StatusLineWriterTests {
         }
     }
 
+    /// The calendar against Foundation's formatter, on whole seconds; the
+    /// milliseconds against the integer they came from. Foundation's own
+    /// milliseconds round down too: for about half of all whole-millisecond
+    /// instants it writes the millisecond before.
     @Test func timestampsAreTheFormattersToTheMillisecond() {
         var generator = SeededGenerator(seed: 12)
         for _ in 0..<2000 {
-            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator))
-            #expect(Timestamp.format(date) == Timestamp.formatThroughFoundation(date), "\(date.timeIntervalSince1970)")
+            let milliseconds = Int64.random(in: 0...4_102_444_800_000, using: &generator)
+            let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+            let wholeSecond = Timestamp.formatThroughFoundation(Date(timeIntervalSince1970: Double(seconds)))
+            let digits = String(fraction)
+            let expected = wholeSecond.replacingOccurrences(
+                of: ".000Z", with: "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z")
+            #expect(Timestamp.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000)) == expected, "\(milliseconds) ms")
         }
+    }
+
+    /// Decoding a status and encoding it again kept its `changed_at` only
+    /// about half the time: formatting rounded down, and a parsed ".123" is a
+    /// Double just below it.
+    @Test func aTimestampSurvivesParsingAndFormattingAgain() throws {
+        #expect(Timestamp.format(try #require(Timestamp.parse("2026-11-21T05:10:00.123Z"))) == "2026-11-21T05:10:00.123Z")
+        var generator = SeededGenerator(seed: 13)
+        for _ in 0..<2000 {
+            let date = Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator))
+            let text = Timestamp.format(date)
+            #expect(Timestamp.parse(text).map(Timestamp.format) == text)
+        }
+        #expect(Timestamp.format(Date(timeIntervalSince1970: 59.9996)) == "1970-01-01T00:01:00.000Z", "carries into the next second")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.0004)) == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 }

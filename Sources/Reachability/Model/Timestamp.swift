@@ -19,9 +19,12 @@ package enum Timestamp {
     /// published status is formatted twice (its JSON line, the daemon's log).
     /// A test compares the two on thousands of instants.
     package static func format(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970
-        var seconds = time_t(interval.rounded(.down))
-        let milliseconds = Int32(((interval - Double(seconds)) * 1000).rounded(.down))
+        // To the nearest millisecond, not down: a parsed ".123" is a Double a
+        // hair below it, and rounding down moved every re-encoded timestamp
+        // 1 ms earlier. Whole milliseconds first, so .9996 carries into the second.
+        let total = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        var seconds = time_t(total.floorDivided(by: 1000))
+        let milliseconds = Int32(total - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var text = ""
@@ -53,7 +56,17 @@ package enum Timestamp {
         style.format(date)
     }
 
+    /// The instant `text` names, or `nil` when it is not RFC 3339 with or
+    /// without fractional seconds.
     package static func parse(_ text: String) -> Date? {
         (try? style.parse(text)) ?? (try? wholeSeconds.parse(text))
+    }
+}
+
+extension Int64 {
+    /// Division rounding towards negative infinity: instants before 1970 too.
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
