@@ -59,11 +59,29 @@ struct ConnectivityVerdictTests {
          ConnectivityVerdict(connectivity: .portal)),
     ] as [(HTTPResponse, ConnectivityCheck.Expectation, ConnectivityVerdict)])
     func answersAreJudgedAsAndroidAndNetworkManagerDo(response: HTTPResponse, expectation: ConnectivityCheck.Expectation, verdict: ConnectivityVerdict) {
-        #expect(ConnectivityVerdict.judge(.answered(response), expecting: expectation) == verdict)
+        #expect(ConnectivityVerdict.judge(.answered(response), expecting: expectation, asked: Self.asked) == verdict)
+    }
+
+    static let asked = "http://check.example/generate_204"
+
+    /// What a hostile portal's redirect becomes: only an absolute http(s) URL,
+    /// a relative one resolved against the URL asked, nothing too long.
+    @Test(arguments: [
+        ("http://portal.example/login", "http://portal.example/login"),
+        ("/guest/login.php", "http://check.example/guest/login.php"),
+        ("login?next=%2F", "http://check.example/login?next=%2F"),
+        ("file:///etc/shadow", nil), ("javascript:alert(document.cookie)", nil),
+        ("http://portal.example/\u{1B}[31mred", nil),
+        ("http://portal.example/" + String(repeating: "x", count: 6000), nil),
+    ] as [(String, String?)])
+    func aRedirectsLocationIsPublishedOnlyAsASafeAbsoluteURL(location: String, published: String?) {
+        let redirect = HTTPResponse(status: 302, headers: [("Location", location)])
+        #expect(ConnectivityVerdict.judge(.answered(redirect), expecting: .status(204), asked: Self.asked)
+            == ConnectivityVerdict(connectivity: .portal, portalURL: published))
     }
 
     @Test(arguments: [ProbeFailure.dns, .refused, .timeout, .unreachable, .broken])
     func noAnswerIsLimited(failure: ProbeFailure) {
-        #expect(ConnectivityVerdict.judge(.failed(failure), expecting: .status(204)) == ConnectivityVerdict(connectivity: .limited))
+        #expect(ConnectivityVerdict.judge(.failed(failure), expecting: .status(204), asked: Self.asked) == ConnectivityVerdict(connectivity: .limited))
     }
 }

@@ -105,8 +105,9 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         ipv4 = families.ipv4
         ipv6 = families.ipv6
         connectivity = try container.decode(Connectivity.self, forKey: .connectivity)
-        // Absent from daemons that predate the connectivity check.
-        portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL)
+        // Absent from daemons that predate the connectivity check. Apps open
+        // it, so it is checked here too: a client may be reading anything.
+        portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL).flatMap(PortalURL.validated)
         interfaces = try container.decode([InterfaceStatus].self, forKey: .interfaces)
         seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)

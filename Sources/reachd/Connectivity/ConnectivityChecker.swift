@@ -122,7 +122,7 @@ final class ConnectivityChecker {
         for (probe, family, outcome) in results {
             // Stale: the path changed (or went) while it ran.
             guard var state = families[family], state.probeInFlight == probe else { continue }
-            let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation)
+            let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation, asked: check.url)
             let unconfirmed = verdict.connectivity == .limited && !state.confirming && state.verdict?.connectivity != .limited
             let answer: String = switch outcome {
             case .answered(let response): "HTTP \(response.status)"

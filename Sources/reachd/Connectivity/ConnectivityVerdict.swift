@@ -24,15 +24,21 @@ struct ConnectivityVerdict: Equatable, Sendable {
 
     /// Android's and NetworkManager's rules: the expected answer is `full`; a
     /// redirect, a 511 (Network Authentication Required, RFC 6585, made for
-    /// portals) or another 2xx answer is a `portal` (the redirect's target is
-    /// its URL); no answer, or a broken one (4xx, 5xx: the check server's, not
-    /// a portal's), is `limited`.
-    static func judge(_ outcome: ProbeOutcome, expecting expectation: ConnectivityCheck.Expectation) -> ConnectivityVerdict {
+    /// portals) or another 2xx answer is a `portal`; no answer, or a broken one
+    /// (4xx, 5xx: the check server's, not a portal's), is `limited`.
+    ///
+    /// A redirect's `Location`, resolved against `url` (the URL asked), is the
+    /// portal's URL when ``PortalURL`` accepts it; a portal that redirects to
+    /// `file:` or `javascript:` is a portal without a URL.
+    static func judge(
+        _ outcome: ProbeOutcome, expecting expectation: ConnectivityCheck.Expectation, asked url: String
+    ) -> ConnectivityVerdict {
         guard case .answered(let response) = outcome else { return ConnectivityVerdict(connectivity: .limited) }
         if matches(response, expectation) { return ConnectivityVerdict(connectivity: .full) }
         switch response.status {
         case 300...399:
-            return ConnectivityVerdict(connectivity: .portal, portalURL: response.header("Location"))
+            let location = response.header("Location").flatMap { PortalURL.resolve($0, against: url) }
+            return ConnectivityVerdict(connectivity: .portal, portalURL: location)
         case 200...299, 511:
             return ConnectivityVerdict(connectivity: .portal)
         default:
