@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import Reachability
 
 #if canImport(Glibc)
@@ -37,6 +38,12 @@ struct ReachdCommand: AsyncParsableCommand {
     static func main() async {
         do {
             var command = try parseAsRoot()
+            // The daemon picks its own form and level; a client's warnings (a
+            // daemon that stopped answering, say) quote the daemon's bytes and
+            // must be escaped the same way.
+            if !(command is DaemonCommand) {
+                LoggingSystem.bootstrap { _ in DaemonLogHandler(form: .terminal) }
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -25,7 +25,8 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
         case .timedOut(let path, let timeout):
             "the reachd daemon at \(path) did not answer within \(Self.describe(timeout)) (stopped or overloaded)"
         case .rejected(let code, let message):
-            "the reachd daemon refused the request (\(code)): \(message)"
+            // The daemon's words, and any program may sit on a socket.
+            "the reachd daemon refused the request (\(code.escapingControlCharacters)): \(message.escapingControlCharacters)"
         case .protocolError(let error):
             error.description
         }

@@ -16,12 +16,9 @@ package enum PortalURL {
     /// What browsers and servers commonly accept, and far more than a sign-in page needs.
     package static let maximumLength = 2048
 
-    /// `location` resolved against `base`, if the result is a URL to publish.
-    ///
-    /// ```swift
-    /// PortalURL.resolve("/guest/login.php", against: "http://check.example/generate_204")
-    /// // "http://check.example/guest/login.php"
-    /// ```
+    /// `location` resolved against `base`, if the result is a URL to publish:
+    /// `/guest/login.php` against `http://check.example/generate_204` is
+    /// `http://check.example/guest/login.php`.
     package static func resolve(_ location: String, against base: String) -> String? {
         guard let reference = URIReference(parsing: location), let base = URIReference(parsing: base),
             base.scheme != nil

@@ -11,12 +11,8 @@ extension StringProtocol {
     /// interface names, configuration values, a client's or daemon's bytes)
     /// before it reaches a terminal or the log. A backslash is left as it is,
     /// unlike `cescape`: escaping is then idempotent, so a field escaped where
-    /// it is quoted passes a sink that escapes again unchanged.
-    ///
-    /// ```swift
-    /// print("portal at \("http://x/\u{1B}[31mred".escapingControlCharacters)")
-    /// // portal at http://x/\x1b[31mred
-    /// ```
+    /// it is quoted passes a sink that escapes again unchanged. For example
+    /// `http://x/` ESC `[31mred` becomes `http://x/\x1b[31mred`.
     package var escapingControlCharacters: String {
         guard unicodeScalars.contains(where: \.needsEscaping) else { return String(self) }
         var escaped = ""

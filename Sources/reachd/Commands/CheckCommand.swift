@@ -35,7 +35,7 @@ struct CheckCommand: AsyncParsableCommand {
         for path in connection.socketPaths {
             do {
                 let (status, line) = try DaemonClient(socketPath: path).ask(.check, timeout: Self.timeout)
-                Console.out(output.json ? String(decoding: line, as: UTF8.self) : StatusFormatter.summary(status))
+                if output.json { Console.json(line) } else { Console.out(StatusFormatter.summary(status)) }
                 if !status.online { throw ExitCode.notOnline }
                 return
             } catch let error as DaemonClientError {

@@ -31,12 +31,12 @@ struct MonitorCommand: ParsableCommand {
         try connection.follow(announcingSource: !traceNetlink, traceDatagrams: trace) { update in
             if output.json, let line = update.line {
                 // The daemon's own bytes, as `status --json` prints them, before decoding.
-                Console.out(line)
+                Console.json(line)
                 return true
             }
             guard let status = try? update.status() else { return true }
             if output.json {
-                Console.out(StatusFormatter.jsonLine(status))
+                Console.json(StatusFormatter.jsonLine(status))
             } else {
                 // Across a switch of source the numbering restarts: say what
                 // changed only within one source.

@@ -50,16 +50,16 @@ struct StatusCommand: AsyncParsableCommand {
         if let notice { Console.error("reachd: \(notice)") }
         if let interface {
             guard let link = status.interfaces.first(where: { $0.name == interface }) else {
-                Console.error("reachd: no interface \(interface); the host has \(status.interfaces.map(\.name).joined(separator: ", "))")
+                Console.error("reachd: no interface \(interface); the host has \(status.interfaces.map(\.name.escapingControlCharacters).joined(separator: ", "))")
                 throw ExitCode.internalError
             }
-            Console.out(output.json ? StatusFormatter.jsonLine(link) : StatusFormatter.interface(link, in: status))
+            if output.json { Console.json(StatusFormatter.jsonLine(link)) } else { Console.out(StatusFormatter.interface(link, in: status)) }
             return
         }
         if output.json {
             // The daemon's own bytes: re-encoding would round its timestamps
             // and drop keys a newer daemon added.
-            Console.out(line.map { String(decoding: $0, as: UTF8.self) } ?? StatusFormatter.jsonLine(status))
+            Console.json(line ?? Array(StatusFormatter.jsonLine(status).utf8))
         } else if short {
             Console.out(StatusFormatter.oneLine(status))
         } else {

@@ -7,6 +7,10 @@ import Reachability
 
 /// The human and JSON renderings of a status, shared by the subcommands so that
 /// `status`, `monitor` and the daemon's log say the same thing the same way.
+///
+/// Every line of human text has its control characters escaped here, newlines
+/// included: a status may come from any program on the socket, and a field
+/// holding "\n" must not make a line of its own.
 enum StatusFormatter {
     static func jsonLine(_ status: NetworkStatus) -> String {
         String(decoding: DaemonMessage.status(status).line(), as: UTF8.self)
@@ -21,15 +25,15 @@ enum StatusFormatter {
             "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
             "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
             "",
-        ]
+        ].map(\.escapingControlCharacters)
         let rows = [["IDX", "LINK", "ADMIN", "CARRIER", "OPER", "ADDRESSES"]] + status.interfaces.map { link in
-            [
+            [String]([
                 "\(link.index)", link.name, link.up ? "up" : "down", link.carrier ? "yes" : "no",
                 link.operstate,
                 (link.addresses.map { "\($0.address)/\($0.prefix)" } + (link.loopback ? ["(loopback)"] : [])
                     + (link.metered.isMetered ? ["(metered\(link.metered == .guessed ? ", guessed" : ""))"] : []))
                     .joined(separator: " "),
-            ]
+            ]).map(\.escapingControlCharacters)
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
@@ -65,11 +69,11 @@ enum StatusFormatter {
             ("Addresses", addresses.isEmpty ? ["none"] : addresses),
             ("Routes out", routes.isEmpty ? ["none"] : routes),
         ]
-        var lines = ["● \(link.index): \(link.name)" + (link.loopback ? " (loopback)" : "")]
+        var lines = ["● \(link.index): \(link.name.escapingControlCharacters)" + (link.loopback ? " (loopback)" : "")]
         for (label, values) in rows {
             for (number, value) in values.enumerated() {
                 let head = number == 0 ? label + ":" : ""
-                lines.append(String(repeating: " ", count: 13 - head.count) + head + " " + value)
+                lines.append(String(repeating: " ", count: 13 - head.count) + head + " " + value.escapingControlCharacters)
             }
         }
         return lines.joined(separator: "\n")
@@ -82,7 +86,7 @@ enum StatusFormatter {
         let line = (timed ? Timestamp.format(status.changedAt) + " " : "") + "#\(status.seq) \(oneLine(status))"
         guard let previous else { return line }
         let changed = changes(from: previous, to: status)
-        return changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")
+        return (changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")).escapingControlCharacters
     }
 
     /// What differs between two statuses, in words: "IPv4 online → local
@@ -138,7 +142,7 @@ enum StatusFormatter {
         // Only when a check runs: what it found, and where a portal sends the user.
         if status.connectivity != .unknown { line += " connectivity=\(status.connectivity.rawValue)" }
         if let portal = status.portalURL { line += " portal=\(portal)" }
-        return line
+        return line.escapingControlCharacters
     }
 
     private static func familyLine(_ family: FamilyStatus) -> String {
@@ -148,7 +152,7 @@ enum StatusFormatter {
 
     /// "eth0, gateway 192.0.2.1", or "wg0 (on-link)".
     static func describe(_ path: NetworkPath) -> String {
-        path.interface + (path.gateway.map { ", gateway \($0)" } ?? " (on-link)")
+        (path.interface + (path.gateway.map { ", gateway \($0)" } ?? " (on-link)")).escapingControlCharacters
     }
 }
 

@@ -10,7 +10,8 @@ import Foundation
 import Glibc
 #endif
 
-/// The daemon's log lines on stderr, in one of two forms:
+/// The daemon's log lines on stderr (and the client commands' warnings), in
+/// one of two forms:
 ///
 /// - for journald, when systemd connected stderr to the journal: a `<N>`
 ///   syslog priority prefix on each line (sd-daemon(3)), so `journalctl -p`
@@ -47,11 +48,13 @@ struct DaemonLogHandler: LogHandler {
         case .journal: line = "<\(Self.priority(event.level))>"
         case .terminal: line = Timestamp.format(Date()) + " " + event.level.rawValue + " "
         }
-        line += event.message.description
+        // One event, one line: a newline from outside (a portal's header, a
+        // client's request) must not forge a second entry in the journal.
+        line += event.message.description.escapingControlCharacters
         let extra = event.metadata ?? [:]
         if !metadata.isEmpty || !extra.isEmpty {
             for (key, value) in metadata.merging(extra, uniquingKeysWith: { $1 }).sorted(by: { $0.key < $1.key }) {
-                line += " \(key)=\(value)"
+                line += " \(key.escapingControlCharacters)=\("\(value)".escapingControlCharacters)"
             }
         }
         Console.error(line)

@@ -30,8 +30,10 @@ struct SystemdNotifier {
 
     var isEnabled: Bool { socketPath != nil }
 
-    func ready(status: String) { send("READY=1\nSTATUS=\(status)") }
-    func status(_ text: String) { send("STATUS=\(text)") }
+    // A newline in STATUS= would start another assignment (WATCHDOG=1, say):
+    // the text carries interface names and a portal's URL.
+    func ready(status: String) { send("READY=1\nSTATUS=\(status.escapingControlCharacters)") }
+    func status(_ text: String) { send("STATUS=\(text.escapingControlCharacters)") }
     func watchdog() { send("WATCHDOG=1") }
     func stopping() { send("STOPPING=1") }
 

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import Reachability
+@testable import reachd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bytes from outside (a daemon on the socket, a client's request, a
+/// configuration file, a portal) never reach a terminal or the log raw, and
+/// JSON output stays the daemon's bytes exactly.
+@Suite("Text from outside reaches terminals and logs escaped")
+struct HostileTextTests {
+    /// An interface name that clears the screen and forges a line, and a
+    /// portal URL in red: what a program posing as the daemon could send.
+    static func hostileStatusLine() -> String {
+        let status = NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil,
+                               path: NetworkPath(interface: "eth0\u{1B}[2J", index: 2, family: .ipv4, gateway: "192.0.2.1")),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            connectivity: .portal, portalURL: "http://portal.example/\u{1B}[31mred",
+            interfaces: [
+                InterfaceStatus(name: "eth0\u{1B}[2J\nState: online via nothing", index: 2, up: true, carrier: true,
+                                operstate: "up\u{9B}2J", loopback: false,
+                                addresses: [InterfaceAddress(address: "192.0.2.10", prefix: 24, family: .ipv4, scope: "global")]),
+            ],
+            seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25), source: .daemon)
+        return String(decoding: DaemonMessage.status(status).line().dropLast(), as: UTF8.self)
+    }
+
+    @Test func aStatusFromAHostileDaemonIsPrintedEscapedAndItsJSONExactly() async throws {
+        let line = Self.hostileStatusLine()
+        let daemon = try FakeDaemon(answering: line)
+        let human = try await Subprocess.run([Reachd.binary, "status", "--socket", daemon.path])
+        #expect(!human.output.utf8.contains(0x1B), "no escape character reaches the terminal: \(human.output)")
+        #expect(human.output.contains("eth0\\x1b[2J\\nState: online via nothing"), "shown, escaped: \(human.output)")
+        #expect(human.output.split(separator: "\n").filter { $0.hasPrefix("State:") }.count == 1, "no forged line: \(human.output)")
+        #expect(!human.output.contains("portal.example"), "a portal URL that is no URL is not offered")
+        let short = try await Subprocess.run([Reachd.binary, "status", "--short", "--socket", daemon.path])
+        #expect(!short.output.utf8.contains(0x1B) && short.output.split(separator: "\n").count == 1, "\(short.output)")
+        let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
+        #expect(json.output == line + "\n", "the daemon's bytes, exactly")
+    }
+
+    @Test func aClientsRequestIsLoggedEscapedOnOneLine() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-text-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("reachd.sock").path
+        let daemon = try Subprocess([Reachd.binary, "daemon", "--socket", socket, "--no-check", "--log-level", "debug"])
+        _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: socket).fetchStatus() }
+        let client = try SocketClient(path: socket)
+        try client.send(#"{"op":"\u001b[31m\n2026-01-01T00:00:00.000Z critical forged entry"}"# + "\n")
+        _ = try await eventually("the rejection is logged") { daemon.errorOutput.contains("rejected a client request") ? true : nil }
+        daemon.signal(SIGTERM)
+        _ = try await daemon.wait(timeout: .seconds(10))
+        let log = daemon.errorOutput
+        #expect(!log.utf8.contains(0x1B), "\(log)")
+        #expect(!log.split(separator: "\n").contains { $0.contains("critical forged entry") && !$0.contains("rejected") },
+                "the request's newline made no line of its own: \(log)")
+        #expect(log.contains("\\x1b[31m\\n2026-01-01"), "shown, escaped: \(log)")
+    }
+
+    @Test func aConfigurationValueIsQuotedEscaped() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-\(UUID().uuidString).conf").path
+        try "[connectivity]\nenabled = \u{1B}]0;pwned\u{7}\u{9B}2J\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { unlink(path) }
+        let result = try await Subprocess.run([Reachd.binary, "daemon", "--config", path, "--socket", path + ".sock"])
+        #expect(result.status == 2)
+        #expect(result.error.contains(#"enabled = \x1b]0;pwned\x07\xc2\x9b2J is not yes or no"#), "\(result.error)")
+        #expect(!result.error.utf8.contains(0x1B) && !result.error.utf8.contains(0x07), "\(result.error)")
+    }
+
+    @Test func statusForSystemdCannotAddAnAssignment() throws {
+        let name = "@reachd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try UnixSocket.bindDatagram(at: name)
+        defer { close(fd) }
+        SystemdNotifier(environment: ["NOTIFY_SOCKET": name]).status("portal=http://x/\nWATCHDOG=1")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        #expect(String(decoding: buffer[0..<max(count, 0)], as: UTF8.self) == "STATUS=portal=http://x/\\nWATCHDOG=1")
+    }
+}
