@@ -82,3 +82,21 @@ struct HostileTextTests {
         #expect(String(decoding: buffer[0..<max(count, 0)], as: UTF8.self) == "STATUS=portal=http://x/\\nWATCHDOG=1")
     }
 }
+
+/// `reachd status` against a daemon newer than itself.
+@Suite("A newer daemon")
+struct NewerDaemonCommandTests {
+    /// New values in every enum-typed key and new keys at several depths.
+    static let futureLine = #"{"changed_at":"2026-11-21T05:10:00.123Z","connectivity":"captive_with_grace","families":{"ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0","mtu":1500},"reachability":"online","reason":null},"ipv6":{"path":null,"reachability":"site","reason":"rate_limited"},"mptcp":{}},"interfaces":[{"addresses":[{"address":"192.0.2.10","family":"ipv4","prefix":24,"scope":"nowhere"},{"address":"aa:bb","family":"mac","prefix":0,"scope":"link"}],"carrier":true,"index":2,"kind":"veth","loopback":false,"metered":"capped","name":"eth0","operstate":"warming","up":true}],"ipv4":"online","ipv6":"site","metered":true,"new_top_level":{"x":[1]},"online":false,"portal_url":null,"primary":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","seq":9,"source":"cache","type":"status","version":1}"#
+
+    @Test func statusShowsANewerDaemonsAnswerInsteadOfFallingBack() async throws {
+        let daemon = try FakeDaemon(answering: Self.futureLine)
+        let human = try await Subprocess.run([Reachd.binary, "status", "--socket", daemon.path])
+        #expect(human.status == 1, "an unrecognized verdict is not online: \(human.output) \(human.error)")
+        #expect(!human.error.contains("cannot read"), "\(human.error)")
+        #expect(human.output.contains("Connectivity: captive_with_grace") && human.output.contains("Source: cache"), "\(human.output)")
+        #expect(human.output.contains("IPv6: site (rate_limited)") && human.output.contains("(metered)"), "\(human.output)")
+        let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
+        #expect(json.output == Self.futureLine + "\n")
+    }
+}

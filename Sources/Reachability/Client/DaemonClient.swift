@@ -49,10 +49,12 @@ public struct DaemonClient: Sendable {
         defer { connection.close() }
         try connection.send(request)
         var reader = DaemonLineReader()
-        guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
-            throw .closed(path: socketPath)
+        while true {
+            guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
+                throw .closed(path: socketPath)
+            }
+            if let status = try Self.status(from: line) { return (status, line) }
         }
-        return (try Self.status(from: line), line)
     }
 
     /// Subscribes: the current status first, then one per change the daemon
@@ -97,10 +99,14 @@ public struct DaemonClient: Sendable {
         defer { connection.close() }
         var reader = DaemonLineReader()
         do throws(DaemonClientError) {
-            guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
-                throw .closed(path: connection.path)
+            var current: NetworkStatus?
+            while current == nil {
+                guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
+                    throw .closed(path: connection.path)
+                }
+                current = try status(from: line)
             }
-            first(.success(try status(from: line)))
+            first(.success(current!))
         } catch {
             first(.failure(error))
             continuation.finish(throwing: error)
@@ -108,7 +114,7 @@ public struct DaemonClient: Sendable {
         }
         do throws(DaemonClientError) {
             while let line = try connection.nextLine(&reader, deadline: nil, timeout: timeout) {
-                continuation.yield(try status(from: line))
+                if let status = try status(from: line) { continuation.yield(status) }
             }
             continuation.finish(throwing: DaemonClientError.closed(path: connection.path))
         } catch {
@@ -116,12 +122,15 @@ public struct DaemonClient: Sendable {
         }
     }
 
-    static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus {
+    /// The status a line carries; `nil` for a line of a type this version
+    /// does not know, which the caller skips.
+    static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus? {
         let message: DaemonMessage
         do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
         switch message {
         case .status(let status): return status
         case .error(let code, let text): throw .rejected(code: code, message: text)
+        case .unrecognized: return nil
         }
     }
 }

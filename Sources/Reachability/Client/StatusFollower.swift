@@ -152,7 +152,7 @@ package final class StatusFollower {
                             current = try update.status()
                             continue
                         }
-                        let status = try DaemonClient.status(from: line)
+                        guard let status = try DaemonClient.status(from: line) else { continue }
                         if link.firstAnswerBy != nil {
                             // It answered: the next failure is news, and in-process can stop.
                             daemon?.firstAnswerBy = nil
@@ -267,7 +267,14 @@ package struct StatusUpdate {
     package func status() throws(DaemonClientError) -> NetworkStatus {
         if let result = decoded.result { return try result.get() }
         let result: Result<NetworkStatus, DaemonClientError>
-        do { result = .success(try DaemonClient.status(from: line ?? [])) } catch { result = .failure(error) }
+        do throws(DaemonClientError) {
+            guard let status = try DaemonClient.status(from: line ?? []) else {
+                throw .protocolError(.malformed("a line that says it is a status is not one"))
+            }
+            result = .success(status)
+        } catch {
+            result = .failure(error)
+        }
         decoded.result = result
         return try result.get()
     }

@@ -3,7 +3,7 @@
 ///
 /// reachd v1 reports `.unknown` until a check is configured; the other cases
 /// are part of the protocol so that clients can already handle them.
-public enum Connectivity: String, Codable, Sendable, CaseIterable {
+public enum Connectivity: ProtocolValue {
     /// No check has run.
     case unknown
     /// The check could not get out at all.
@@ -14,4 +14,20 @@ public enum Connectivity: String, Codable, Sendable, CaseIterable {
     case limited
     /// The endpoint answered as expected.
     case full
+    /// A verdict this version does not know, from a newer daemon. It is not
+    /// `full`: a status with it is not ``NetworkStatus/online``.
+    case unrecognized(String)
+
+    public static let allCases: [Connectivity] = [.unknown, .none, .portal, .limited, .full]
+
+    public var rawValue: String {
+        switch self {
+        case .unknown: "unknown"
+        case .none: "none"
+        case .portal: "portal"
+        case .limited: "limited"
+        case .full: "full"
+        case .unrecognized(let rawValue): rawValue
+        }
+    }
 }

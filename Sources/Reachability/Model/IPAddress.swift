@@ -11,6 +11,7 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         switch family {
         case .ipv4: guard bytes.count == 4 else { return nil }
         case .ipv6: guard bytes.count == 16 else { return nil }
+        case .unrecognized: return nil
         }
         self.family = family
         self.bytes = bytes

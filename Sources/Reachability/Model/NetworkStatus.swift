@@ -70,11 +70,13 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         return interfaces.first { $0.index == primary.index }?.metered.isMetered ?? false
     }
 
-    /// The state of one family: ``ipv4`` or ``ipv6``.
+    /// The state of one family: ``ipv4`` or ``ipv6``; a family this version
+    /// does not know is not described, so offline.
     public func family(_ family: AddressFamily) -> FamilyStatus {
         switch family {
         case .ipv4: ipv4
         case .ipv6: ipv6
+        case .unrecognized: FamilyStatus(reachability: .offline, reason: nil, path: nil)
         }
     }
 

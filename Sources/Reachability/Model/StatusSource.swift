@@ -1,7 +1,19 @@
 /// Which component computed a status.
-public enum StatusSource: String, Codable, Sendable, CaseIterable {
+public enum StatusSource: ProtocolValue {
     /// The `reachd` daemon, through its Unix socket.
     case daemon
     /// This process, from its own netlink snapshot, because no daemon answered.
     case embedded
+    /// A source this version does not know, from a newer daemon.
+    case unrecognized(String)
+
+    public static let allCases: [StatusSource] = [.daemon, .embedded]
+
+    public var rawValue: String {
+        switch self {
+        case .daemon: "daemon"
+        case .embedded: "embedded"
+        case .unrecognized(let rawValue): rawValue
+        }
+    }
 }

@@ -1,24 +1,46 @@
 /// Why an address family is not online. The raw values are the wire spelling.
-public enum UnreachableReason: String, Codable, Sendable, CaseIterable, CustomStringConvertible {
+public enum UnreachableReason: ProtocolValue, CustomStringConvertible {
     /// The kernel's route lookup found no route (ENETUNREACH).
-    case noRoute = "no_route"
+    case noRoute
     /// The route the kernel found is of type `unreachable` (EHOSTUNREACH).
-    case unreachableRoute = "unreachable_route"
+    case unreachableRoute
     /// The route the kernel found is of type `blackhole` (EINVAL).
-    case blackholeRoute = "blackhole_route"
+    case blackholeRoute
     /// The route the kernel found is of type `prohibit` (EACCES).
-    case prohibitedRoute = "prohibited_route"
+    case prohibitedRoute
     /// The route found is not unicast (local, broadcast, throw, ...), or the lookup failed otherwise.
-    case unusableRoute = "unusable_route"
+    case unusableRoute
     /// The route's egress link is administratively down.
-    case linkDown = "link_down"
+    case linkDown
     /// The route's egress link has no carrier (the kernel keeps such routes, flagged `linkdown`).
-    case noCarrier = "no_carrier"
+    case noCarrier
     /// The route leaves through the loopback interface, which never counts.
-    case loopbackRoute = "loopback_route"
+    case loopbackRoute
     /// There is a route, but no usable address of the family wider than link scope
     /// (none at all, or only tentative or DAD-failed ones).
-    case noUsableAddress = "no_usable_address"
+    case noUsableAddress
+    /// A reason this version does not know, from a newer daemon.
+    case unrecognized(String)
+
+    public static let allCases: [UnreachableReason] = [
+        .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
+        .loopbackRoute, .noUsableAddress,
+    ]
+
+    public var rawValue: String {
+        switch self {
+        case .noRoute: "no_route"
+        case .unreachableRoute: "unreachable_route"
+        case .blackholeRoute: "blackhole_route"
+        case .prohibitedRoute: "prohibited_route"
+        case .unusableRoute: "unusable_route"
+        case .linkDown: "link_down"
+        case .noCarrier: "no_carrier"
+        case .loopbackRoute: "loopback_route"
+        case .noUsableAddress: "no_usable_address"
+        case .unrecognized(let rawValue): rawValue
+        }
+    }
 
     public var description: String {
         switch self {
@@ -31,6 +53,7 @@ public enum UnreachableReason: String, Codable, Sendable, CaseIterable, CustomSt
         case .noCarrier: "egress link has no carrier"
         case .loopbackRoute: "route through loopback"
         case .noUsableAddress: "no usable address"
+        case .unrecognized(let rawValue): rawValue
         }
     }
 }

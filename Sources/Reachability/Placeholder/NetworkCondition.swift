@@ -12,7 +12,9 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
     case limited
 
     /// Reads a reachd status: a portal or limited access if the connectivity
-    /// check says so, else online or offline as the routes say.
+    /// check says so, else online or offline as the routes say. A verdict from
+    /// a newer daemon that this version does not know is not `full`: online
+    /// routes with it are `limited`.
     ///
     /// ```swift
     /// for try await status in monitor.statuses() {
@@ -24,6 +26,7 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
         case .portal: self = .portal
         case .limited: self = .limited
         case .unknown, .none, .full: self = status.reachability == .online ? .online : .offline
+        case .unrecognized: self = status.reachability == .online ? .limited : .offline
         }
     }
 

@@ -17,12 +17,15 @@ import Foundation
 public enum DaemonMessage: Sendable, Equatable {
     case status(NetworkStatus)
     case error(code: String, message: String)
+    /// A line of a type this version does not know, from a newer daemon
+    /// (which sends one only to a client that asked for it): skip it.
+    case unrecognized(type: String)
 
     /// The encoded message with its trailing newline.
     package func line() -> [UInt8] {
         switch self {
         case .status(let status): StatusLineWriter.line(status)
-        case .error: lineThroughCodable()
+        case .error, .unrecognized: lineThroughCodable()
         }
     }
 
@@ -60,12 +63,12 @@ public enum DaemonMessage: Sendable, Equatable {
         case "error":
             return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "")
         case let other:
-            throw .malformed("unknown message type \"\(other)\"")
+            return .unrecognized(type: other)
         }
     }
 
     private static func preview(_ line: some Collection<UInt8>) -> String {
-        let text = String(decoding: line.prefix(200), as: UTF8.self)
+        let text = String(decoding: line.prefix(200), as: UTF8.self).escapingControlCharacters
         return line.count > 200 ? text + "..." : text
     }
 
@@ -87,6 +90,9 @@ public enum DaemonMessage: Sendable, Equatable {
                 try container.encode(ProtocolVersion.current, forKey: .version)
                 try container.encode(code, forKey: .code)
                 try container.encode(text, forKey: .message)
+            case .unrecognized(let type):
+                try container.encode(type, forKey: .type)
+                try container.encode(ProtocolVersion.current, forKey: .version)
             }
         }
     }

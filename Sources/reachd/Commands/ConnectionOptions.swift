@@ -62,20 +62,16 @@ struct ConnectionOptions: ParsableArguments {
         let follower = StatusFollower(
             source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths,
             logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams, requiringAnswer: socket != nil)
-        var previousSource: StatusSource?
+        var followingDaemon: Bool?
         do {
             try follower.run(until: deadline) { update in
                 // A daemon's line is a daemon's status: no decoding needed to say so.
-                let source = update.line == nil ? StatusSource.embedded : .daemon
-                if announcingSource, source != previousSource {
-                    switch source {
-                    case .daemon where previousSource != nil: Console.error("reachd: following the daemon again")
-                    case .daemon: break
-                    case .embedded where noDaemon: break
-                    case .embedded: Console.error("reachd: no daemon answers; following netlink in-process")
-                    }
+                let fromDaemon = update.line != nil
+                if announcingSource, fromDaemon != followingDaemon {
+                    if fromDaemon, followingDaemon != nil { Console.error("reachd: following the daemon again") }
+                    if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
                 }
-                previousSource = source
+                followingDaemon = fromDaemon
                 return deliver(update)
             }
         } catch let error as DaemonClientError {
