@@ -44,6 +44,26 @@ struct QuietClientTests {
         withExtendedLifetime(daemon) {}
     }
 
+    /// Having noticed a stopped daemon, a monitor follows netlink and waits
+    /// for the daemon on the connection it asked on: no retries, no timers.
+    @Test func aMonitorWaitingForAStoppedDaemonMakesNoSystemCalls() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let client = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        defer { client.signal(SIGKILL) }
+        _ = try await eventually("the first status") { client.outputLines.first }
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route del default")
+        _ = try await eventually("following netlink", timeout: .seconds(5)) {
+            client.errorOutput.contains("following netlink in-process") ? true : nil
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let calls = try await Self.systemCalls(of: client.pid)
+        #expect(calls.isEmpty, "a monitor waiting for a stopped daemon woke:\n\(calls.joined(separator: "\n"))")
+    }
+
     @Test func aCallbackProgramFollowsChangesAndSleepsBetweenThem() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)

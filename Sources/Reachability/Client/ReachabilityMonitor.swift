@@ -20,10 +20,13 @@ public final class ReachabilityMonitor: Sendable {
     /// Where statuses come from.
     public enum Source: Sendable, Hashable {
         /// The daemon if one answers, otherwise the in-process monitor, switching
-        /// back to the daemon when it returns. The default.
+        /// back to the daemon when it returns. The default. A daemon that stops
+        /// answering (a stopped process keeps its connections) is noticed
+        /// within 1.5 s of the next change the kernel reports.
         case automatic
-        /// Only the daemon. While it is away nothing is delivered; on its return
-        /// the current status is, at once.
+        /// Only the daemon. While it is away (gone, or not answering)
+        /// nothing is delivered and ``ReachabilityMonitor/lastError`` says
+        /// why; on its return the current status is, at once.
         case daemon
         /// Only the in-process netlink monitor.
         case embedded

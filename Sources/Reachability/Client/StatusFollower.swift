@@ -69,6 +69,8 @@ package final class StatusFollower {
     /// failure of `poll` itself.
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (StatusUpdate) -> Bool) throws {
         var daemon: DaemonLink?
+        /// While a subscribed daemon has answered: whether it still does.
+        var liveness: DaemonLiveness?
         var watcher: NetworkWatcher?
         var failures = 0
         var answered = false
@@ -98,10 +100,23 @@ package final class StatusFollower {
         func daemonFailed(_ error: DaemonClientError) throws {
             daemon?.connection.close()
             daemon = nil
+            liveness?.close()
+            liveness = nil
             if requiringAnswer && !answered { throw error }
             try handle(error)
             nextAttempt = .now + backoff.delay(attempt: failures)
             failures += 1
+        }
+
+        /// A daemon that did not answer does again: a fresh subscription,
+        /// whose first line is its state now, compared with what in-process
+        /// delivered meanwhile (it stops at that answer).
+        func resubscribe() {
+            daemon?.connection.close()
+            daemon = nil
+            liveness?.close()
+            liveness = nil
+            nextAttempt = .now
         }
 
         var descriptors: [pollfd] = []
@@ -130,14 +145,45 @@ package final class StatusFollower {
             descriptors.append(pollfd(fd: stop?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: daemon?.connection.fd ?? -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: watcher?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
-            let wake = [deadline, nextAttempt, daemon?.firstAnswerBy].compactMap { $0 }.min()
+            descriptors.append(pollfd(fd: liveness?.sentinelDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: liveness?.probeDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
+            let wake = [deadline, nextAttempt, daemon?.firstAnswerBy, liveness?.nextDeadline].compactMap { $0 }.min()
             guard poll(&descriptors, nfds_t(descriptors.count), wake.map(pollMilliseconds(until:)) ?? -1) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
             }
             if descriptors[0].revents != 0 { return }
 
+            if var probing = liveness {
+                let now = ContinuousClock.now
+                var verdict = descriptors[4].revents != 0 ? probing.probeReadable(now: now) : .none
+                if case .none = verdict, descriptors[3].revents != 0 { verdict = probing.kernelChanged(now: now) }
+                if case .none = verdict { verdict = probing.check(now: now) }
+                liveness = probing
+                switch verdict {
+                case .none:
+                    break
+                case .notAnswering(let error):
+                    // Kept open: its answer, or the subscription's next line,
+                    // says the daemon is back.
+                    try handle(error)
+                    if !followInProcess() { return }
+                case .answeringAgain:
+                    resubscribe()
+                    continue
+                case .gone(let error):
+                    try daemonFailed(error)
+                    if !followInProcess() { return }
+                    continue
+                }
+            }
+
             if let link = daemon {
+                if descriptors[1].revents != 0, liveness?.isUnresponsive == true {
+                    // It spoke again, on the subscription this time.
+                    resubscribe()
+                    continue
+                }
                 if descriptors[1].revents != 0 {
                     do throws(DaemonClientError) {
                         guard let line = try link.connection.nextLine(&daemon!.reader, deadline: nil, timeout: DaemonClient.defaultTimeout)
@@ -160,6 +206,7 @@ package final class StatusFollower {
                             failures = 0
                             lastWarned = nil
                             watcher = nil
+                            liveness = try? DaemonLiveness(path: link.connection.path)
                         }
                         if !offer(status, line) { return }
                     } catch {

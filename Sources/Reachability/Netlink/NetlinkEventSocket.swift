@@ -21,7 +21,10 @@ final class NetlinkEventSocket {
     /// notifications during a route burst; 1 MiB lost none in 200,000 inserts.
     static let receiveBufferBytes: Int32 = 4 * 1024 * 1024
 
-    init() throws(NetlinkError) {
+    /// - Parameter receiveBufferBytes: what to ask for; a socket that only
+    ///   needs to know that something happened (``DaemonLiveness``) needs
+    ///   little, since an overrun says so too.
+    init(receiveBufferBytes: Int32 = receiveBufferBytes) throws(NetlinkError) {
         socket = try NetlinkSocket(sequenceChecks: false)
         let groups = [
             RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
@@ -33,9 +36,9 @@ final class NetlinkEventSocket {
         }
         // SO_RCVBUFFORCE passes net.core.rmem_max but needs CAP_NET_ADMIN; without
         // it, SO_RCVBUF gives what the sysctl allows, and overruns are resynced.
-        if !socket.setOption(SOL_SOCKET, SO_RCVBUFFORCE, Self.receiveBufferBytes) {
+        if !socket.setOption(SOL_SOCKET, SO_RCVBUFFORCE, receiveBufferBytes) {
             try libnl("set the receive buffer size",
-                      nl_socket_set_buffer_size(socket.handle, Self.receiveBufferBytes, 0))
+                      nl_socket_set_buffer_size(socket.handle, receiveBufferBytes, 0))
         }
         try libnl("make the socket non-blocking", nl_socket_set_nonblocking(socket.handle))
     }

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A daemon stopped (SIGSTOP) after its clients subscribed: its kernel still
+/// holds their connections, so only its silence tells. While the kernel reports
+/// changes, clients notice within 1.5 s, follow netlink meanwhile, say why, and
+/// return to the daemon when it answers.
+@Suite("A daemon that stops answering", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct StoppedDaemonTests {
+    private func statuses(_ monitor: Subprocess) -> [NetworkStatus] {
+        monitor.outputLines.compactMap { line in
+            guard case .status(let status) = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
+            return status
+        }
+    }
+
+    @Test func monitorNoticesAStoppedDaemonFollowsNetlinkAndReturnsToIt() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon && $0.online } }
+
+        daemon.signal(SIGSTOP)
+        let changed = ContinuousClock.now
+        try await network.inHost("route del default")
+        let offline = try await eventually("the change, in-process", timeout: .seconds(5)) {
+            statuses(monitor).last { $0.source == .embedded && !$0.online }
+        }
+        let noticed = ContinuousClock.now - changed
+        #expect(offline.ipv4.reason == .noRoute)
+        #expect(monitor.errorOutput.contains("did not answer within 1 s"), "says why: \(monitor.errorOutput)")
+        #expect(monitor.errorOutput.contains("following netlink in-process"), "\(monitor.errorOutput)")
+        print("a stopped daemon was noticed, and the change shown, \(noticed) after the route was deleted")
+
+        daemon.signal(SIGCONT)
+        let back = try await eventually("the daemon again") { () -> NetworkStatus? in
+            let all = statuses(monitor)
+            guard let inProcess = all.lastIndex(where: { $0.source == .embedded }) else { return nil }
+            return all[inProcess...].first { $0.source == .daemon }
+        }
+        #expect(!back.online, "the daemon's state now, not the one before it stopped")
+        #expect(monitor.errorOutput.contains("following the daemon again"), "\(monitor.errorOutput)")
+        try await network.inHost("route add default via 10.77.0.1")
+        _ = try await eventually("a change through the daemon") { statuses(monitor).last { $0.source == .daemon && $0.online } }
+        #expect(daemon.isRunning)
+    }
+
+    @Test func waitOnlineIsNotHeldByAStoppedDaemon() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let descriptors = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count) ?? 0 }
+        // The harness's own probe connection may still be closing: the same count twice, 100 ms apart.
+        var before = -1
+        _ = try await eventually("the daemon's descriptors settle", every: .milliseconds(100)) { () -> Bool? in
+            let now = descriptors()
+            defer { before = now }
+            return now == before ? true : nil
+        }
+        let waiter = try network.startReachd(defaultSocket: network.socketPath, "wait-online", "-t", "20")
+        _ = try await eventually("wait-online subscribed: one more descriptor in the daemon") {
+            descriptors() > before ? true : nil
+        }
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route add default via 10.77.0.1")
+        #expect(try await waiter.wait(timeout: .seconds(5)) == 0, "online in-process: \(waiter.errorOutput)")
+        #expect(waiter.output.contains("online: IPv4 via vh"), "\(waiter.output)")
+    }
+
+    /// The library, through `ReachabilityMonitor(source: .daemon)`: no
+    /// fallback, so it records why it delivers nothing, and resumes.
+    @Test func aDaemonOnlyMonitorRecordsWhyAndResumes() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
+        _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route del default")
+        _ = try await eventually("the warning", timeout: .seconds(5)) {
+            monitor.errorOutput.contains("did not answer within 1 s") ? true : nil
+        }
+        #expect(statuses(monitor).allSatisfy { $0.source == .daemon }, "a named daemon only: nothing in-process")
+        daemon.signal(SIGCONT)
+        let resumed = try await eventually("the daemon's state after it resumed") { statuses(monitor).last { !$0.online } }
+        #expect(resumed.source == .daemon && resumed.ipv4.reason == .noRoute)
+        #expect(monitor.isRunning)
+    }
+}
