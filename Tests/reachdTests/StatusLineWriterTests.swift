@@ -95,4 +95,18 @@ struct StatusLineWriterTests {
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.0004)) == "1970-01-01T00:00:00.000Z")
         #expect(Timestamp.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
+
+    /// Parsed as formatted: proleptic Gregorian, UTC, milliseconds.
+    @Test func timestampsParseAsTheProtocolWritesThem() throws {
+        // libFuzzer's find: Foundation's parser is Julian before 1582.
+        let old = "1013-11-27T05:10:00.123Z"
+        #expect(Timestamp.parse(old).map(Timestamp.format) == old)
+        #expect(Timestamp.parse("2026-11-21t05:10:00.1234567z").map(Timestamp.format) == "2026-11-21T05:10:00.123Z")
+        #expect(Timestamp.parse("2026-11-21T05:10:00Z").map(Timestamp.format) == "2026-11-21T05:10:00.000Z")
+        #expect(Timestamp.parse("2026-11-21T05:10:00.9996Z").map(Timestamp.format) == "2026-11-21T05:10:01.000Z")
+        for bad in ["2026-02-30T00:00:00Z", "2026-11-21T05:10:00+01:00", "2026-11-21 05:10:00Z", "2026-13-01T00:00:00Z",
+                    "2026-11-21T24:00:00Z", "2026-11-21T05:10:00.Z", "2026-11-21T05:10:00.12aZ", "", "garbage"] {
+            #expect(Timestamp.parse(bad) == nil, "\(bad)")
+        }
+    }
 }

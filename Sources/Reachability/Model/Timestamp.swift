@@ -11,7 +11,6 @@ import Glibc
 /// RFC 3339 timestamps in UTC with milliseconds, as the protocol spells them.
 package enum Timestamp {
     private static let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-    private static let wholeSeconds = Date.ISO8601FormatStyle()
 
     /// `2026-11-21T05:10:00.123Z`: ISO 8601, UTC, milliseconds.
     ///
@@ -56,10 +55,54 @@ package enum Timestamp {
         style.format(date)
     }
 
-    /// The instant `text` names, or `nil` when it is not RFC 3339 with or
-    /// without fractional seconds.
+    /// The instant `text` names, or `nil` when it is not an RFC 3339 UTC
+    /// timestamp (`2026-11-21T05:10:00.123Z`, `Z` or `z`, any number of
+    /// fractional digits, rounded to the protocol's milliseconds).
+    ///
+    /// By hand, with `timegm`, as ``format(_:)`` uses `gmtime_r`: the same
+    /// proleptic Gregorian calendar both ways. Foundation's parser switches to
+    /// the Julian calendar before 1582, so a status from year 1013 moved days
+    /// in a round trip (libFuzzer found it).
     package static func parse(_ text: String) -> Date? {
-        (try? style.parse(text)) ?? (try? wholeSeconds.parse(text))
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.count <= 40 else { return nil }
+        func number(_ range: Range<Int>) -> Int32? {
+            var value: Int32 = 0
+            for byte in bytes[range] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int32(byte - 48)
+            }
+            return value
+        }
+        func byte(_ index: Int, is allowed: String) -> Bool { allowed.utf8.contains(bytes[index]) }
+        guard byte(4, is: "-"), byte(7, is: "-"), byte(10, is: "Tt"), byte(13, is: ":"), byte(16, is: ":"),
+            byte(bytes.count - 1, is: "Zz"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), (1...31).contains(day), hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+        var milliseconds: Int64 = 0
+        if bytes.count > 20 {
+            // ".123456" between the seconds and the Z.
+            guard byte(19, is: "."), bytes.count > 21, let digits = number(20..<min(bytes.count - 1, 29)),
+                bytes.count - 1 <= 29 || number(29..<(bytes.count - 1)) != nil
+            else { return nil }
+            let count = min(bytes.count - 21, 9)
+            var scale = 1.0
+            for _ in 0..<count { scale *= 10 }
+            milliseconds = Int64((Double(digits) / scale * 1000).rounded())
+        }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        let seconds = timegm(&parts)
+        // A day that the month lacks (February 30th) is not normalised into March.
+        guard parts.tm_mday == day || second == 60 else { return nil }
+        return Date(timeIntervalSince1970: Double(Int64(seconds) * 1000 + milliseconds) / 1000)
     }
 }
 
