@@ -34,7 +34,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap
 
-.PHONY: all build release run test docs bench deps test-deps clean clean-test-cache install uninstall deb
+.PHONY: all build release run test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb
 
 all: build
 
@@ -78,6 +78,23 @@ test: test-deps
 	$(SWIFT) build
 	$(SWIFT) test --disable-xctest
 	$(MAKE) docs
+	$(MAKE) fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS)
+
+# Every parser of bytes from outside (the status decoder, the request parser,
+# the netlink decoder, the HTTP response parser, reachd.conf) under libFuzzer
+# and AddressSanitizer, from the seed corpora in Fuzz/Corpus, FUZZ_SECONDS
+# each; `make test` runs each briefly, so that a regression fails it.
+FUZZ_SECONDS      ?= 300
+TEST_FUZZ_SECONDS ?= 20
+
+fuzz: deps
+	bash Fuzz/run.sh $(FUZZ_SECONDS)
+
+# The test suites under ThreadSanitizer, then AddressSanitizer, each in a
+# build directory of its own (a full build each: several minutes).
+sanitize: test-deps
+	$(SWIFT) test --disable-xctest --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build/asan
 
 # The library's DocC documentation (Sources/Reachability/Reachability.docc);
 # a broken link or an undocumented parameter fails it.

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds each fuzz target with libFuzzer and AddressSanitizer, and runs each
+# for SECONDS (default 300) from its seed corpus, Fuzz/Corpus/TARGET (the
+# reproducers of every bug fuzzing found, and real inputs). A crash leaves its
+# input in .build/fuzz/artifacts and fails the run.
+#
+#   Fuzz/run.sh [SECONDS] [TARGET...]
+#
+# Built with swiftc rather than SwiftPM: the daemon's parsers live in the
+# reachd executable, which no other target may import, and libFuzzer brings a
+# main() of its own. So each target is compiled with the few source files its
+# parser needs; the library's pure model and protocol files are built once as
+# a small instrumented Reachability module for the targets that import it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-300}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile)
+
+out=.build/fuzz
+mkdir -p "$out/artifacts"
+flags=(-O -g -parse-as-library -package-name reachd -sanitize=fuzzer,address -swift-version 6 -use-ld=lld)
+netlink=(-I Sources/CNetlink $(pkg-config --cflags-only-I libnl-route-3.0 | sed 's/-I/-Xcc -I/g') $(pkg-config --libs libnl-route-3.0))
+library=(Sources/Reachability/Model/*.swift Sources/Reachability/Protocol/*.swift
+         Sources/Reachability/System/ControlCharacterEscaping.swift Sources/Reachability/ReachdVersion.swift)
+
+sources() {
+  case $1 in
+    StatusDecoder|RequestParser) ;;
+    NetlinkDecoder) echo Sources/Reachability/Netlink/NetlinkDecoder.swift Sources/Reachability/Netlink/NetlinkFrame.swift \
+        Sources/Reachability/Monitor/NetlinkEvent.swift Sources/Reachability/Monitor/RouteLookupResult.swift \
+        Sources/Reachability/Model/IPAddress.swift Sources/Reachability/Model/AddressFamily.swift \
+        Sources/Reachability/Protocol/ProtocolValue.swift ;;
+    HTTPResponse) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
+        Sources/reachd/Connectivity/ConnectivityCheck.swift ;;
+    ConfigurationFile) echo Sources/reachd/Daemon/ConfigurationFile.swift Sources/reachd/Commands/SecondsRange.swift \
+        Sources/reachd/Connectivity/HTTPResponse.swift ;;
+    *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile" >&2; exit 2 ;;
+  esac
+}
+
+# The Reachability subset, once, unless a target needs none of it.
+if printf '%s\n' "${targets[@]}" | grep -qv '^NetlinkDecoder$'; then
+  swiftc "${flags[@]}" -emit-library -static -emit-module -module-name Reachability \
+    -emit-module-path "$out/Reachability.swiftmodule" -o "$out/libReachability.a" "${library[@]}"
+fi
+
+failed=0
+for target in "${targets[@]}"; do
+  files=$(sources "$target")
+  if [ "$target" = NetlinkDecoder ]; then
+    swiftc "${flags[@]}" -module-name Fuzz "${netlink[@]}" -o "$out/$target" "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files
+  else
+    swiftc "${flags[@]}" -module-name Fuzz -I "$out" -o "$out/$target" \
+      "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files "$out/libReachability.a"
+  fi
+  corpus="$out/corpus/$target"
+  mkdir -p "$corpus"
+  echo "fuzz: $target for $seconds s (seeds: Fuzz/Corpus/$target)"
+  # The Swift runtime's backtracer waits on a crashing fuzzer; libFuzzer reports itself.
+  if ! SWIFT_BACKTRACE=enable=no "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" \
+      > "$out/$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log" >&2
+    grep -E "ERROR|Fatal error|runtime failure|SUMMARY" "$out/$target.log" | head -5 >&2 || true
+    failed=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/$target.log" | sed "s/^/fuzz: $target /"
+  fi
+done
+exit $failed
