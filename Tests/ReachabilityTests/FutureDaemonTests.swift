@@ -72,6 +72,8 @@ struct FutureDaemonTests {
         #expect(NetworkCondition(status) == .limited, "routes online, the Internet not confirmed")
         #expect(status.interfaces[1].metered.isMetered, "an unrecognized metering counts as metered")
         #expect(ReachabilityLevel.unrecognized("site") < .offline)
+        let (site, zone) = (ReachabilityLevel.unrecognized("site"), ReachabilityLevel.unrecognized("zone"))
+        #expect([site < zone, site == zone, zone < site].filter { $0 }.count == 1, "Comparable: exactly one holds")
         #expect(status.family(.unrecognized("mptcp")).reachability == .offline)
     }
 

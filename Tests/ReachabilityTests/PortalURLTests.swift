@@ -39,7 +39,7 @@ struct PortalURLTests {
     @Test(arguments: [
         "file:///etc/shadow", "javascript:alert(1)", "data:text/html,<script>", "ftp://portal.example/",
         "g:h", "http:g", "mailto:x@example.com", "http://user:pass@bank.example/", "http://bank.example@evil.example/",
-        "http:///no-host", "http://x/\u{1B}[31mred", "http://x/a\nSet-Cookie: x", "http://x/\u{9B}31m", "http://x/\u{7F}",
+        "http:///no-host", "http://:8080/login", "http://x/\u{1B}[31mred", "http://x/a\nSet-Cookie: x", "http://x/\u{9B}31m", "http://x/\u{7F}",
     ])
     func onlyAbsoluteHTTPURLsWithAHostArePublished(location: String) {
         #expect(PortalURL.resolve(location, against: "http://check.example/generate_204") == nil)

@@ -99,4 +99,12 @@ struct NewerDaemonCommandTests {
         let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
         #expect(json.output == Self.futureLine + "\n")
     }
+
+    /// One read bringing a status and then a line of a type this version
+    /// doesn't know: the status is the answer, not lost behind it.
+    @Test func aLineOfAnUnknownTypeDoesNotHideTheStatusBeforeIt() async throws {
+        let daemon = try FakeDaemon(answering: Self.futureLine + "\n" + #"{"type":"destination","version":1,"id":"x"}"#)
+        let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
+        #expect(json.output == Self.futureLine + "\n", "\(json.output) \(json.error)")
+    }
 }

@@ -104,7 +104,8 @@ struct StatusLineWriterTests {
         #expect(Timestamp.parse("2026-11-21t05:10:00.1234567z").map(Timestamp.format) == "2026-11-21T05:10:00.123Z")
         #expect(Timestamp.parse("2026-11-21T05:10:00Z").map(Timestamp.format) == "2026-11-21T05:10:00.000Z")
         #expect(Timestamp.parse("2026-11-21T05:10:00.9996Z").map(Timestamp.format) == "2026-11-21T05:10:01.000Z")
-        for bad in ["2026-02-30T00:00:00Z", "2026-11-21T05:10:00+01:00", "2026-11-21 05:10:00Z", "2026-13-01T00:00:00Z",
+        #expect(Timestamp.parse("2016-12-31T23:59:60Z").map(Timestamp.format) == "2017-01-01T00:00:00.000Z", "a leap second")
+        for bad in ["2026-02-30T00:00:00Z", "2026-02-30T00:00:60Z", "2026-02-28T00:00:61Z", "2026-11-21T05:10:00+01:00", "2026-11-21 05:10:00Z", "2026-13-01T00:00:00Z",
                     "2026-11-21T24:00:00Z", "2026-11-21T05:10:00.Z", "2026-11-21T05:10:00.12aZ", "", "garbage"] {
             #expect(Timestamp.parse(bad) == nil, "\(bad)")
         }

@@ -95,4 +95,25 @@ struct StoppedDaemonTests {
         #expect(resumed.source == .daemon && resumed.ipv4.reason == .noRoute)
         #expect(monitor.isRunning)
     }
+
+    /// The library itself: a `.daemon` monitor in this process, whose
+    /// sentinel hears this (the host's) namespace, where a veth pair coming
+    /// and going is the kernel's report.
+    @Test func theLibrarysLastErrorSaysTheDaemonStoppedAnswering() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        defer { monitor.cancel() }
+        _ = try await monitor.firstStatus()
+        daemon.signal(SIGSTOP)
+        let pair = "rdls\(UInt16.random(in: 0...UInt16.max))"
+        try await TestNetwork.sh("ip link add \(pair)a type veth peer name \(pair)b && ip link del \(pair)a")
+        let error = try await eventually("lastError", timeout: .seconds(5)) { () -> DaemonClientError? in
+            guard case .timedOut? = monitor.lastError as? DaemonClientError else { return nil }
+            return monitor.lastError as? DaemonClientError
+        }
+        #expect("\(error)".contains("did not answer within 1 s"))
+    }
 }

@@ -185,7 +185,8 @@ final class DaemonConnection: Sendable {
 
     /// The next complete line, or `nil` at end of stream; throws `timedOut`
     /// when `deadline` passes first (`nil`: wait for ever). When one read brings
-    /// several lines, the newest wins: each is a complete status.
+    /// several lines, the newest status or error wins: each status is complete,
+    /// and a line of a type this version does not know must not hide one.
     func nextLine(
         _ reader: inout DaemonLineReader, deadline: ContinuousClock.Instant?, timeout: Duration
     ) throws(DaemonClientError) -> [UInt8]? {
@@ -202,8 +203,11 @@ final class DaemonConnection: Sendable {
                 throw .protocolError(.malformed("a line longer than \(DaemonClient.lineLimit) bytes"))
             }
         }
-        return pendingLines.last
+        return pendingLines.last { StatusUpdate.isStatusLine($0) || StatusUpdate.contains(Self.errorMarker, in: $0) }
+            ?? pendingLines.last
     }
+
+    private static let errorMarker = Array(#""type":"error""#.utf8)
 
     /// Waits until a read will not block; what already arrived counts even
     /// when the deadline has passed.

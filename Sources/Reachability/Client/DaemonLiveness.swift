@@ -48,7 +48,10 @@ struct DaemonLiveness {
         sentinel = try NetlinkEventSocket(receiveBufferBytes: 64 * 1024)
     }
 
-    var sentinelDescriptor: Int32 { isUnresponsive ? -1 : sentinel.fileDescriptor }
+    /// Not while a probe that got no answer is kept open: its answer is what
+    /// comes next. Without one (a connect that timed out on a full queue),
+    /// the next kernel change sends another.
+    var sentinelDescriptor: Int32 { isUnresponsive && probe != nil ? -1 : sentinel.fileDescriptor }
     var probeDescriptor: Int32 { probe?.fd ?? -1 }
 
     /// When ``check(now:)`` must run: a due probe, or an answer due.
@@ -77,7 +80,12 @@ struct DaemonLiveness {
         do throws(DaemonClientError) {
             // Short: a full listen queue blocks connect, and is an answer of sorts.
             let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
-            try connection.send(.get)
+            do throws(DaemonClientError) {
+                try connection.send(.get)
+            } catch {
+                connection.close()
+                throw error
+            }
             probe = connection
             probeAnswerBy = now + Self.answerTimeout
             return .none
@@ -85,7 +93,9 @@ struct DaemonLiveness {
             switch error {
             case .notRunning, .closed, .connectionFailed: return .gone(error)
             case .timedOut:
+                // Each try blocks for the connect timeout: not at every change of a flood.
                 isUnresponsive = true
+                nextProbeAllowed = now + Self.probeSpacing
                 return .notAnswering(error)
             case .rejected, .protocolError:
                 // It refused us (too_many_clients): refusing is answering.

@@ -72,6 +72,10 @@ package final class StatusFollower {
         /// While a subscribed daemon has answered: whether it still does.
         var liveness: DaemonLiveness?
         var watcher: NetworkWatcher?
+        defer {
+            daemon?.connection.close()
+            liveness?.close()
+        }
         var failures = 0
         var answered = false
         // When to try the daemon again or, for an in-process follower, start netlink again.
@@ -328,7 +332,12 @@ package struct StatusUpdate {
 
     /// Whether `line` says it is a status (an error line must not pass for one).
     static func isStatusLine(_ line: [UInt8]) -> Bool {
-        let marker = Array(#""type":"status""#.utf8)
+        contains(statusMarker, in: line)
+    }
+
+    private static let statusMarker = Array(#""type":"status""#.utf8)
+
+    static func contains(_ marker: [UInt8], in line: [UInt8]) -> Bool {
         guard line.count >= marker.count else { return false }
         return (0...(line.count - marker.count)).contains { start in
             line[start..<(start + marker.count)].elementsEqual(marker)

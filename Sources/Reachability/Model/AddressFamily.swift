@@ -6,8 +6,10 @@ public enum AddressFamily: ProtocolValue, CustomStringConvertible {
     /// of it is listed, but no family of a status is it.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [AddressFamily] = [.ipv4, .ipv6]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .ipv4: "ipv4"

@@ -18,8 +18,10 @@ public enum Connectivity: ProtocolValue {
     /// `full`: a status with it is not ``NetworkStatus/online``.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [Connectivity] = [.unknown, .none, .portal, .limited, .full]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .unknown: "unknown"

@@ -13,8 +13,10 @@ public enum Metering: ProtocolValue {
     /// as metered: deferring a download is cheaper than a surprise bill.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [Metering] = [.no, .yes, .guessed]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .no: "no"

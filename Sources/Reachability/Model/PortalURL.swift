@@ -33,9 +33,15 @@ package enum PortalURL {
         return accepted(reference.resolved(against: reference))
     }
 
+    /// `host` of `host[:port]`, an IPv6 literal with its brackets.
+    private static func host(of authority: String) -> Substring {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") { return authority[...close] }
+        return authority.prefix { $0 != ":" }
+    }
+
     private static func accepted(_ target: URIReference) -> String? {
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let authority = target.authority, !authority.isEmpty, !authority.contains("@")
+            let authority = target.authority, !authority.contains("@"), !host(of: authority).isEmpty
         else { return nil }
         var normalized = target
         normalized.scheme = scheme

@@ -21,8 +21,10 @@ public enum ReachabilityLevel: ProtocolValue, Comparable {
     /// A level this version does not know, from a newer daemon: not online.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [ReachabilityLevel] = [.offline, .local, .online]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .offline: "offline"
@@ -42,6 +44,9 @@ public enum ReachabilityLevel: ProtocolValue, Comparable {
     }
 
     public static func < (lhs: ReachabilityLevel, rhs: ReachabilityLevel) -> Bool {
-        lhs.rank < rhs.rank
+        // Two levels this version does not know: by spelling, so that exactly
+        // one of <, == and > holds, as Comparable asks.
+        if case .unrecognized(let left) = lhs, case .unrecognized(let right) = rhs { return left < right }
+        return lhs.rank < rhs.rank
     }
 }

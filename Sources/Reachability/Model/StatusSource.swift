@@ -7,8 +7,10 @@ public enum StatusSource: ProtocolValue {
     /// A source this version does not know, from a newer daemon.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [StatusSource] = [.daemon, .embedded]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .daemon: "daemon"

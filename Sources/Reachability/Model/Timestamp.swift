@@ -98,11 +98,12 @@ package enum Timestamp {
         parts.tm_mday = day
         parts.tm_hour = hour
         parts.tm_min = minute
-        parts.tm_sec = second
-        let seconds = timegm(&parts)
-        // A day that the month lacks (February 30th) is not normalised into March.
-        guard parts.tm_mday == day || second == 60 else { return nil }
-        return Date(timeIntervalSince1970: Double(Int64(seconds) * 1000 + milliseconds) / 1000)
+        // A leap second (:60) is the next second; checked as :59, so that a
+        // day the month lacks (February 30th) is refused, not moved to March.
+        parts.tm_sec = min(second, 59)
+        let seconds = Int64(timegm(&parts)) + Int64(second - parts.tm_sec)
+        guard parts.tm_mday == day, parts.tm_mon == month - 1 else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds * 1000 + milliseconds) / 1000)
     }
 }
 

@@ -22,11 +22,13 @@ public enum UnreachableReason: ProtocolValue, CustomStringConvertible {
     /// A reason this version does not know, from a newer daemon.
     case unrecognized(String)
 
+    /// The values this version knows; never `.unrecognized`.
     public static let allCases: [UnreachableReason] = [
         .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
         .loopbackRoute, .noUsableAddress,
     ]
 
+    /// The wire spelling.
     public var rawValue: String {
         switch self {
         case .noRoute: "no_route"
