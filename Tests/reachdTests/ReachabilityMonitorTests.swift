@@ -10,22 +10,15 @@ import Glibc
 /// which is a ReachabilityMonitor(.automatic) printing every status it delivers.
 @Suite("ReachabilityMonitor in network namespaces", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct ReachabilityMonitorTests {
-    private func statuses(_ monitor: Subprocess) -> [NetworkStatus] {
-        monitor.outputLines.compactMap { line in
-            guard case .status(let status) = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
-            return status
-        }
-    }
-
     @Test func withoutADaemonItFollowsNetlinkInProcess() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
-        let first = try await eventually("a first status") { statuses(monitor).first }
+        let first = try await eventually("a first status") { monitor.statuses.first }
         #expect(first.source == .embedded)
         #expect(monitor.errorOutput.contains("following netlink in-process"))
         try await network.inHost("route add default via 10.77.0.1")
-        let online = try await eventually("the change, in-process") { statuses(monitor).last { $0.online } }
+        let online = try await eventually("the change, in-process") { monitor.statuses.last { $0.online } }
         #expect(online.source == .embedded)
     }
 
@@ -34,20 +27,20 @@ struct ReachabilityMonitorTests {
         try await network.bringUpIPv4(defaultRoute: false)
         var daemon = try await network.startDaemon()
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
-        let before = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
+        let before = try await eventually("the daemon's first status") { monitor.statuses.first { $0.source == .daemon } }
 
         daemon.signal(SIGTERM)
         try await daemon.wait()
         // While the daemon is away the monitor does not go blind: it follows netlink itself.
         try await network.inHost("route add default via 10.77.0.1")
         let meanwhile = try await eventually("the change while the daemon is away") {
-            statuses(monitor).last { $0.source == .embedded && $0.online }
+            monitor.statuses.last { $0.source == .embedded && $0.online }
         }
         #expect(meanwhile.primary?.interface == "vh")
 
         daemon = try await network.startDaemon()
         let back = try await eventually("the daemon again, with the current state", timeout: .seconds(15)) {
-            statuses(monitor).last { $0.source == .daemon && $0.online }
+            monitor.statuses.last { $0.source == .daemon && $0.online }
         }
         #expect(back.seq > before.seq, "a new daemon, resubscribed, and seq did not go backwards")
         #expect(monitor.errorOutput.contains("following the daemon again"))
@@ -58,10 +51,10 @@ struct ReachabilityMonitorTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
-        _ = try await eventually("in-process first") { statuses(monitor).first { $0.source == .embedded } }
+        _ = try await eventually("in-process first") { monitor.statuses.first { $0.source == .embedded } }
         let daemon = try await network.startDaemon()
         let fromDaemon = try await eventually("the daemon once it answers", timeout: .seconds(15)) {
-            statuses(monitor).last { $0.source == .daemon }
+            monitor.statuses.last { $0.source == .daemon }
         }
         #expect(fromDaemon.online)
         _ = daemon

@@ -12,26 +12,19 @@ import Glibc
 /// return to the daemon when it answers.
 @Suite("A daemon that stops answering", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct StoppedDaemonTests {
-    private func statuses(_ monitor: Subprocess) -> [NetworkStatus] {
-        monitor.outputLines.compactMap { line in
-            guard case .status(let status) = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
-            return status
-        }
-    }
-
     @Test func monitorNoticesAStoppedDaemonFollowsNetlinkAndReturnsToIt() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
-        _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon && $0.online } }
+        _ = try await eventually("the daemon's first status") { monitor.statuses.first { $0.source == .daemon && $0.online } }
 
         daemon.signal(SIGSTOP)
         let changed = ContinuousClock.now
         try await network.inHost("route del default")
         let offline = try await eventually("the change, in-process", timeout: .seconds(5)) {
-            statuses(monitor).last { $0.source == .embedded && !$0.online }
+            monitor.statuses.last { $0.source == .embedded && !$0.online }
         }
         let noticed = ContinuousClock.now - changed
         #expect(offline.ipv4.reason == .noRoute)
@@ -41,14 +34,14 @@ struct StoppedDaemonTests {
 
         daemon.signal(SIGCONT)
         let back = try await eventually("the daemon again") { () -> NetworkStatus? in
-            let all = statuses(monitor)
+            let all = monitor.statuses
             guard let inProcess = all.lastIndex(where: { $0.source == .embedded }) else { return nil }
             return all[inProcess...].first { $0.source == .daemon }
         }
         #expect(!back.online, "the daemon's state now, not the one before it stopped")
         #expect(monitor.errorOutput.contains("following the daemon again"), "\(monitor.errorOutput)")
         try await network.inHost("route add default via 10.77.0.1")
-        _ = try await eventually("a change through the daemon") { statuses(monitor).last { $0.source == .daemon && $0.online } }
+        _ = try await eventually("a change through the daemon") { monitor.statuses.last { $0.source == .daemon && $0.online } }
         #expect(daemon.isRunning)
     }
 
@@ -83,15 +76,15 @@ struct StoppedDaemonTests {
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
         let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
-        _ = try await eventually("the daemon's first status") { statuses(monitor).first { $0.source == .daemon } }
+        _ = try await eventually("the daemon's first status") { monitor.statuses.first { $0.source == .daemon } }
         daemon.signal(SIGSTOP)
         try await network.inHost("route del default")
         _ = try await eventually("the warning", timeout: .seconds(5)) {
             monitor.errorOutput.contains("did not answer within 1 s") ? true : nil
         }
-        #expect(statuses(monitor).allSatisfy { $0.source == .daemon }, "a named daemon only: nothing in-process")
+        #expect(monitor.statuses.allSatisfy { $0.source == .daemon }, "a named daemon only: nothing in-process")
         daemon.signal(SIGCONT)
-        let resumed = try await eventually("the daemon's state after it resumed") { statuses(monitor).last { !$0.online } }
+        let resumed = try await eventually("the daemon's state after it resumed") { monitor.statuses.last { !$0.online } }
         #expect(resumed.source == .daemon && resumed.ipv4.reason == .noRoute)
         #expect(monitor.isRunning)
     }

@@ -166,6 +166,20 @@ final class DaemonConnection: Sendable {
         }
     }
 
+    /// A connection that has sent `request`, for a loop that awaits the
+    /// answer with a deadline of its own. The connect is short: a full listen
+    /// queue blocks it, and a daemon with a full queue is as good as silent.
+    static func asking(path: String, _ request: ClientRequest) throws(DaemonClientError) -> DaemonConnection {
+        let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+        do throws(DaemonClientError) {
+            try connection.send(request)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
     var isInterrupted: Bool { state.withLock { $0.interrupted } }
 
     /// Bounded by the connect timeout, which stays set for sending.

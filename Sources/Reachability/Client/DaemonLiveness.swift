@@ -78,15 +78,7 @@ struct DaemonLiveness {
         guard probePending, probe == nil, now >= nextProbeAllowed else { return .none }
         probePending = false
         do throws(DaemonClientError) {
-            // Short: a full listen queue blocks connect, and is an answer of sorts.
-            let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
-            do throws(DaemonClientError) {
-                try connection.send(.get)
-            } catch {
-                connection.close()
-                throw error
-            }
-            probe = connection
+            probe = try DaemonConnection.asking(path: path, .get)
             probeAnswerBy = now + Self.answerTimeout
             return .none
         } catch {

@@ -249,15 +249,7 @@ package final class StatusFollower {
         var lastError: DaemonClientError?
         for path in socketPaths {
             do throws(DaemonClientError) {
-                // Short: a full listen queue blocks connect; the answer has its own deadline.
-                let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
-                do throws(DaemonClientError) {
-                    try connection.send(.subscribe)
-                } catch {
-                    connection.close()
-                    throw error
-                }
-                return connection
+                return try DaemonConnection.asking(path: path, .subscribe)
             } catch {
                 if path != socketPaths.last { try handle(error) }
                 lastError = error

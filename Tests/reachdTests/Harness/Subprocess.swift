@@ -1,4 +1,5 @@
 import Foundation
+import Reachability
 
 #if canImport(Glibc)
 import Glibc
@@ -174,4 +175,14 @@ func readProcFile(_ path: String) -> String {
         bytes += chunk[0..<count]
     }
     return String(decoding: bytes, as: UTF8.self)
+}
+
+extension Subprocess {
+    /// The statuses a `reachd monitor --json` printed so far.
+    var statuses: [NetworkStatus] {
+        outputLines.compactMap { line in
+            guard case .status(let status) = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
+            return status
+        }
+    }
 }
