@@ -102,7 +102,13 @@ struct QuietClientTests {
         for command in ["route del default", "route add default via 10.77.0.1", "route del default"] {
             let count = seen.withLock { $0.count }
             try await network.inHost(command)
-            _ = try await eventually("the change") { seen.withLock { $0.count > count ? true : nil } }
+            do {
+                _ = try await eventually("the change") { seen.withLock { $0.count > count ? true : nil } }
+            } catch {
+                // Seen once under the full parallel suite, never alone: say what the monitor knew.
+                Issue.record("after \(command): lastError \(String(describing: monitor.lastError)), current \(String(describing: monitor.currentStatus))")
+                throw error
+            }
         }
         #expect(seen.withLock { $0 } == [true, false, true, false])
         #expect(inner.withLock { $0 } == [true, false, true, false], "the nested handler: the current status, then each change")
