@@ -33,7 +33,8 @@ struct DaemonLiveness {
         case gone(DaemonClientError)
     }
 
-    private let path: String
+    /// The daemon's socket, once a subscription to it is made.
+    var path: String
     private let sentinel: NetlinkEventSocket
     private var probe: DaemonConnection?
     private var probeAnswerBy: ContinuousClock.Instant?
@@ -43,6 +44,8 @@ struct DaemonLiveness {
     /// The last probe got no answer in time.
     private(set) var isUnresponsive = false
 
+    /// Made before the subscription's connection, so that a change the
+    /// kernel reports between the daemon's first answer and now is heard too.
     init(path: String) throws(NetlinkError) {
         self.path = path
         sentinel = try NetlinkEventSocket(receiveBufferBytes: 64 * 1024)

@@ -136,8 +136,12 @@ package final class StatusFollower {
                         failures += 1
                     }
                 } else {
+                    // Listening before subscribing: see DaemonLiveness.init.
+                    liveness = try? DaemonLiveness(path: socketPaths.first ?? "")
                     do throws(DaemonClientError) {
-                        daemon = DaemonLink(connection: try connectAndSubscribe(), firstAnswerBy: now + DaemonClient.defaultTimeout)
+                        let connection = try connectAndSubscribe()
+                        liveness?.path = connection.path
+                        daemon = DaemonLink(connection: connection, firstAnswerBy: now + DaemonClient.defaultTimeout)
                     } catch {
                         try daemonFailed(error)
                         if !followInProcess() { return }
@@ -149,7 +153,10 @@ package final class StatusFollower {
             descriptors.append(pollfd(fd: stop?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: daemon?.connection.fd ?? -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: watcher?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
-            descriptors.append(pollfd(fd: liveness?.sentinelDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
+            // Heard once the daemon has answered; what it heard before then is
+            // queued, and probed for at once.
+            let answering = daemon != nil && daemon?.firstAnswerBy == nil
+            descriptors.append(pollfd(fd: answering ? liveness?.sentinelDescriptor ?? -1 : -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: liveness?.probeDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
             let wake = [deadline, nextAttempt, daemon?.firstAnswerBy, liveness?.nextDeadline].compactMap { $0 }.min()
             guard poll(&descriptors, nfds_t(descriptors.count), wake.map(pollMilliseconds(until:)) ?? -1) >= 0 else {
@@ -210,7 +217,6 @@ package final class StatusFollower {
                             failures = 0
                             lastWarned = nil
                             watcher = nil
-                            liveness = try? DaemonLiveness(path: link.connection.path)
                         }
                         if !offer(status, line) { return }
                     } catch {
