@@ -20,6 +20,40 @@ struct HostileNetlinkTests {
         #expect(result == .failed(errno: EPROTO))
     }
 
+    /// libFuzzer's reproducer: an RTM_NEWROUTE whose RTA_VIA is shorter than
+    /// its family field, on which libnl 3.7's route parser called memcpy
+    /// with a size of -1 (a crash outside a sanitizer).
+    @Test func aRouteAnswerThatLibnlWouldMisreadIsAProtocolError() throws {
+        let bytes = hex("""
+            3c00000018000000000000000010100000000000000000000000100005001200000010001800003b
+            02fd0100083c00000018000000000000000010100000000000000000000000100005001200000010
+            001800003b02fd010008000f00ff4400000f00ff4400
+            """)
+        let results = bytes.withUnsafeBytes { buffer -> [RouteLookupResult?] in
+            var found: [RouteLookupResult?] = []
+            NetlinkFrame.forEach(in: buffer) { found.append(NetlinkDecoder.routeLookupResult(for: $0)) }
+            return found
+        }
+        #expect(results.first == .failed(errno: EPROTO), "\(results)")
+    }
+
+    /// libFuzzer's second find in libnl: a last multipath next hop whose
+    /// padding overruns the attribute, on which libnl allocated next hops
+    /// until memory ran out.
+    @Test func aMultipathAnswerThatLibnlWouldLoopOnIsAProtocolError() throws {
+        let bytes = hex("""
+            3400000031000006000000000000000002980000fdfefd0102940020180009000800026000201800
+            09000800000000000000eeff3400000018000006000000000000000002980000fdfefd0102940020
+            15000900080002600020180009000800000000000000eeff
+            """)
+        let results = bytes.withUnsafeBytes { buffer -> [RouteLookupResult?] in
+            var found: [RouteLookupResult?] = []
+            NetlinkFrame.forEach(in: buffer) { found.append(NetlinkDecoder.routeLookupResult(for: $0)) }
+            return found
+        }
+        #expect(results.last == .failed(errno: EPROTO), "\(results)")
+    }
+
     static let codes: [(Int32, Int32)] = [
         (-ENETUNREACH, ENETUNREACH), (0, 0), (-4095, 4095), (-4096, EPROTO), (1, EPROTO), (.min, EPROTO), (.max, EPROTO),
     ]
