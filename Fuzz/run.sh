@@ -6,6 +6,11 @@
 #
 #   Fuzz/run.sh [SECONDS] [TARGET...]
 #
+# With FUZZ_RUNS=N each target instead tries exactly N inputs from a fixed seed
+# and the seed corpus alone: what CI tries stays about the same from run to
+# run and machine to machine (libFuzzer's scheduling still varies a little),
+# so it catches regressions and is unlikely to stumble on an old fault.
+#
 # Built with swiftc rather than SwiftPM: the daemon's parsers live in the
 # reachd executable, which no other target may import, and libFuzzer brings a
 # main() of its own. So each target is compiled with the few source files its
@@ -56,11 +61,19 @@ for target in "${targets[@]}"; do
     swiftc "${flags[@]}" -module-name Fuzz -I "$out" -o "$out/$target" \
       "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files "$out/libReachability.a"
   fi
+  # Where libFuzzer keeps what it finds; from the seeds alone with FUZZ_RUNS.
   corpus="$out/corpus/$target"
+  [ -z "${FUZZ_RUNS:-}" ] || { corpus="$out/corpus-fixed/$target"; rm -rf "$corpus"; }
   mkdir -p "$corpus"
-  echo "fuzz: $target for $seconds s (seeds: Fuzz/Corpus/$target)"
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$FUZZ_RUNS" -seed=1)
+    echo "fuzz: $target, $FUZZ_RUNS inputs from seed 1 (seeds: Fuzz/Corpus/$target)"
+  else
+    budget=(-max_total_time="$seconds")
+    echo "fuzz: $target for $seconds s (seeds: Fuzz/Corpus/$target)"
+  fi
   # The Swift runtime's backtracer waits on a crashing fuzzer; libFuzzer reports itself.
-  if ! SWIFT_BACKTRACE=enable=no "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! SWIFT_BACKTRACE=enable=no "$out/$target" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" \
       > "$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log" >&2
