@@ -29,11 +29,7 @@ struct HostileNetlinkTests {
             02fd0100083c00000018000000000000000010100000000000000000000000100005001200000010
             001800003b02fd010008000f00ff4400000f00ff4400
             """)
-        let results = bytes.withUnsafeBytes { buffer -> [RouteLookupResult?] in
-            var found: [RouteLookupResult?] = []
-            NetlinkFrame.forEach(in: buffer) { found.append(NetlinkDecoder.routeLookupResult(for: $0)) }
-            return found
-        }
+        let results = Self.routeLookupResults(in: bytes)
         #expect(results.first == .failed(errno: EPROTO), "\(results)")
     }
 
@@ -46,12 +42,17 @@ struct HostileNetlinkTests {
             09000800000000000000eeff3400000018000006000000000000000002980000fdfefd0102940020
             15000900080002600020180009000800000000000000eeff
             """)
-        let results = bytes.withUnsafeBytes { buffer -> [RouteLookupResult?] in
+        let results = Self.routeLookupResults(in: bytes)
+        #expect(results.last == .failed(errno: EPROTO), "\(results)")
+    }
+
+    /// What the decoder makes of each message in `bytes` as a route-lookup answer.
+    static func routeLookupResults(in bytes: [UInt8]) -> [RouteLookupResult?] {
+        bytes.withUnsafeBytes { buffer in
             var found: [RouteLookupResult?] = []
             NetlinkFrame.forEach(in: buffer) { found.append(NetlinkDecoder.routeLookupResult(for: $0)) }
             return found
         }
-        #expect(results.last == .failed(errno: EPROTO), "\(results)")
     }
 
     static let codes: [(Int32, Int32)] = [
