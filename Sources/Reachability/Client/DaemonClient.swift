@@ -49,12 +49,10 @@ public struct DaemonClient: Sendable {
         defer { connection.close() }
         try connection.send(request)
         var reader = DaemonLineReader()
-        while true {
-            guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
-                throw .closed(path: socketPath)
-            }
-            if let status = try Self.status(from: line) { return (status, line) }
+        guard let answer = try connection.nextStatus(&reader, deadline: deadline, timeout: timeout) else {
+            throw .closed(path: socketPath)
         }
+        return answer
     }
 
     /// Subscribes: the current status first, then one per change the daemon
@@ -99,22 +97,18 @@ public struct DaemonClient: Sendable {
         defer { connection.close() }
         var reader = DaemonLineReader()
         do throws(DaemonClientError) {
-            var current: NetworkStatus?
-            while current == nil {
-                guard let line = try connection.nextLine(&reader, deadline: deadline, timeout: timeout) else {
-                    throw .closed(path: connection.path)
-                }
-                current = try status(from: line)
+            guard let current = try connection.nextStatus(&reader, deadline: deadline, timeout: timeout) else {
+                throw .closed(path: connection.path)
             }
-            first(.success(current!))
+            first(.success(current.status))
         } catch {
             first(.failure(error))
             continuation.finish(throwing: error)
             return
         }
         do throws(DaemonClientError) {
-            while let line = try connection.nextLine(&reader, deadline: nil, timeout: timeout) {
-                if let status = try status(from: line) { continuation.yield(status) }
+            while let next = try connection.nextStatus(&reader, deadline: nil, timeout: timeout) {
+                continuation.yield(next.status)
             }
             continuation.finish(throwing: DaemonClientError.closed(path: connection.path))
         } catch {
@@ -217,8 +211,22 @@ final class DaemonConnection: Sendable {
                 throw .protocolError(.malformed("a line longer than \(DaemonClient.lineLimit) bytes"))
             }
         }
+        // One line, the usual case, needs no scanning: the caller reads its type.
+        guard pendingLines.count > 1 else { return pendingLines.first }
         return pendingLines.last { StatusUpdate.isStatusLine($0) || StatusUpdate.contains(Self.errorMarker, in: $0) }
             ?? pendingLines.last
+    }
+
+    /// The next line that carries a status, with the status; lines of a type
+    /// this version does not know are skipped, an error line is thrown, and
+    /// the end of the stream is `nil`.
+    func nextStatus(
+        _ reader: inout DaemonLineReader, deadline: ContinuousClock.Instant?, timeout: Duration
+    ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8])? {
+        while let line = try nextLine(&reader, deadline: deadline, timeout: timeout) {
+            if let status = try DaemonClient.status(from: line) { return (status, line) }
+        }
+        return nil
     }
 
     private static let errorMarker = Array(#""type":"error""#.utf8)

@@ -72,10 +72,6 @@ package final class StatusFollower {
         /// While a subscribed daemon has answered: whether it still does.
         var liveness: DaemonLiveness?
         var watcher: NetworkWatcher?
-        defer {
-            daemon?.connection.close()
-            liveness?.close()
-        }
         var failures = 0
         var answered = false
         // When to try the daemon again or, for an in-process follower, start netlink again.
@@ -101,11 +97,15 @@ package final class StatusFollower {
                 return true
             }
         }
-        func daemonFailed(_ error: DaemonClientError) throws {
+        /// Closes the daemon's subscription and its liveness probe.
+        func dropDaemon() {
             daemon?.connection.close()
             daemon = nil
             liveness?.close()
             liveness = nil
+        }
+        func daemonFailed(_ error: DaemonClientError) throws {
+            dropDaemon()
             if requiringAnswer && !answered { throw error }
             try handle(error)
             nextAttempt = .now + backoff.delay(attempt: failures)
@@ -116,12 +116,11 @@ package final class StatusFollower {
         /// whose first line is its state now, compared with what in-process
         /// delivered meanwhile (it stops at that answer).
         func resubscribe() {
-            daemon?.connection.close()
-            daemon = nil
-            liveness?.close()
-            liveness = nil
+            dropDaemon()
             nextAttempt = .now
         }
+
+        defer { dropDaemon() }
 
         var descriptors: [pollfd] = []
         while true {
