@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Testing
 @testable import Reachability
 
@@ -20,30 +21,18 @@ struct HostileNetlinkTests {
         #expect(result == .failed(errno: EPROTO))
     }
 
-    /// libFuzzer's reproducer: an RTM_NEWROUTE whose RTA_VIA is shorter than
-    /// its family field, on which libnl 3.7's route parser called memcpy
-    /// with a size of -1 (a crash outside a sanitizer).
-    @Test func aRouteAnswerThatLibnlWouldMisreadIsAProtocolError() throws {
-        let bytes = hex("""
-            3c00000018000000000000000010100000000000000000000000100005001200000010001800003b
-            02fd0100083c00000018000000000000000010100000000000000000000000100005001200000010
-            001800003b02fd010008000f00ff4400000f00ff4400
-            """)
-        let results = Self.routeLookupResults(in: bytes)
-        #expect(results.first == .failed(errno: EPROTO), "\(results)")
-    }
-
-    /// libFuzzer's second find in libnl: a last multipath next hop whose
-    /// padding overruns the attribute, on which libnl allocated next hops
-    /// until memory ran out.
-    @Test func aMultipathAnswerThatLibnlWouldLoopOnIsAProtocolError() throws {
-        let bytes = hex("""
-            3400000031000006000000000000000002980000fdfefd0102940020180009000800026000201800
-            09000800000000000000eeff3400000018000006000000000000000002980000fdfefd0102940020
-            15000900080002600020180009000800000000000000eeff
-            """)
-        let results = Self.routeLookupResults(in: bytes)
-        #expect(results.last == .failed(errno: EPROTO), "\(results)")
+    /// libFuzzer's finds in libnl 3.7's route parser, read from the fuzz
+    /// seed corpus that keeps them: an RTM_NEWROUTE whose RTA_VIA is shorter
+    /// than its family field (libnl called memcpy with a size of -1, a crash
+    /// outside a sanitizer), and, as the second message of its datagram, a
+    /// last multipath next hop whose padding overruns the attribute (libnl
+    /// allocated next hops until memory ran out).
+    @Test(arguments: [("libnl-rta-via-negative-memcpy", 0), ("libnl-multipath-padding-oom", 1)])
+    func aRouteAnswerThatLibnlWouldMisreadIsAProtocolError(seed: String, message: Int) throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/NetlinkDecoder/\(seed)")
+        let results = Self.routeLookupResults(in: [UInt8](try Data(contentsOf: path)))
+        #expect(results.count > message && results[message] == .failed(errno: EPROTO), "\(results)")
     }
 
     /// What the decoder makes of each message in `bytes` as a route-lookup answer.
