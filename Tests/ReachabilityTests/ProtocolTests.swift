@@ -61,6 +61,21 @@ struct ProtocolTests {
         }
     }
 
+    /// The summary in the document is byte for byte what a daemon writes.
+    @Test func theDocumentedSummaryIsWhatTheDaemonWrites() throws {
+        let document = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"),
+            encoding: .utf8)
+        let example = try #require(document.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains(#""detail":"summary""#) })
+        guard case .status(let summary) = try DaemonMessage.decode(Array(example.utf8)) else {
+            Issue.record("the documented summary is not a status")
+            return
+        }
+        #expect(summary.isSummary && summary.online)
+        #expect(DaemonMessage.status(summary).line() == Array(example.utf8) + [10])
+    }
+
     @Test func absentValuesAreExplicitNulls() throws {
         var offline = Self.sample
         offline.ipv4 = FamilyStatus(reachability: .local, reason: .noRoute, path: nil)
@@ -113,7 +128,11 @@ struct ProtocolTests {
         #expect(throws: ProtocolError.self) { try DaemonMessage.decode(Array(#"{"type":"status","version":1}"#.utf8)) }
     }
 
-    @Test(arguments: [(#"{"op":"get"}"#, ClientRequest.get), (#"{"op":"subscribe","extra":1}"#, .subscribe)])
+    @Test(arguments: [
+        (#"{"op":"get"}"#, ClientRequest.get), (#"{"op":"subscribe","extra":1}"#, .subscribe),
+        (#"{"op":"subscribe","detail":"summary"}"#, ClientRequest(.subscribe, detail: .summary)),
+        (#"{"detail":"full","op":"check"}"#, .check),
+    ])
     func validRequests(line: String, request: ClientRequest) throws {
         let parsed = try ClientRequest.parse(Array(line.utf8)).get()
         #expect(parsed == request)
@@ -125,6 +144,8 @@ struct ProtocolTests {
         ("get", "not a JSON object"),
         ("[1,2]", "not a JSON object"),
         (#"{"op":5}"#, "not a JSON object"),
+        (#"{"op":"subscribe","detail":"interfaces"}"#, "unknown detail \"interfaces\"; expected \"full\" or \"summary\""),
+        (#"{"op":"subscribe","detail":1}"#, "not a JSON object"),
     ])
     func badRequestsSayWhatWasWrong(line: String, fragment: String) throws {
         guard case .failure(let error) = ClientRequest.parse(Array(line.utf8)) else {
@@ -142,8 +163,50 @@ struct ProtocolTests {
         #expect(error.message.contains("UTF-8"))
     }
 
-    @Test func requestLinesAreWhatTheDocsShow() {
+    @Test func requestLinesAreWhatTheDocsShow() throws {
         #expect(String(decoding: ClientRequest.subscribe.line, as: UTF8.self) == "{\"op\":\"subscribe\"}\n")
+        #expect(String(decoding: ClientRequest(.subscribe, detail: .summary).line, as: UTF8.self)
+            == "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n")
+        for operation in ClientRequest.Operation.allCases {
+            for detail in StatusDetail.allCases {
+                let request = ClientRequest(operation, detail: detail)
+                #expect(try ClientRequest.parse(request.line.dropLast()).get() == request)
+            }
+        }
+    }
+
+    /// A summary keeps everything but the interface list, says it is one, and
+    /// survives the wire; the metering it can no longer derive is carried.
+    @Test func aSummaryIsTheStatusWithoutItsInterfaceList() throws {
+        let wlan = InterfaceStatus(
+            name: "wlan0", index: 3, up: true, carrier: true, operstate: "up", loopback: false,
+            addresses: [InterfaceAddress(address: "10.0.0.2", prefix: 24, family: .ipv4, scope: "global")], metered: .yes)
+        let path = NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "10.0.0.1")
+        let full = NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            interfaces: [wlan], seq: 7, changedAt: Date(timeIntervalSince1970: 1_800_000_000), source: .daemon)
+        let summary = full.summary()
+        #expect(summary.isSummary && !full.isSummary)
+        #expect(summary.interfaces.isEmpty && summary.metered && full.metered)
+        #expect(summary.hasSameSummary(as: full) && !summary.describesSameNetwork(as: full))
+        #expect(summary.summary() == summary && full.detailed(.full) == full && full.detailed(.summary) == summary)
+
+        let line = DaemonMessage.status(summary).line()
+        let json = try object(line)
+        #expect(json["interfaces"] == nil)
+        #expect(json["detail"] as? String == "summary")
+        #expect(json["metered"] as? Bool == true)
+        #expect(try DaemonMessage.decode(line.dropLast()) == .status(summary))
+        #expect(try DaemonMessage.decode(DaemonMessage.status(full).line().dropLast()) == .status(full))
+
+        var moved = full
+        moved.interfaces.append(InterfaceStatus(
+            name: "veth0", index: 9, up: false, carrier: false, operstate: "down", loopback: false, addresses: [], metered: .no))
+        #expect(moved.hasSameSummary(as: full) && !moved.describesSameNetwork(as: full), "a new veth is no news to a summary")
+        var unmetered = full
+        unmetered.interfaces[0].metered = .no
+        #expect(!unmetered.hasSameSummary(as: full), "the primary path's metering is")
     }
 }
 

@@ -17,7 +17,7 @@ struct RequestFuzzTests {
                 accepted += 1
                 // Only a JSON object whose "op" is a known request gets here.
                 let text = String(decoding: line, as: UTF8.self)
-                #expect(text.contains(request.rawValue), "accepted \(text.debugDescription) as \(request)")
+                #expect(text.contains(request.operation.rawValue), "accepted \(text.debugDescription) as \(request)")
             case .failure(let error):
                 #expect(!error.message.isEmpty)
                 #expect(error.message.contains("request") || error.message.contains("op"), "\(error.message)")

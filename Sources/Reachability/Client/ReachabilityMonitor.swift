@@ -72,10 +72,15 @@ public final class ReachabilityMonitor: Sendable {
     ///     answers and netlink meanwhile (the default).
     ///   - socketPath: the daemon's socket; by default `$REACHD_SOCKET`, then this
     ///     user's and the system daemon's paths (``SocketPath/forClients(environment:isRoot:)``).
+    ///   - detail: `.summary` (the default) delivers statuses without the
+    ///     interface list, and only when whether and how the host is online
+    ///     changed: a container's veth appearing wakes nobody. `.full` fills
+    ///     ``NetworkStatus/interfaces`` and delivers every change of it too.
     ///   - backoff: how long to wait between attempts to reach the daemon.
     ///   - logger: where failures to reach the daemon are logged, once each.
     public init(
-        source: Source = .automatic, socketPath: String? = nil, backoff: Backoff = Backoff(),
+        source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .summary,
+        backoff: Backoff = Backoff(),
         logger: Logger = Logger(label: "reachd.monitor")
     ) {
         self.source = source
@@ -92,7 +97,7 @@ public final class ReachabilityMonitor: Sendable {
         // listeners' streams straight from the socket that brought it.
         startDetachedThread {
             let follower = StatusFollower(
-                source: source, socketPaths: paths, backoff: backoff, logger: logger, stop: stop,
+                source: source, socketPaths: paths, detail: detail, backoff: backoff, logger: logger, stop: stop,
                 recordError: { hub.record($0) })
             do {
                 try follower.run { update in

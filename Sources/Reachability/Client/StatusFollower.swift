@@ -25,6 +25,7 @@ package final class StatusFollower {
     private let recordError: ErrorSink
     private let traceDatagrams: (([UInt8]) -> Void)?
     private let requiringAnswer: Bool
+    private let detail: StatusDetail
 
     /// The newest status delivered: a status describing the same network from
     /// the same source (a resubscription renumbers them) is not delivered again.
@@ -39,13 +40,18 @@ package final class StatusFollower {
     ///   - traceDatagrams: handed every netlink datagram the in-process monitor reads.
     ///   - requiringAnswer: throw a daemon's failure, rather than retry, until
     ///     it has answered once: what a socket the user named needs.
+    ///   - detail: what to deliver: with `.summary`, statuses without the
+    ///     interface list, and only when the summary changed, from the daemon
+    ///     and in-process alike.
     package init(
-        source: ReachabilityMonitor.Source, socketPaths: [String], backoff: ReachabilityMonitor.Backoff = .init(),
+        source: ReachabilityMonitor.Source, socketPaths: [String], detail: StatusDetail = .full,
+        backoff: ReachabilityMonitor.Backoff = .init(),
         logger: Logger, stop: WakeSignal? = nil, recordError: @escaping ErrorSink = { _ in },
         traceDatagrams: (([UInt8]) -> Void)? = nil, requiringAnswer: Bool = false
     ) {
         self.traceDatagrams = traceDatagrams
         self.requiringAnswer = requiringAnswer
+        self.detail = detail
         self.source = source
         self.socketPaths = socketPaths
         self.backoff = backoff
@@ -78,6 +84,8 @@ package final class StatusFollower {
         var nextAttempt: ContinuousClock.Instant? = .now
 
         func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) -> Bool {
+            // A daemon that predates summaries sends full statuses to every subscriber.
+            let status = status.detailed(detail)
             if let current, current.source == status.source, current.describesSameNetwork(as: status) { return true }
             current = status
             return deliver(StatusUpdate(status, line: line))
@@ -198,7 +206,9 @@ package final class StatusFollower {
                     do throws(DaemonClientError) {
                         guard let line = try link.connection.nextLine(&daemon!.reader, deadline: nil, timeout: DaemonClient.defaultTimeout)
                         else { throw .closed(path: link.connection.path) }
-                        if link.firstAnswerBy == nil, StatusUpdate.isStatusLine(line) {
+                        if link.firstAnswerBy == nil, StatusUpdate.isStatusLine(line),
+                            detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
+                        {
                             // A change on a subscription that has answered: the
                             // daemon publishes only changes, so it needs no
                             // comparing, and the caller may use the line before
@@ -254,7 +264,7 @@ package final class StatusFollower {
         var lastError: DaemonClientError?
         for path in socketPaths {
             do throws(DaemonClientError) {
-                return try DaemonConnection.asking(path: path, .subscribe)
+                return try DaemonConnection.asking(path: path, ClientRequest(.subscribe, detail: detail))
             } catch {
                 if path != socketPaths.last { try handle(error) }
                 lastError = error
@@ -262,6 +272,8 @@ package final class StatusFollower {
         }
         throw lastError ?? .closed(path: "")
     }
+
+    private static let summaryMarker = Array(#""detail":"summary""#.utf8)
 
     /// Records and logs a daemon failure; throws it when the follower can't go on.
     private func handle(_ error: DaemonClientError) throws(DaemonClientError) {

@@ -21,8 +21,12 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Where a captive portal sends the user to sign in (the check's redirect
     /// target), when ``connectivity`` is `.portal` and the portal said.
     public var portalURL: String?
-    /// Every link the kernel reports, loopback included, in index order.
+    /// Every link the kernel reports, loopback included, in index order;
+    /// empty in a summary (``isSummary``).
     public var interfaces: [InterfaceStatus]
+    /// A summary's word for ``metered``, which it cannot derive without the
+    /// interface list; `nil` in a full status.
+    private var summaryMetered: Bool?
     /// Increases with every published change; a client can tell it missed one.
     public var seq: UInt64
     /// When this state was published.
@@ -66,6 +70,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Whether the primary path leaves through a metered interface (NWPath's
     /// `isExpensive`): defer large downloads and background sync while it does.
     public var metered: Bool {
+        if let summaryMetered { return summaryMetered }
         guard let primary else { return false }
         return interfaces.first { $0.index == primary.index }?.metered.isMetered ?? false
     }
@@ -80,17 +85,45 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         }
     }
 
+    /// Whether this is a summary: everything but the interface list
+    /// (``StatusDetail/summary``), which is empty.
+    public var isSummary: Bool { summaryMetered != nil }
+
+    /// The status without its interface list, as a summary subscriber of the
+    /// daemon receives it; ``metered`` keeps its value.
+    public func summary() -> NetworkStatus {
+        guard !isSummary else { return self }
+        var summary = self
+        summary.summaryMetered = metered
+        summary.interfaces = []
+        return summary
+    }
+
+    /// This status in the form `detail` asks for.
+    public func detailed(_ detail: StatusDetail) -> NetworkStatus {
+        switch detail {
+        case .full: self
+        case .summary: summary()
+        }
+    }
+
     /// Whether two statuses describe the same network, ignoring when and by whom
     /// they were published. The daemon publishes only when this is `false`.
     public func describesSameNetwork(as other: NetworkStatus) -> Bool {
+        hasSameSummary(as: other) && interfaces == other.interfaces && isSummary == other.isSummary
+    }
+
+    /// Whether the two agree on everything a summary carries: a summary
+    /// subscriber hears of a status only when this is `false`.
+    public func hasSameSummary(as other: NetworkStatus) -> Bool {
         ipv4 == other.ipv4 && ipv6 == other.ipv6 && connectivity == other.connectivity
-            && portalURL == other.portalURL && interfaces == other.interfaces
+            && portalURL == other.portalURL && metered == other.metered
     }
 
     private enum CodingKeys: String, CodingKey {
         case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
         case portalURL = "portal_url"
-        case metered
+        case metered, detail
         case seq
         case changedAt = "changed_at"
         case source
@@ -110,7 +143,13 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         // Absent from daemons that predate the connectivity check. Apps open
         // it, so it is checked here too: a client may be reading anything.
         portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL).flatMap(PortalURL.validated)
-        interfaces = try container.decode([InterfaceStatus].self, forKey: .interfaces)
+        // A summary has no interface list, and says what it would have told.
+        if let interfaces = try container.decodeIfPresent([InterfaceStatus].self, forKey: .interfaces) {
+            self.interfaces = interfaces
+        } else {
+            interfaces = []
+            summaryMetered = try container.decodeIfPresent(Bool.self, forKey: .metered) ?? false
+        }
         seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)
         guard let date = Timestamp.parse(stamp) else {
@@ -133,7 +172,11 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(metered, forKey: .metered)
         try container.encode(primary, forKey: .primary)
         try container.encode(Families(ipv4: ipv4, ipv6: ipv6), forKey: .families)
-        try container.encode(interfaces, forKey: .interfaces)
+        if isSummary {
+            try container.encode(StatusDetail.summary.rawValue, forKey: .detail)
+        } else {
+            try container.encode(interfaces, forKey: .interfaces)
+        }
         try container.encode(seq, forKey: .seq)
         try container.encode(Timestamp.format(changedAt), forKey: .changedAt)
         try container.encode(source, forKey: .source)

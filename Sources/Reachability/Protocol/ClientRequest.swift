@@ -4,18 +4,42 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What a client may ask the daemon, one JSON object per line.
-package enum ClientRequest: String, Sendable, CaseIterable {
-    /// `{"op":"get"}`: one status.
-    case get
-    /// `{"op":"subscribe"}`: the current status, then one per published change.
-    case subscribe
-    /// `{"op":"check"}`: run the connectivity check now (after signing in to a
-    /// portal, say) and answer with the status once it has.
-    case check
+/// What a client may ask the daemon, one JSON object per line: an operation
+/// and how much of each status it wants.
+package struct ClientRequest: Sendable, Hashable {
+    package enum Operation: String, Sendable, CaseIterable {
+        /// `{"op":"get"}`: one status.
+        case get
+        /// `{"op":"subscribe"}`: the current status, then one per published change.
+        case subscribe
+        /// `{"op":"check"}`: run the connectivity check now (after signing in to a
+        /// portal, say) and answer with the status once it has.
+        case check
+    }
 
-    /// The line a client sends, newline included.
-    package var line: [UInt8] { Array("{\"op\":\"\(rawValue)\"}\n".utf8) }
+    package var operation: Operation
+    /// `"detail":"summary"` asks for statuses without the interface list and,
+    /// for a subscription, only the changes of a summary. Absent: `full`, what
+    /// clients that predate it get.
+    package var detail: StatusDetail
+
+    package init(_ operation: Operation, detail: StatusDetail = .full) {
+        self.operation = operation
+        self.detail = detail
+    }
+
+    package static let get = ClientRequest(.get)
+    package static let subscribe = ClientRequest(.subscribe)
+    package static let check = ClientRequest(.check)
+
+    /// The line a client sends, newline included; a full request is spelled
+    /// as clients that predate `detail` spell it.
+    package var line: [UInt8] {
+        switch detail {
+        case .full: Array("{\"op\":\"\(operation.rawValue)\"}\n".utf8)
+        case .summary: Array("{\"op\":\"\(operation.rawValue)\",\"detail\":\"summary\"}\n".utf8)
+        }
+    }
 
     /// Parses one line (without its newline). The error text is what the daemon
     /// sends back, so it names what was wrong.
@@ -32,10 +56,17 @@ package enum ClientRequest: String, Sendable, CaseIterable {
         guard let op = envelope.op else {
             return .failure(RequestError("request has no \"op\"; expected {\"op\":\"get\"}, {\"op\":\"subscribe\"} or {\"op\":\"check\"}"))
         }
-        guard let request = ClientRequest(rawValue: op) else {
+        guard let operation = Operation(rawValue: op) else {
             return .failure(RequestError("unknown op \"\(op)\"; expected \"get\", \"subscribe\" or \"check\""))
         }
-        return .success(request)
+        var detail = StatusDetail.full
+        if let asked = envelope.detail {
+            guard let known = StatusDetail(rawValue: asked) else {
+                return .failure(RequestError("unknown detail \"\(asked)\"; expected \"full\" or \"summary\""))
+            }
+            detail = known
+        }
+        return .success(ClientRequest(operation, detail: detail))
     }
 }
 
@@ -47,4 +78,5 @@ package struct RequestError: Error, Sendable, Equatable {
 
 private struct RequestEnvelope: Decodable {
     var op: String?
+    var detail: String?
 }

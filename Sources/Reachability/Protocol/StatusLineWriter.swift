@@ -29,16 +29,21 @@ package struct StatusLineWriter {
         string(Timestamp.format(status.changedAt))
         raw(",\"connectivity\":")
         string(status.connectivity.rawValue)
+        if status.isSummary { raw(",\"detail\":\"summary\"") }
         raw(",\"families\":{\"ipv4\":")
         write(status.ipv4)
         raw(",\"ipv6\":")
         write(status.ipv6)
-        raw("},\"interfaces\":[")
-        for (position, link) in status.interfaces.enumerated() {
-            if position > 0 { raw(",") }
-            write(link)
+        raw("}")
+        if !status.isSummary {
+            raw(",\"interfaces\":[")
+            for (position, link) in status.interfaces.enumerated() {
+                if position > 0 { raw(",") }
+                write(link)
+            }
+            raw("]")
         }
-        raw("],\"ipv4\":")
+        raw(",\"ipv4\":")
         string(status.ipv4.reachability.rawValue)
         raw(",\"ipv6\":")
         string(status.ipv6.reachability.rawValue)

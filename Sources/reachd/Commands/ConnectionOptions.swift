@@ -50,17 +50,18 @@ struct ConnectionOptions: ParsableArguments {
     /// Follows the network on this thread: the current status, then every
     /// change, from the daemon while one answers and in-process otherwise (as
     /// ``source`` allows), saying so on stderr when the source changes if
-    /// `announcingSource`. `deliver` gets each status and returns whether to go
+    /// `announcingSource`. `detail` says whether a change of the interface
+    /// list alone is delivered (`.full`) or not. `deliver` gets each status and returns whether to go
     /// on; `deadline` ends the wait. No tasks and no timers: a quiet network
     /// costs nothing. With `--socket`, that daemon must answer first: an error
     /// the user can act on beats a silent wait.
     func follow(
-        announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
+        detail: StatusDetail, announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
         traceDatagrams: ((([UInt8]) -> Void))? = nil,
         deliver: (StatusUpdate) -> Bool
     ) throws {
         let follower = StatusFollower(
-            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths,
+            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths, detail: detail,
             logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams, requiringAnswer: socket != nil)
         var followingDaemon: Bool?
         do {

@@ -14,13 +14,21 @@ struct MonitorCommand: ParsableCommand {
             Subscribes to the daemon; without one (or when it goes away) it follows \
             netlink in-process. Runs until interrupted.
 
+            A line is printed when whether and how the host is online changes; \
+            --json prints every change, an interface coming or going included, \
+            unless --summary asks for the statuses without the interface list.
+
             Examples:
               reachd monitor
               reachd monitor --json | jq -c '{seq, reachability}'
+              reachd monitor --json --summary
             """)
 
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
+
+    @Flag(help: "With --json: statuses without the interface list, printed only when the rest changes.")
+    var summary = false
 
     @Flag(name: .customLong("trace-netlink"), help: .hidden)
     var traceNetlink = false
@@ -28,7 +36,8 @@ struct MonitorCommand: ParsableCommand {
     func run() throws {
         var previous: NetworkStatus?
         let trace: (([UInt8]) -> Void)? = traceNetlink ? { Self.traceDatagram($0) } : nil
-        try connection.follow(announcingSource: !traceNetlink, traceDatagrams: trace) { update in
+        let detail: StatusDetail = output.json && !summary ? .full : .summary
+        try connection.follow(detail: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
             if output.json, let line = update.line {
                 // The daemon's own bytes, as `status --json` prints them, before decoding.
                 Console.json(line)

@@ -12,6 +12,11 @@ struct OnlineCondition: Equatable {
     /// In the order `status` names the primary path.
     var families: [AddressFamily]
     var interfaces: [InterfaceCondition] = []
+    /// What to follow: the summary unless a carrier is waited for, which
+    /// only the interface list tells.
+    var detail: StatusDetail {
+        interfaces.contains { $0.state == .carrier } ? .full : .summary
+    }
     var any = false
     var ignored: Set<String> = []
 

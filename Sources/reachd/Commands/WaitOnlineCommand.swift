@@ -91,7 +91,7 @@ struct WaitOnlineCommand: ParsableCommand {
         let condition = condition
         let deadline = timeoutDuration.map { ContinuousClock.now + $0 }
         var met: [String]?
-        try connection.follow(announcingSource: false, until: deadline) { update in
+        try connection.follow(detail: condition.detail, announcingSource: false, until: deadline) { update in
             guard let status = try? update.status() else { return true }
             met = condition.met(by: status)
             return met == nil

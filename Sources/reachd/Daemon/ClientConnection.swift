@@ -25,6 +25,9 @@ final class ClientConnection {
     /// Who connected (`SO_PEERCRED`), for the per-user limit.
     let user: UInt32
     private(set) var isSubscribed = false
+    /// What the subscription asked for: a summary subscriber is written to
+    /// only when the summary changes.
+    private(set) var detail = StatusDetail.full
     /// The client shut down its sending side (`echo ... | socat` does). A
     /// subscriber may still be reading; only a full hang-up ends it.
     private(set) var inputClosed = false
@@ -105,7 +108,10 @@ final class ClientConnection {
         requests.isEmpty ? nil : requests.removeFirst()
     }
 
-    func subscribe() { isSubscribed = true }
+    func subscribe(_ detail: StatusDetail) {
+        isSubscribed = true
+        self.detail = detail
+    }
 
     /// Queues a line. Returns `false` when the connection is broken.
     func send(_ line: [UInt8], now: ContinuousClock.Instant) -> Bool {

@@ -30,12 +30,13 @@ final class DaemonServer {
     /// The connectivity check, when configured.
     private let checker: ConnectivityChecker?
     /// Clients that asked for a check and wait for its answer.
-    private var checkWaiters: [ClientConnection] = []
+    private var checkWaiters: [(client: ClientConnection, detail: StatusDetail)] = []
     private var nextWatchdogPing: ContinuousClock.Instant?
     private var netlinkDescriptor: Int32
     private var clients: [Int32: ClientConnection] = [:]
     private var clientsPerUser: [UInt32: Int] = [:]
-    private var statusLine: [UInt8]
+    /// The published status, encoded once per change in each form.
+    private var published: PublishedLines
     /// The last status logged, to say what the next one changed.
     private var lastAnnounced: NetworkStatus?
     /// Held open so that, out of descriptors, one can be freed to accept a
@@ -67,7 +68,7 @@ final class DaemonServer {
             watcher.connectivity = { ipv4, ipv6 in checker.connectivity(ipv4: ipv4, ipv6: ipv6, now: .now) }
         }
         let first = try watcher.start()
-        statusLine = DaemonMessage.status(first).line()
+        published = PublishedLines(first)
         listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         netlinkDescriptor = watcher.fileDescriptor
@@ -179,13 +180,16 @@ final class DaemonServer {
         while served < limits.requestsPerWakeup, client.isReady, let request = client.nextRequest() {
             served += 1
             switch request {
-            case .success(.get):
-                deliver(statusLine, to: client, now)
-            case .success(.subscribe):
-                client.subscribe()
-                deliver(statusLine, to: client, now)
-            case .success(.check):
-                requestCheck(for: client, now)
+            case .success(let request):
+                switch request.operation {
+                case .get:
+                    deliver(published.line(request.detail), to: client, now)
+                case .subscribe:
+                    client.subscribe(request.detail)
+                    deliver(published.line(request.detail), to: client, now)
+                case .check:
+                    requestCheck(for: client, detail: request.detail, now)
+                }
             case .failure(let error):
                 logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
                 let line = DaemonMessage.error(code: "bad_request", message: error.message).line()
@@ -200,9 +204,9 @@ final class DaemonServer {
     /// status once it has run. Without a check, or with no family online to
     /// probe, the answer is the status as it is. A client asking more often
     /// than ``checkInterval`` joins the check under way, or gets the last answer.
-    private func requestCheck(for client: ClientConnection, _ now: ContinuousClock.Instant) {
+    private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let checker else {
-            deliver(statusLine, to: client, now)
+            deliver(published.line(detail), to: client, now)
             return
         }
         if client.lastCheck.map({ now - $0 >= Self.checkInterval }) ?? true {
@@ -211,19 +215,19 @@ final class DaemonServer {
             checker.startDueProbes(now: now)
         }
         guard checker.isBusy(now: now) else {
-            deliver(statusLine, to: client, now)
+            deliver(published.line(detail), to: client, now)
             return
         }
         client.awaitsCheck = true
-        checkWaiters.append(client)
+        checkWaiters.append((client, detail))
     }
 
     private func answerCheckWaiters(_ now: ContinuousClock.Instant) {
         let waiters = checkWaiters
         checkWaiters.removeAll()
-        for client in waiters where clients[client.fd] === client {
+        for (client, detail) in waiters where clients[client.fd] === client {
             client.awaitsCheck = false
-            deliver(statusLine, to: client, now)
+            deliver(published.line(detail), to: client, now)
         }
     }
 
@@ -240,10 +244,10 @@ final class DaemonServer {
     }
 
     private func publish(_ status: NetworkStatus) {
-        statusLine = DaemonMessage.status(status).line()
+        let summaryChanged = published.update(status)
         let now = ContinuousClock.now
-        for client in clients.values where client.isSubscribed {
-            deliver(statusLine, to: client, now)
+        for client in clients.values where client.isSubscribed && (client.detail == .full || summaryChanged) {
+            deliver(published.line(client.detail), to: client, now)
         }
         // Subscribers first: the log line and systemd's STATUS= cost about
         // 0.1 ms, which no subscriber should wait for.
@@ -326,7 +330,7 @@ final class DaemonServer {
     }
 
     private func drop(_ client: ClientConnection) {
-        if client.awaitsCheck { checkWaiters.removeAll { $0 === client } }
+        if client.awaitsCheck { checkWaiters.removeAll { $0.client === client } }
         acceptPaused = false
         refusalLogged = false
         clients[client.fd] = nil

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A container host creates and deletes veth pairs all day without changing
+/// whether it is online: a summary subscriber must not hear of it.
+@Suite("Summary subscriptions", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct SummaryTests {
+    /// What starting and stopping containers does to the host's links.
+    static func churn(_ network: TestNetwork, pairs: Int) async throws {
+        try await network.batchInHost(
+            (0..<pairs).map { "link add ct\($0) type veth peer name ce\($0)" } + (0..<pairs).map { "link set ct\($0) up" }
+                + (0..<pairs).map { "link del ct\($0)" })
+    }
+
+    @Test func aSummarySubscriberHearsOnlyOfChangesToTheSummary() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let (full, firstFull) = try await SocketClient.subscribed(to: network.socketPath)
+        let summary = try SocketClient(path: network.socketPath)
+        try summary.send(ClientRequest(.subscribe, detail: .summary).line)
+        let firstSummary = try await summary.readStatus()
+        #expect(firstSummary.isSummary && firstSummary.interfaces.isEmpty)
+        #expect(firstSummary.hasSameSummary(as: firstFull) && firstSummary.online)
+
+        try await Self.churn(network, pairs: 10)
+        try await network.inHost("route del default")
+
+        // The full subscriber hears every link come and go, then the route.
+        var fullLines: [NetworkStatus] = []
+        while fullLines.last?.online != false { fullLines.append(try await full.readStatus()) }
+        #expect(fullLines.count > 10, "\(fullLines.count) full statuses for 10 veth pairs and a route")
+        // The summary subscriber's next line is the route's, and nothing came before it.
+        let next = try await summary.readStatus()
+        #expect(!next.online && next.isSummary)
+        #expect(next.seq == fullLines.last?.seq, "one numbering for both forms")
+        #expect(next.seq > firstSummary.seq)
+
+        // A get asks for the same forms.
+        let getter = try SocketClient(path: network.socketPath)
+        try getter.send(ClientRequest(.get, detail: .summary).line)
+        let got = try await getter.readLine()
+        #expect(got.map { !$0.contains("\"interfaces\"") && $0.contains(#""detail":"summary""#) } == true, "\(got ?? "")")
+        _ = daemon
+    }
+
+    /// `reachd monitor` (through the daemon and in-process) prints a line when
+    /// the host's answer changes, not when a container starts; `--json`
+    /// prints every change unless `--summary` says otherwise.
+    @Test(arguments: [true, false])
+    func monitorIsQuietWhileContainersComeAndGo(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+        let human = try network.startReachd("monitor", source)
+        let summaryJSON = try network.startReachd("monitor", "--json", "--summary", source)
+        let fullJSON = try network.startReachd("monitor", "--json", source)
+        for monitor in [human, summaryJSON, fullJSON] {
+            _ = try await eventually("the monitor prints the current status") { monitor.outputLines.first }
+        }
+
+        try await Self.churn(network, pairs: 10)
+        try await network.inHost("route del default")
+        _ = try await eventually("the full monitor sees the route go", timeout: .seconds(5)) {
+            fullJSON.outputLines.last?.contains(#""online":false"#) == true ? true : nil
+        }
+        _ = try await eventually("the summary monitors see the route go", timeout: .seconds(5)) {
+            human.outputLines.count >= 2 && summaryJSON.outputLines.count >= 2 ? true : nil
+        }
+        #expect(human.outputLines.count == 2, "\(human.outputLines)")
+        #expect(summaryJSON.outputLines.count == 2, "\(summaryJSON.outputLines)")
+        #expect(summaryJSON.outputLines.allSatisfy { !$0.contains("\"interfaces\"") })
+        #expect(fullJSON.outputLines.count > 10, "\(fullJSON.outputLines.count) lines")
+        for monitor in [human, summaryJSON, fullJSON] { monitor.signal(SIGTERM) }
+        _ = daemon
+    }
+
+    /// The library's monitor asks for the summary unless told otherwise. (In
+    /// process it reduces what it computes the same way: `monitor --no-daemon`
+    /// above is that code.)
+    @Test func theLibrarysMonitorFollowsTheSummaryByDefault() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let summaries = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        let fulls = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath, detail: .full)
+        defer {
+            summaries.cancel()
+            fulls.cancel()
+        }
+        let summaryCount = Counter(), fullCount = Counter()
+        summaries.onChange { _ in summaryCount.add() }
+        fulls.onChange { _ in fullCount.add() }
+        let first = try await summaries.firstStatus()
+        #expect(first.isSummary && first.online)
+        #expect(try await !fulls.firstStatus().isSummary)
+
+        try await Self.churn(network, pairs: 10)
+        try await network.inHost("route del default")
+        _ = try await eventually("both see the route go", timeout: .seconds(5)) {
+            summaries.currentStatus?.online == false && fulls.currentStatus?.online == false ? true : nil
+        }
+        #expect(summaryCount.value == 2)
+        #expect(fullCount.value > 10, "\(fullCount.value) full statuses")
+        _ = daemon
+    }
+}
+
+/// Counts calls from the monitor's thread.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
