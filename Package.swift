@@ -21,6 +21,8 @@ let package = Package(
             pkgConfig: "libnl-route-3.0",
             providers: [.apt(["libnl-3-dev", "libnl-route-3-dev"])]
         ),
+        // epoll, which Swift's Glibc module leaves out: the daemon's loop.
+        .systemLibrary(name: "CEventPoll"),
         .target(
             name: "Reachability",
             dependencies: [
@@ -32,6 +34,7 @@ let package = Package(
             name: "reachd",
             dependencies: [
                 "Reachability",
+                "CEventPoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -35,10 +35,10 @@ package final class NetworkWatcher {
     /// route event.
     private var meteringGuesses: [Int: (name: String, guess: Metering)] = [:]
 
-    /// What a connectivity check says about the families' paths: the daemon's
-    /// checker. Asked on every evaluation, so a status is published once, with
-    /// its connectivity; without one, connectivity is `.unknown`.
-    package var connectivity: ((_ ipv4: FamilyStatus, _ ipv6: FamilyStatus) -> (Connectivity, portalURL: String?))?
+    /// What a connectivity check found about the paths published so far (the
+    /// daemon's checker, fed back through ``apply(_:)``); `nil` where no check
+    /// runs, and connectivity is `.unknown`.
+    package var connectivityFindings: ConnectivityFindings?
 
     /// Subscribes to notifications at once, so nothing is missed between now and
     /// ``start()``'s dump.
@@ -104,11 +104,12 @@ package final class NetworkWatcher {
         return try resynchronise()
     }
 
-    /// Publishes again with what ``connectivity`` says now (a probe finished):
-    /// the new status, or `nil` when nothing changed.
-    package func refreshConnectivity() -> NetworkStatus? {
-        guard let current = publisher.current, let connectivity else { return nil }
-        let (verdict, portalURL) = connectivity(current.ipv4, current.ipv6)
+    /// Takes in what the connectivity check found (a probe finished) and
+    /// publishes again: the new status, or `nil` when nothing changed.
+    package func apply(_ findings: ConnectivityFindings) -> NetworkStatus? {
+        connectivityFindings = findings
+        guard let current = publisher.current else { return nil }
+        let (verdict, portalURL) = findings.connectivity(ipv4: current.ipv4, ipv6: current.ipv6)
         return publisher.publish(
             ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
             connectivity: verdict, portalURL: portalURL, at: Date())
@@ -120,7 +121,7 @@ package final class NetworkWatcher {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
-        return try evaluate(table, queries, &publisher, connectivity: nil, metering: guessMetering(of:))!
+        return try evaluate(table, queries, &publisher, findings: nil, metering: guessMetering(of:))!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -136,7 +137,7 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        return try Self.evaluate(table, queries, &publisher, connectivity: connectivity) { self.metering(of: $0) }
+        return try Self.evaluate(table, queries, &publisher, findings: connectivityFindings) { self.metering(of: $0) }
     }
 
     /// The configuration's word for `link`, else its guess (cached).
@@ -156,14 +157,14 @@ package final class NetworkWatcher {
 
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
-        connectivity: ((FamilyStatus, FamilyStatus) -> (Connectivity, portalURL: String?))?,
+        findings: ConnectivityFindings?,
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> NetworkStatus? {
         let lookups = try queries.lookupRoutes(
             to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
-        let (verdict, portalURL) = connectivity?(ipv4, ipv6) ?? (.unknown, nil)
+        let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         return publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, at: Date())

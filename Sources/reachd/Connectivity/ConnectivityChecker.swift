@@ -8,6 +8,10 @@ import Synchronization
 /// never while the family is not online by routes, so an offline host makes
 /// no probes and no system calls. Owned by the event loop; probes run on
 /// threads of their own and report through ``wake``, which the loop polls.
+///
+/// Downstream of the watcher: it consumes the paths of each published status
+/// (``observe(_:now:)``), and its ``findings`` go back to the watcher as an
+/// input, tied to the paths they were made on.
 final class ConnectivityChecker {
     /// The first retry after a result other than `full`; it doubles up to the interval.
     static let firstRetry: Duration = .seconds(5)
@@ -49,27 +53,21 @@ final class ConnectivityChecker {
         wake = try WakeSignal()
     }
 
-    /// The verdict for a status's paths, after taking note of them: the
-    /// watcher's ``NetworkWatcher/connectivity`` hook. A changed path drops its
-    /// old verdict and is due for a probe at once.
-    func connectivity(ipv4: FamilyStatus, ipv6: FamilyStatus, now: ContinuousClock.Instant) -> (Connectivity, portalURL: String?) {
-        for (family, status) in [(AddressFamily.ipv4, ipv4), (.ipv6, ipv6)] where families[family]?.path != status.path {
-            families[family] = FamilyState(path: status.path, nextProbe: status.path == nil ? nil : now)
+    /// Takes note of a published status's paths: a changed path drops its old
+    /// verdict and is due for a probe at once.
+    func observe(_ status: NetworkStatus, now: ContinuousClock.Instant) {
+        for (family, state) in [(AddressFamily.ipv4, status.ipv4), (.ipv6, status.ipv6)] where families[family]?.path != state.path {
+            families[family] = FamilyState(path: state.path, nextProbe: state.path == nil ? nil : now)
         }
-        return combined
     }
 
-    /// Across the families online by routes: `full` if either answered as
-    /// expected, else a portal, else `limited`; `none` when neither is online;
-    /// `unknown` while the only answers are still awaited.
-    var combined: (Connectivity, portalURL: String?) {
-        let online = families.values.filter { $0.path != nil }
-        guard !online.isEmpty else { return (.none, nil) }
-        let verdicts = online.compactMap(\.verdict)
-        if verdicts.contains(where: { $0.connectivity == .full }) { return (.full, nil) }
-        if let portal = verdicts.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
-        if verdicts.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
-        return (.unknown, nil)
+    /// The verdicts so far, each for the path it was made on.
+    var findings: ConnectivityFindings {
+        func finding(_ family: AddressFamily) -> ConnectivityFindings.Finding? {
+            guard let state = families[family], let path = state.path, let verdict = state.verdict else { return nil }
+            return .init(path: path, connectivity: verdict.connectivity, portalURL: verdict.portalURL)
+        }
+        return ConnectivityFindings(ipv4: finding(.ipv4), ipv6: finding(.ipv6))
     }
 
     /// When a probe is next due, for the loop's poll timeout.

@@ -24,6 +24,12 @@ final class ClientConnection {
     let fd: Int32
     /// Who connected (`SO_PEERCRED`), for the per-user limit.
     let user: UInt32
+    /// Its name in the event poll, never reused: a descriptor number is.
+    let token: UInt64
+    /// Its place in the ``ClientTable``'s list of subscribers.
+    var subscriberSlot: Int?
+    /// What the event poll was last told to wait for.
+    var registeredInterest: EventPoll.Interest = .readable
     private(set) var isSubscribed = false
     /// What the subscription asked for: a summary subscriber is written to
     /// only when the summary changes.
@@ -48,9 +54,10 @@ final class ClientConnection {
     /// The newest line queued behind `writing`; a newer one replaces it.
     private var newest: [UInt8]?
 
-    init(fd: Int32, user: UInt32, now: ContinuousClock.Instant) {
+    init(fd: Int32, user: UInt32, token: UInt64 = 0, now: ContinuousClock.Instant) {
         self.fd = fd
         self.user = user
+        self.token = token
         lastProgress = now
     }
 
@@ -73,9 +80,9 @@ final class ClientConnection {
 
     /// What to wait for: writability while output is pending (and nothing
     /// else: backpressure), input only when every request read is answered.
-    var pollEvents: Int16 {
-        if hasPendingOutput { return Int16(POLLOUT) }
-        return inputClosed || isClosing || !requests.isEmpty ? 0 : Int16(POLLIN)
+    var interest: EventPoll.Interest {
+        if hasPendingOutput { return .writable }
+        return inputClosed || isClosing || !requests.isEmpty ? [] : .readable
     }
 
     /// Reads one chunk without blocking and queues the requests it completes.

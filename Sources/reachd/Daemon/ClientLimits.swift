@@ -6,8 +6,8 @@ struct ClientLimits: Equatable {
     /// listener, the stop pipe, the spare descriptor, systemd's notify socket,
     /// and room for whatever the runtime opens.
     static let reservedDescriptors = 32
-    /// The default cap never goes above this, however high the descriptor limit:
-    /// every wake-up polls every client.
+    /// The default cap never goes above this, however high the descriptor
+    /// limit: each client holds a descriptor and up to two status lines.
     static let defaultCeiling = 16384
     static let defaultPerUser = 64
     static let defaultIdleTimeout: Duration = .seconds(10)

@@ -1,0 +1,44 @@
+/// What a connectivity check found, per family, each finding tied to the path
+/// it was made on: an input to ``NetworkWatcher``, which the daemon's checker
+/// feeds back after consuming the paths the watcher published.
+///
+/// A finding counts only while its family's path is still the one probed, so
+/// a path that changes publishes `unknown` at once, in the same status as the
+/// change, and never the old path's verdict.
+package struct ConnectivityFindings: Sendable, Equatable {
+    package struct Finding: Sendable, Equatable {
+        package var path: NetworkPath
+        package var connectivity: Connectivity
+        package var portalURL: String?
+
+        package init(path: NetworkPath, connectivity: Connectivity, portalURL: String? = nil) {
+            self.path = path
+            self.connectivity = connectivity
+            self.portalURL = portalURL
+        }
+    }
+
+    package var ipv4: Finding?
+    package var ipv6: Finding?
+
+    package init(ipv4: Finding? = nil, ipv6: Finding? = nil) {
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+    }
+
+    /// The connectivity of a status with these families: across the families
+    /// online by routes, `full` if either was found so, else a portal, else
+    /// `limited`; `none` when neither is online; `unknown` while no finding
+    /// for the current paths has come in.
+    package func connectivity(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus)
+        -> (Connectivity, portalURL: String?)
+    {
+        let online = [(ipv4Status, ipv4), (ipv6Status, ipv6)].filter { $0.0.path != nil }
+        guard !online.isEmpty else { return (.none, nil) }
+        let current = online.compactMap { status, finding in finding?.path == status.path ? finding : nil }
+        if current.contains(where: { $0.connectivity == .full }) { return (.full, nil) }
+        if let portal = current.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
+        if current.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
+        return (.unknown, nil)
+    }
+}

@@ -1,0 +1,120 @@
+import Reachability
+
+/// The daemon's clients: who is connected under which token, how many each
+/// user holds, who subscribed to which form, and who waits for a turn or an
+/// idle deadline. Every change costs O(1), and nothing the loop does on a
+/// wake-up walks every client: at 10,000 subscribers a wake-up for one
+/// request costs what one request costs.
+final class ClientTable {
+    /// Tokens below this name the daemon's own descriptors in the event poll.
+    static let firstClientToken: UInt64 = 16
+
+    private var byToken: [UInt64: ClientConnection] = [:]
+    private var perUser: [UInt32: Int] = [:]
+    /// Subscribers of each form, contiguous for the fan-out; each client knows
+    /// its slot, so leaving is a swap with the last.
+    private var full: [ClientConnection] = []
+    private var summary: [ClientConnection] = []
+    /// Connected and not subscribed: the only clients with an idle deadline.
+    private var unsubscribed: [UInt64: ClientConnection] = [:]
+    /// Requests read and waiting their turn (the per-wake-up limit, or an
+    /// answer that went out only now): served on the next pass without waiting.
+    private var waiting: [UInt64: ClientConnection] = [:]
+    private var nextToken = firstClientToken
+
+    var count: Int { byToken.count }
+    var hasWaiting: Bool { !waiting.isEmpty }
+    var all: Dictionary<UInt64, ClientConnection>.Values { byToken.values }
+
+    /// Why a new connection from `user` cannot be served, or `nil` when it can.
+    func refusal(for user: UInt32, limits: ClientLimits) -> String? {
+        limits.refusal(clients: count, userClients: perUser[user, default: 0], user: user)
+    }
+
+    /// A new connection, with a token never used before.
+    func insert(fd: Int32, user: UInt32, now: ContinuousClock.Instant) -> ClientConnection {
+        let client = ClientConnection(fd: fd, user: user, token: nextToken, now: now)
+        nextToken += 1
+        byToken[client.token] = client
+        unsubscribed[client.token] = client
+        perUser[user, default: 0] += 1
+        return client
+    }
+
+    /// The client with `token`, while it is connected.
+    func client(_ token: UInt64) -> ClientConnection? { byToken[token] }
+
+    /// Whether `client` is still connected (not dropped earlier in this pass).
+    func contains(_ client: ClientConnection) -> Bool { byToken[client.token] === client }
+
+    func remove(_ client: ClientConnection) {
+        guard contains(client) else { return }
+        byToken[client.token] = nil
+        unsubscribed[client.token] = nil
+        waiting[client.token] = nil
+        if let slot = client.subscriberSlot {
+            switch client.detail {
+            case .full: Self.removeSubscriber(at: slot, from: &full)
+            case .summary: Self.removeSubscriber(at: slot, from: &summary)
+            }
+        }
+        let left = perUser[client.user, default: 1] - 1
+        perUser[client.user] = left > 0 ? left : nil
+    }
+
+    private static func removeSubscriber(at slot: Int, from list: inout [ClientConnection]) {
+        let last = list.removeLast()
+        guard slot < list.count else { return }
+        list[slot] = last
+        last.subscriberSlot = slot
+    }
+
+    /// Makes `client` a subscriber of `detail`; a second subscribe changes the form.
+    func subscribe(_ client: ClientConnection, _ detail: StatusDetail) {
+        if let slot = client.subscriberSlot {
+            guard client.detail != detail else { return }
+            switch client.detail {
+            case .full: Self.removeSubscriber(at: slot, from: &full)
+            case .summary: Self.removeSubscriber(at: slot, from: &summary)
+            }
+        }
+        client.subscribe(detail)
+        unsubscribed[client.token] = nil
+        switch detail {
+        case .full:
+            client.subscriberSlot = full.count
+            full.append(client)
+        case .summary:
+            client.subscriberSlot = summary.count
+            summary.append(client)
+        }
+    }
+
+    func subscribers(_ detail: StatusDetail) -> [ClientConnection] {
+        switch detail {
+        case .full: full
+        case .summary: summary
+        }
+    }
+
+    /// Notes that `client` has requests to serve on the next pass, or not.
+    func setWaiting(_ client: ClientConnection, _ isWaiting: Bool) {
+        waiting[client.token] = isWaiting ? client : nil
+    }
+
+    /// The clients with requests waiting, taken off the list.
+    func takeWaiting() -> [ClientConnection] {
+        defer { waiting.removeAll(keepingCapacity: true) }
+        return Array(waiting.values)
+    }
+
+    /// When the next unsubscribed client is due to be closed for idling.
+    func nextIdleDeadline(after limit: Duration) -> ContinuousClock.Instant? {
+        unsubscribed.values.lazy.compactMap { $0.idleDeadline(after: limit) }.min()
+    }
+
+    /// The unsubscribed clients idle past `limit` at `now`.
+    func idle(at now: ContinuousClock.Instant, after limit: Duration) -> [ClientConnection] {
+        unsubscribed.values.filter { client in client.idleDeadline(after: limit).map { now >= $0 } ?? false }
+    }
+}
