@@ -14,7 +14,7 @@ as an absolute time. Watchers:
 - `reachd monitor --json`, in-process (`--no-daemon`) and through the daemon;
 - GLib's GNetworkMonitor from Python, where python3-gi is installed.
 
-Then fan-out: the same flips while 1,000 subscribers (bench/fanout.c, one
+Then fan-out: the same flips while 1,000, then 10,000 subscribers (bench/fanout.c, one
 epoll loop in C, so the reader isn't what is measured) follow the daemon;
 event to first and to last subscriber. And idle wake-ups: context switches of
 every thread of a waiting `reachd monitor` (in-process, through the daemon)
@@ -295,6 +295,7 @@ def main():
     print("\n".join(latency(flips, together=True)))
     print("\nfan-out, event to subscribers, after `ip monitor route` in the same run:")
     print("\n".join(fanout(flips)))
+    print("\n".join(fanout(flips, 10000)))
     print("\nidle wake-ups (context switches of every thread; 0 is the goal):")
     print("\n".join(idle()))
 

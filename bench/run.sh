@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks: start-up time and memory against the size of the routing table,
 # how long a route flood takes to settle, system calls of an idle daemon, and
-# the daemon and its clients under a hostile local user (bench/torture.py), and
-# event-to-subscriber latency against `ip monitor`, fan-out to 1,000 subscribers
+# the daemon and its clients under a hostile local user (bench/torture.py), a
+# container host's veth churn under 1,000 summary subscribers (bench/containers.py), and
+# event-to-subscriber latency against `ip monitor`, fan-out to 1,000 and 10,000 subscribers
 # and idle wake-ups of clients (bench/latency.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
@@ -11,5 +12,7 @@ command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq s
 python3 bench/reachd_bench.py "$@"
 echo
 python3 bench/torture.py
+echo
+python3 bench/containers.py
 echo
 exec python3 bench/latency.py

@@ -116,6 +116,37 @@ public final class ReachabilityMonitor: Sendable {
         cancel()
     }
 
+    /// Asks once, without following: the current status from the first
+    /// daemon that answers, else (where `source` allows) computed in-process
+    /// from one netlink snapshot, with ``NetworkStatus/source`` saying which.
+    ///
+    /// ```swift
+    /// let now = try await ReachabilityMonitor.currentStatus()
+    /// print(now.online ? "online" : "offline", "according to the", now.source)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
+    ///     throws when no daemon answers; `.embedded` asks none.
+    ///   - socketPath: the daemon's socket; by default the paths
+    ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
+    ///   - detail: `.full` (the default) includes the interface list.
+    ///   - timeout: shared by the daemons tried: a stopped one costs at most this.
+    /// - Throws: ``StatusQueryError`` when no allowed source answers.
+    public static func currentStatus(
+        source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .full,
+        timeout: Duration = DaemonClient.defaultTimeout
+    ) async throws -> NetworkStatus {
+        let query = StatusQuery(source: source, socketPaths: socketPath.map { [$0] } ?? SocketPath.forClients(), detail: detail)
+        // Blocking for up to `timeout`: on a thread of its own, not one of the
+        // runtime's few cooperative threads.
+        return try await withCheckedThrowingContinuation { continuation in
+            startDetachedThread {
+                continuation.resume(with: Result { () throws(StatusQueryError) in try query.answer(timeout: timeout).status })
+            }
+        }
+    }
+
     /// The newest status, or `nil` before the first arrives: right after
     /// `init` it is `nil` for the few milliseconds the first answer takes.
     /// ``firstStatus()`` waits for it.

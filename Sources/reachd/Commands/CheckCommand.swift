@@ -31,19 +31,21 @@ struct CheckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var failures: [String] = []
-        for path in connection.socketPaths {
-            do {
-                let (status, line) = try DaemonClient(socketPath: path).ask(.check, timeout: Self.timeout)
-                if output.json { Console.json(line) } else { Console.out(StatusFormatter.summary(status)) }
-                if !status.online { throw ExitCode.notOnline }
-                return
-            } catch let error as DaemonClientError {
-                failures.append(error.description)
+        let answer: StatusAnswer
+        do {
+            answer = try StatusQuery(source: .daemon, socketPaths: connection.socketPaths).answer(.check, timeout: Self.timeout)
+        } catch {
+            if case .noDaemonAnswered(let failures) = error {
+                Console.error("reachd: \(failures.map(\.description).joined(separator: "; "))")
             }
+            Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon --check-url URL`")
+            throw ExitCode.internalError
         }
-        Console.error("reachd: \(failures.joined(separator: "; "))")
-        Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon --check-url URL`")
-        throw ExitCode.internalError
+        if output.json, let line = answer.line {
+            Console.json(line)
+        } else {
+            Console.out(StatusFormatter.summary(answer.status))
+        }
+        if !answer.status.online { throw ExitCode.notOnline }
     }
 }

@@ -31,9 +31,9 @@ struct ConnectionOptions: ParsableArguments {
         noDaemon ? [] : socket.map { [$0] } ?? SocketPath.forClients()
     }
 
-    /// Whether the answer may be computed in-process when no daemon answers:
-    /// not when the user named the daemon to ask.
-    var fallsBackInProcess: Bool { socket == nil }
+    /// One answer for these options: the first daemon that answers, else
+    /// in-process unless the user named the daemon.
+    var query: StatusQuery { StatusQuery(source: source, socketPaths: socketPaths) }
 
     /// What a ``ReachabilityMonitor`` follows for these options.
     var source: ReachabilityMonitor.Source {
@@ -78,7 +78,7 @@ struct ConnectionOptions: ParsableArguments {
         } catch let error as DaemonClientError {
             // Only a named daemon ends a follower: one that doesn't answer, or
             // speaks another protocol version.
-            throw namedDaemonFailed(StatusFeed.describe(error, at: socket ?? ""))
+            throw namedDaemonFailed(error.briefDescription)
         }
     }
 }

@@ -39,15 +39,22 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let feed = StatusFeed(socketPaths: connection.socketPaths, fallsBackInProcess: connection.fallsBackInProcess)
-        let status: NetworkStatus, line: [UInt8]?, notice: String?
+        let answer: StatusAnswer
         do {
-            (status, line, notice) = try feed.currentStatus()
-        } catch let error as StatusFeedError {
-            throw connection.namedDaemonFailed(error.description)
+            answer = try connection.query.answer()
+        } catch {
+            switch error {
+            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
+            case .inProcessFailed: throw error
+            }
         }
+        let (status, line) = (answer.status, answer.line)
         // On stderr in every form, so stdout stays what the form promises.
-        if let notice { Console.error("reachd: \(notice)") }
+        // Asked for no daemon, the user needs no notice that none answered.
+        if line == nil, !answer.daemonFailures.isEmpty {
+            let failures = answer.daemonFailures.map(\.briefDescription)
+            Console.error("reachd: \(failures.joined(separator: "; ")); computed in-process from netlink")
+        }
         if let interface {
             guard let link = status.interfaces.first(where: { $0.name == interface }) else {
                 Console.error("reachd: no interface \(interface); the host has \(status.interfaces.map(\.name.escapingControlCharacters).joined(separator: ", "))")
