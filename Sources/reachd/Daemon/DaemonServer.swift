@@ -280,15 +280,20 @@ final class DaemonServer {
 
     private func fanOut(_ line: [UInt8], to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
         var backlogged: [ClientConnection] = []
+        var broken: [ClientConnection] = []
         for client in subscribers {
             if client.hasPendingOutput {
                 backlogged.append(client)
-            } else {
-                deliver(line, to: client, now)
-                if clients.contains(client) { updateInterest(of: client) }
+            } else if !client.send(line, now: now) {
+                broken.append(client)
+            } else if client.hasPendingOutput {
+                // Only now waits to write: the usual case costs no epoll_ctl.
+                updateInterest(of: client)
             }
         }
-        for client in backlogged { deliver(line, to: client, now) }
+        for client in backlogged where !client.send(line, now: now) { broken.append(client) }
+        // Dropped after the loop: dropping reorders the list being walked.
+        for client in broken { drop(client) }
     }
 
     private func announce(_ status: NetworkStatus) {
