@@ -35,7 +35,9 @@ sources() {
   case $1 in
     StatusDecoder|RequestParser) ;;
     NetlinkDecoder) echo Sources/Reachability/Netlink/NetlinkDecoder.swift Sources/Reachability/Netlink/NetlinkFrame.swift \
-        Sources/Reachability/Monitor/NetlinkEvent.swift Sources/Reachability/Monitor/RouteLookupResult.swift \
+        Sources/Reachability/Netlink/NetlinkEvent.swift Sources/Reachability/Netlink/RouteLookupResult.swift \
+        Sources/Reachability/Netlink/RouteType.swift Sources/Reachability/Netlink/AddressScope.swift \
+        Sources/Reachability/Netlink/OperationalState.swift \
         Sources/Reachability/Model/IPAddress.swift Sources/Reachability/Model/AddressFamily.swift \
         Sources/Reachability/Protocol/ProtocolValue.swift ;;
     HTTPResponse) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \

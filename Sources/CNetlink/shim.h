@@ -20,10 +20,7 @@
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
 
-// NLMSG_* and NLMSG_ALIGN are function-like macros, which Swift cannot import.
-
-static inline unsigned int cnl_nlmsg_hdrlen(void) { return NLMSG_HDRLEN; }
-static inline unsigned int cnl_nlmsg_align(unsigned int len) { return NLMSG_ALIGN(len); }
+// NLM_F_DUMP is a macro of other macros, which Swift cannot import.
 static inline unsigned int cnl_nlm_f_dump(void) { return NLM_F_DUMP; }
 
 #endif

@@ -4,7 +4,7 @@ import Testing
 @Suite("Folding netlink events into the interface table")
 struct InterfaceTableTests {
     @Test func removingALinkRemovesItsAddresses() {
-        var table = table(address("192.0.2.10", on: 2), address("fe80::1", on: 2, prefix: 64, scope: 253))
+        var table = table(address("192.0.2.10", on: 2), address("fe80::1", on: 2, prefix: 64, scope: .link))
         table.apply(.linkRemoved(index: 2))
         #expect(table.links.keys.sorted() == [1])
         #expect(table.addresses.values.allSatisfy { $0.interfaceIndex == 1 })
@@ -21,7 +21,7 @@ struct InterfaceTableTests {
     @Test func removingAnAddressIsByKeyNotByFlags() {
         var table = table(address("192.0.2.10", on: 2))
         table.apply(.addressRemoved(AddressRecord(
-            interfaceIndex: 2, address: IPAddress("192.0.2.10")!, prefixLength: 24, scope: 0,
+            interfaceIndex: 2, address: IPAddress("192.0.2.10")!, prefixLength: 24, scope: .universe,
             isTentative: true, isDADFailed: false)))
         #expect(table.addresses(ofLink: 2).isEmpty)
     }

@@ -21,7 +21,7 @@ struct NetlinkDecoderTests {
         #expect(lo.isUp && lo.isLoopback)
         let addresses = events.compactMap { if case .addressChanged(let a) = $0 { a } else { nil } }
         #expect(Set(addresses.map(\.address.description)) == ["127.0.0.1", "::1"])
-        #expect(addresses.allSatisfy { $0.scopeName == "host" })
+        #expect(addresses.allSatisfy { $0.scope.name == "host" })
         // Adding 127.0.0.1 also adds local and broadcast routes to table local.
         #expect(events.contains(.routesChanged))
     }
@@ -34,7 +34,7 @@ struct NetlinkDecoderTests {
         }
         #expect(vh.name == "vh")
         #expect(!vh.isUp && !vh.hasCarrier && !vh.isLoopback)
-        #expect(vh.operstateName == "down")
+        #expect(vh.operationalState.name == "down")
         #expect(vh.kind == "veth" && vh.hardwareType == 1, "made through rtnetlink, an Ethernet-like link")
     }
 
@@ -47,7 +47,7 @@ struct NetlinkDecoderTests {
     @Test func theKernelAnnouncesAutomaticLinkLocalOnlyAfterDuplicateAddressDetection() throws {
         let events = try lifecycle.step("ip link set vh up").events
         let linkLocal = events.compactMap { event -> AddressRecord? in
-            guard case .addressChanged(let address) = event, address.scope == 253 else { return nil }
+            guard case .addressChanged(let address) = event, address.scope == .link else { return nil }
             return address
         }
         #expect(linkLocal.count == 1)
@@ -58,7 +58,7 @@ struct NetlinkDecoderTests {
     @Test func aManuallyAddedIPv6AddressIsAnnouncedTentativeThenUsable() throws {
         let events = try lifecycle.step("ip -6 addr add 2001:db8:77::2/64").events
         let updates = events.compactMap { event -> AddressRecord? in
-            guard case .addressChanged(let address) = event, address.scope == 0 else { return nil }
+            guard case .addressChanged(let address) = event, address.scope == .universe else { return nil }
             return address
         }
         #expect(updates.map(\.isTentative) == [true, false])
@@ -73,7 +73,7 @@ struct NetlinkDecoderTests {
             return
         }
         #expect(vh.isUp && !vh.hasCarrier)
-        #expect(vh.operstateName == "down", "what the kernel reports for a veth whose peer is down")
+        #expect(vh.operationalState.name == "down", "what the kernel reports for a veth whose peer is down")
     }
 
     @Test func routesAreRecognisedWithoutBeingParsed() throws {
@@ -124,7 +124,7 @@ struct NetlinkDecoderTests {
             return
         }
         #expect(answers.count == 1)
-        #expect(type == RouteLookupResult.unicast)
+        #expect(type == .unicast)
         #expect(outputInterface > 1, "the veth, not loopback")
         #expect(next?.description == gateway)
     }

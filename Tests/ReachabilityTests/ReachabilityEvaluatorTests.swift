@@ -28,7 +28,7 @@ struct ReachabilityEvaluatorTests {
 
     @Test func loopbackAloneIsOffline() {
         let loopbackOnly = InterfaceTable(replaying: [
-            link(1, "lo", loopback: true), address("127.0.0.1", on: 1, prefix: 8, scope: 254),
+            link(1, "lo", loopback: true), address("127.0.0.1", on: 1, prefix: 8, scope: .host),
         ])
         for family in AddressFamily.allCases {
             #expect(ReachabilityEvaluator.evaluate(family, table: loopbackOnly, lookup: noRoute).reachability == .offline)
@@ -81,10 +81,13 @@ struct ReachabilityEvaluatorTests {
         #expect(status == FamilyStatus(reachability: .local, reason: reason, path: nil))
     }
 
-    @Test(arguments: [(UInt8(2), UnreachableReason.unusableRoute), (6, .blackholeRoute), (7, .unreachableRoute), (8, .prohibitedRoute)])
+    /// The kernel's numbers: 2 local, 6 blackhole, 7 unreachable, 8 prohibit,
+    /// 10 NAT (no name here), 42 (none yet).
+    @Test(arguments: [(UInt8(2), UnreachableReason.unusableRoute), (6, .blackholeRoute), (7, .unreachableRoute),
+                      (8, .prohibitedRoute), (10, .unusableRoute), (42, .unusableRoute)])
     func nonUnicastRoutesAreNotOnline(type: UInt8, reason: UnreachableReason) {
         let status = ReachabilityEvaluator.evaluate(
-            .ipv4, table: table(address("192.0.2.10", on: 2)), lookup: route(via: nil, type: type))
+            .ipv4, table: table(address("192.0.2.10", on: 2)), lookup: route(via: nil, type: RouteType(kernelValue: type)))
         #expect(status.reason == reason)
         #expect(status.reachability == .local)
     }
@@ -98,7 +101,7 @@ struct ReachabilityEvaluatorTests {
     }
 
     @Test func ipv6LinkLocalCountsForLocalButNotForOnline() {
-        let linkLocalOnly = table(address("fe80::1234", on: 2, prefix: 64, scope: 253))
+        let linkLocalOnly = table(address("fe80::1234", on: 2, prefix: 64, scope: .link))
         let status = ReachabilityEvaluator.evaluate(.ipv6, table: linkLocalOnly, lookup: route(via: "fe80::1"))
         #expect(status == FamilyStatus(reachability: .local, reason: .noUsableAddress, path: nil))
     }
@@ -111,7 +114,7 @@ struct ReachabilityEvaluatorTests {
 
     @Test func interfacesAreListedInIndexOrderWithSortedAddresses() {
         let table = table(
-            address("fe80::1", on: 2, prefix: 64, scope: 253), address("192.0.2.10", on: 2),
+            address("fe80::1", on: 2, prefix: 64, scope: .link), address("192.0.2.10", on: 2),
             address("10.0.0.1", on: 2, prefix: 8))
         let interfaces = ReachabilityEvaluator.interfaces(in: table)
         #expect(interfaces.map(\.name) == ["lo", "eth0"])

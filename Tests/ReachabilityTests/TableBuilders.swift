@@ -10,11 +10,11 @@ func link(
 ) -> NetlinkEvent {
     .linkChanged(LinkRecord(
         index: index, name: name, isUp: up, hasCarrier: carrier, isLoopback: loopback,
-        operationalState: carrier && up ? 6 : 2))
+        operationalState: carrier && up ? .up : .down))
 }
 
 func address(
-    _ text: String, on index: Int, prefix: Int = 24, scope: UInt8 = 0,
+    _ text: String, on index: Int, prefix: Int = 24, scope: AddressScope = .universe,
     tentative: Bool = false, dadFailed: Bool = false
 ) -> NetlinkEvent {
     .addressChanged(AddressRecord(
@@ -26,13 +26,13 @@ func address(
 func table(eth0 up: Bool = true, carrier: Bool = true, _ addresses: NetlinkEvent...) -> InterfaceTable {
     InterfaceTable(replaying: [
         link(1, "lo", loopback: true),
-        address("127.0.0.1", on: 1, prefix: 8, scope: 254),
-        address("::1", on: 1, prefix: 128, scope: 254),
+        address("127.0.0.1", on: 1, prefix: 8, scope: .host),
+        address("::1", on: 1, prefix: 128, scope: .host),
         link(2, "eth0", up: up, carrier: carrier),
     ] + addresses)
 }
 
-func route(via gateway: String?, on index: Int = 2, type: UInt8 = RouteLookupResult.unicast) -> RouteLookupResult {
+func route(via gateway: String?, on index: Int = 2, type: RouteType = .unicast) -> RouteLookupResult {
     .route(type: type, outputInterface: index, gateway: gateway.flatMap(IPAddress.init))
 }
 

@@ -25,7 +25,7 @@ enum ReachabilityEvaluator {
         case .failed(let errno):
             return notOnline(reason(forLookupErrno: errno))
         case .route(let type, let outputInterface, let gateway):
-            guard type == RouteLookupResult.unicast else { return notOnline(reason(forRouteType: type)) }
+            guard type == .unicast else { return notOnline(reason(forRouteType: type)) }
             // A link the table does not know yet (its RTM_NEWLINK is still queued)
             // is not trusted: the next batch brings it.
             guard let link = table.links[outputInterface] else { return notOnline(.linkDown) }
@@ -34,7 +34,7 @@ enum ReachabilityEvaluator {
             // The kernel keeps routes on a link that lost carrier (flagged
             // linkdown) and still returns them from a lookup: check ourselves.
             guard link.hasCarrier else { return notOnline(.noCarrier) }
-            guard table.countedAddresses(of: family).contains(where: { $0.isRoutable && $0.isUsable })
+            guard table.countedAddresses(of: family).contains(where: { $0.scope.isRoutable && $0.isUsable })
             else { return notOnline(.noUsableAddress) }
             let path = NetworkPath(
                 interface: link.name, index: link.index, family: family,
@@ -52,11 +52,11 @@ enum ReachabilityEvaluator {
                 .map {
                     InterfaceAddress(
                         address: $0.address.description, prefix: $0.prefixLength,
-                        family: $0.family, scope: $0.scopeName)
+                        family: $0.family, scope: $0.scope.name)
                 }
             return InterfaceStatus(
                 name: link.name, index: link.index, up: link.isUp, carrier: link.hasCarrier,
-                operstate: link.operstateName, loopback: link.isLoopback, addresses: addresses,
+                operstate: link.operationalState.name, loopback: link.isLoopback, addresses: addresses,
                 metered: link.isLoopback ? .no : metering(link))
         }
     }
@@ -74,7 +74,7 @@ enum ReachabilityEvaluator {
     /// the family, of any scope (IPv6 link-local counts here, and only here).
     private static func hasLocalPresence(_ family: AddressFamily, in table: InterfaceTable) -> Bool {
         table.countedAddresses(of: family).contains { address in
-            guard address.isUsable, address.scope < 254,
+            guard address.isUsable, address.scope.isOnALink,
                 let link = table.links[address.interfaceIndex]
             else { return false }
             return link.isUp && link.hasCarrier
@@ -91,12 +91,12 @@ enum ReachabilityEvaluator {
         }
     }
 
-    private static func reason(forRouteType type: UInt8) -> UnreachableReason {
+    private static func reason(forRouteType type: RouteType) -> UnreachableReason {
         switch type {
-        case 6: .blackholeRoute
-        case 7: .unreachableRoute
-        case 8: .prohibitedRoute
-        default: .unusableRoute
+        case .blackhole: .blackholeRoute
+        case .unreachable: .unreachableRoute
+        case .prohibit: .prohibitedRoute
+        case .unicast, .local, .broadcast, .anycast, .multicast, .throw, .other: .unusableRoute
         }
     }
 }

@@ -47,7 +47,7 @@ enum NetlinkDecoder {
         case Int32(RTM_NEWROUTE):
             guard routeAttributesAreSound(frame.bytes) else { return .failed(errno: EPROTO) }
             return withParsedObject(frame) { route -> RouteLookupResult in
-                let type = rtnl_route_get_type(route)
+                let type = RouteType(kernelValue: rtnl_route_get_type(route))
                 guard rtnl_route_get_nnexthops(route) > 0, let hop = rtnl_route_nexthop_n(route, 0) else {
                     return .route(type: type, outputInterface: 0, gateway: nil)
                 }
@@ -117,7 +117,7 @@ enum NetlinkDecoder {
                 isUp: flags & flagUp != 0,
                 hasCarrier: flags & flagLowerUp != 0,
                 isLoopback: flags & flagLoopback != 0,
-                operationalState: rtnl_link_get_operstate(link),
+                operationalState: OperationalState(kernelValue: rtnl_link_get_operstate(link)),
                 hardwareType: UInt32(rtnl_link_get_arptype(link)),
                 kind: rtnl_link_get_type(link).map { String(cString: $0) })
         } ?? nil
@@ -131,7 +131,7 @@ enum NetlinkDecoder {
                 interfaceIndex: Int(rtnl_addr_get_ifindex(address)),
                 address: local,
                 prefixLength: Int(rtnl_addr_get_prefixlen(address)),
-                scope: UInt8(truncatingIfNeeded: rtnl_addr_get_scope(address)),
+                scope: AddressScope(kernelValue: UInt8(truncatingIfNeeded: rtnl_addr_get_scope(address))),
                 isTentative: flags & UInt32(IFA_F_TENTATIVE) != 0,
                 isDADFailed: flags & UInt32(IFA_F_DADFAILED) != 0)
         } ?? nil

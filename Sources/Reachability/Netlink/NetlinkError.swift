@@ -23,9 +23,6 @@ public struct NetlinkError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         "netlink: \(operation) failed: \(String(cString: nl_geterror(code)))"
     }
-
-    /// A dump changed under us (NLM_F_DUMP_INTR): the answer is inconsistent, dump again.
-    var isDumpInterrupted: Bool { code == NLE_DUMP_INTR }
 }
 
 /// Runs a libnl call that returns a negative `NLE_*` code on failure.

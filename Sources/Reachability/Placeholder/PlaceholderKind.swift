@@ -57,14 +57,6 @@ public enum UnreachableCause: Sendable, Hashable, CaseIterable {
 /// Which load of a list: the first, a pull-to-refresh, or the next page.
 public enum LoadKind: Sendable, Hashable, CaseIterable {
     case initial, refresh, append
-
-    /// Initial loads and refreshes replace the list; appends only extend it.
-    var replacesContent: Bool {
-        switch self {
-        case .initial, .refresh: true
-        case .append: false
-        }
-    }
 }
 
 extension PlaceholderKind: CaseIterable {

@@ -25,27 +25,12 @@ struct LinkRecord: Sendable, Hashable {
     var isUp: Bool
     var hasCarrier: Bool
     var isLoopback: Bool
-    /// IF_OPER_* from the kernel.
-    var operationalState: UInt8
+    var operationalState: OperationalState
     /// ARPHRD_* (1 Ethernet, 512 PPP, 65534 none: tunnels, raw-IP modems).
     var hardwareType: UInt32 = 1
     /// IFLA_INFO_KIND for links made through rtnetlink (`veth`, `wireguard`,
     /// `wwan`); `nil` for most hardware.
     var kind: String? = nil
-
-    /// The kernel's names for RFC 2863 states, as `ip link` prints them.
-    var operstateName: String {
-        switch operationalState {
-        case 0: "unknown"
-        case 1: "notpresent"
-        case 2: "down"
-        case 3: "lowerlayerdown"
-        case 4: "testing"
-        case 5: "dormant"
-        case 6: "up"
-        default: "\(operationalState)"
-        }
-    }
 }
 
 /// An address as RTM_NEWADDR describes it.
@@ -53,8 +38,7 @@ struct AddressRecord: Sendable, Hashable {
     var interfaceIndex: Int
     var address: IPAddress
     var prefixLength: Int
-    /// RT_SCOPE_*: 0 universe, 200 site, 253 link, 254 host.
-    var scope: UInt8
+    var scope: AddressScope
     var isTentative: Bool
     var isDADFailed: Bool
 
@@ -65,20 +49,7 @@ struct AddressRecord: Sendable, Hashable {
 
     var family: AddressFamily { address.family }
 
-    /// Wider than link scope (universe or site): can source traffic beyond the link.
-    var isRoutable: Bool { scope < 253 }
-
     var isUsable: Bool { !isTentative && !isDADFailed }
-
-    var scopeName: String {
-        switch scope {
-        case 0: "global"
-        case 200: "site"
-        case 253: "link"
-        case 254: "host"
-        default: "\(scope)"
-        }
-    }
 }
 
 struct AddressKey: Sendable, Hashable {
