@@ -55,6 +55,7 @@ package final class StatusFollower {
         self.source = source
         self.socketPaths = socketPaths
         self.backoff = backoff
+        retry = RetrySchedule(backoff)
         self.logger = logger
         self.stop = stop
         self.recordError = recordError
@@ -68,93 +69,46 @@ package final class StatusFollower {
         var firstAnswerBy: ContinuousClock.Instant?
     }
 
+    /// Thrown when the caller's `deliver` says it has had enough.
+    private struct Stopped: Error {}
+
+    // What one run follows; see run(until:deliver:).
+    private var deliver: ((StatusUpdate) -> Bool)?
+    private var daemon: DaemonLink?
+    /// While a subscribed daemon has answered: whether it still does.
+    private var liveness: DaemonLiveness?
+    private var watcher: NetworkWatcher?
+    /// Whether a daemon has answered since the run began.
+    private var answered = false
+    /// When to try the daemon again or, for an in-process follower, start
+    /// netlink again.
+    private var retry: RetrySchedule
+
     /// Calls `deliver` with each new status until it returns `false`,
     /// `deadline` passes, or `stop` is signalled. Throws only what ends a
     /// `.daemon` follower for good (a daemon of another protocol version, or
     /// any failure before the first answer when `requiringAnswer`) or a
     /// failure of `poll` itself.
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (StatusUpdate) -> Bool) throws {
-        var daemon: DaemonLink?
-        /// While a subscribed daemon has answered: whether it still does.
-        var liveness: DaemonLiveness?
-        var watcher: NetworkWatcher?
-        var failures = 0
-        var answered = false
-        // When to try the daemon again or, for an in-process follower, start netlink again.
-        var nextAttempt: ContinuousClock.Instant? = .now
-
-        func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) -> Bool {
-            // A daemon that predates summaries sends full statuses to every subscriber.
-            let status = status.detailed(detail)
-            if let current, current.source == status.source, current.describesSameNetwork(as: status) { return true }
-            current = status
-            return deliver(StatusUpdate(status, line: line))
-        }
-        /// In-process, where the source allows and none runs yet: its first status.
-        func followInProcess() -> Bool {
-            guard source != .daemon, watcher == nil else { return true }
-            do {
-                let started = try NetworkWatcher(source: .embedded, logger: logger)
-                if let traceDatagrams { started.traceDatagrams(traceDatagrams) }
-                watcher = started
-                return offer(try started.start())
-            } catch {
-                recordError(error)
-                logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+        try withoutActuallyEscaping(deliver) { deliver in
+            self.deliver = deliver
+            retry = RetrySchedule(backoff)
+            answered = false
+            defer {
+                dropDaemon()
                 watcher = nil
-                return true
+                self.deliver = nil
             }
+            do { try loop(until: deadline) } catch is Stopped {}
         }
-        /// Closes the daemon's subscription and its liveness probe.
-        func dropDaemon() {
-            daemon?.connection.close()
-            daemon = nil
-            liveness?.close()
-            liveness = nil
-        }
-        func daemonFailed(_ error: DaemonClientError) throws {
-            dropDaemon()
-            if requiringAnswer && !answered { throw error }
-            try handle(error)
-            nextAttempt = .now + backoff.delay(attempt: failures)
-            failures += 1
-        }
+    }
 
-        /// A daemon that did not answer does again: a fresh subscription,
-        /// whose first line is its state now, compared with what in-process
-        /// delivered meanwhile (it stops at that answer).
-        func resubscribe() {
-            dropDaemon()
-            nextAttempt = .now
-        }
-
-        defer { dropDaemon() }
-
+    private func loop(until deadline: ContinuousClock.Instant?) throws {
         var descriptors: [pollfd] = []
         while true {
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return }
-            if let due = nextAttempt, now >= due {
-                nextAttempt = nil
-                if source == .embedded {
-                    if !followInProcess() { return }
-                    if watcher == nil {
-                        nextAttempt = now + backoff.delay(attempt: failures)
-                        failures += 1
-                    }
-                } else {
-                    // Listening before subscribing: see DaemonLiveness.init.
-                    liveness = try? DaemonLiveness(path: socketPaths.first ?? "")
-                    do throws(DaemonClientError) {
-                        let connection = try connectAndSubscribe()
-                        liveness?.path = connection.path
-                        daemon = DaemonLink(connection: connection, firstAnswerBy: now + DaemonClient.defaultTimeout)
-                    } catch {
-                        try daemonFailed(error)
-                        if !followInProcess() { return }
-                    }
-                }
-            }
+            if retry.takeIfDue(now) { try attempt(now) }
 
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: stop?.fileDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
@@ -165,97 +119,200 @@ package final class StatusFollower {
             let answering = daemon != nil && daemon?.firstAnswerBy == nil
             descriptors.append(pollfd(fd: answering ? liveness?.sentinelDescriptor ?? -1 : -1, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: liveness?.probeDescriptor ?? -1, events: Int16(POLLIN), revents: 0))
-            let wake = [deadline, nextAttempt, daemon?.firstAnswerBy, liveness?.nextDeadline].compactMap { $0 }.min()
+            let wake = [deadline, retry.due, daemon?.firstAnswerBy, liveness?.nextDeadline].compactMap { $0 }.min()
             guard poll(&descriptors, nfds_t(descriptors.count), wake.map(pollMilliseconds(until:)) ?? -1) >= 0 else {
                 if errno == EINTR { continue }
                 throw SystemError("poll")
             }
             if descriptors[0].revents != 0 { return }
-
-            if var probing = liveness {
-                let now = ContinuousClock.now
-                var verdict = descriptors[4].revents != 0 ? probing.probeReadable(now: now) : .none
-                if case .none = verdict, descriptors[3].revents != 0 { verdict = probing.kernelChanged(now: now) }
-                if case .none = verdict { verdict = probing.check(now: now) }
-                liveness = probing
-                switch verdict {
-                case .none:
-                    break
-                case .notAnswering(let error):
-                    // Kept open: its answer, or the subscription's next line,
-                    // says the daemon is back.
-                    try handle(error)
-                    if !followInProcess() { return }
-                case .answeringAgain:
-                    resubscribe()
-                    continue
-                case .gone(let error):
-                    try daemonFailed(error)
-                    if !followInProcess() { return }
-                    continue
-                }
+            // Each step that changes which daemon is followed starts a new pass.
+            if try checkLiveness(kernelChanged: descriptors[3].revents != 0, probeReadable: descriptors[4].revents != 0) {
+                continue
             }
+            if try serviceDaemon(readable: descriptors[1].revents != 0) { continue }
+            if descriptors[2].revents != 0 { try serviceNetlink() }
+        }
+    }
 
-            if let link = daemon {
-                if descriptors[1].revents != 0, liveness?.isUnresponsive == true {
-                    // It spoke again, on the subscription this time.
-                    resubscribe()
-                    continue
-                }
-                if descriptors[1].revents != 0 {
-                    do throws(DaemonClientError) {
-                        guard let line = try link.connection.nextLine(&daemon!.reader, deadline: nil, timeout: DaemonClient.defaultTimeout)
-                        else { throw .closed(path: link.connection.path) }
-                        if link.firstAnswerBy == nil, StatusUpdate.isStatusLine(line),
-                            detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
-                        {
-                            // A change on a subscription that has answered: the
-                            // daemon publishes only changes, so it needs no
-                            // comparing, and the caller may use the line before
-                            // it is decoded (reachd monitor --json prints it).
-                            let update = StatusUpdate(line: line)
-                            if !deliver(update) { return }
-                            current = try update.status()
-                            continue
-                        }
-                        guard let status = try DaemonClient.status(from: line) else { continue }
-                        if link.firstAnswerBy != nil {
-                            // It answered: the next failure is news, and in-process can stop.
-                            daemon?.firstAnswerBy = nil
-                            answered = true
-                            failures = 0
-                            lastWarned = nil
-                            watcher = nil
-                        }
-                        if !offer(status, line) { return }
-                    } catch {
-                        try daemonFailed(error)
-                        if !followInProcess() { return }
-                    }
-                } else if let due = link.firstAnswerBy, ContinuousClock.now >= due {
-                    try daemonFailed(.timedOut(path: link.connection.path, timeout: DaemonClient.defaultTimeout))
-                    if !followInProcess() { return }
-                }
+    /// The retry schedule says it is time: in-process for an embedded
+    /// follower, else subscribe to the daemon (and in-process meanwhile where
+    /// the source allows, should that fail).
+    private func attempt(_ now: ContinuousClock.Instant) throws {
+        if source == .embedded {
+            try followInProcess()
+            if watcher == nil { retry.failed(now: now) }
+            return
+        }
+        // Listening before subscribing: see DaemonLiveness.init.
+        liveness = try? DaemonLiveness(path: socketPaths.first ?? "")
+        do throws(DaemonClientError) {
+            let connection = try connectAndSubscribe()
+            liveness?.path = connection.path
+            daemon = DaemonLink(connection: connection, firstAnswerBy: now + DaemonClient.defaultTimeout)
+        } catch {
+            try daemonFailed(error)
+        }
+    }
+
+    /// What the liveness probe says about a daemon that has answered. Returns
+    /// whether the daemon followed changed (so the pass starts again).
+    private func checkLiveness(kernelChanged: Bool, probeReadable: Bool) throws -> Bool {
+        guard var probing = liveness else { return false }
+        let now = ContinuousClock.now
+        var verdict = probeReadable ? probing.probeReadable(now: now) : .none
+        if case .none = verdict, kernelChanged { verdict = probing.kernelChanged(now: now) }
+        if case .none = verdict { verdict = probing.check(now: now) }
+        liveness = probing
+        switch verdict {
+        case .none:
+            return false
+        case .notAnswering(let error):
+            // Kept open: its answer, or the subscription's next line, says
+            // the daemon is back.
+            try handle(error)
+            try followInProcess()
+            return false
+        case .answeringAgain:
+            resubscribe()
+            return true
+        case .gone(let error):
+            try daemonFailed(error)
+            return true
+        }
+    }
+
+    /// Reads the daemon's next line, or gives up on a first answer that is
+    /// overdue. Returns whether the daemon followed changed.
+    private func serviceDaemon(readable: Bool) throws -> Bool {
+        guard let link = daemon else { return false }
+        guard readable else {
+            if let due = link.firstAnswerBy, ContinuousClock.now >= due {
+                try daemonFailed(.timedOut(path: link.connection.path, timeout: DaemonClient.defaultTimeout))
             }
-            if let active = watcher, descriptors[2].revents != 0 {
-                do {
-                    if let status = try active.handleReadable(), !offer(status) { return }
-                } catch {
-                    recordError(error)
-                    logger.warning("netlink failed; reopening its sockets", metadata: ["error": "\(error)"])
-                    do {
-                        if let status = try active.reopen(), !offer(status) { return }
-                    } catch {
-                        // Again after a while: in-process, or (automatic) with the daemon's next try.
-                        watcher = nil
-                        if source == .embedded || (nextAttempt == nil && daemon == nil) {
-                            nextAttempt = .now + backoff.delay(attempt: failures)
-                            failures += 1
-                        }
-                    }
-                }
+            return false
+        }
+        if liveness?.isUnresponsive == true {
+            // It spoke again, on the subscription this time.
+            resubscribe()
+            return true
+        }
+        let line: [UInt8]
+        do throws(DaemonClientError) {
+            guard let next = try link.connection.nextLine(&daemon!.reader, deadline: nil, timeout: DaemonClient.defaultTimeout)
+            else { throw .closed(path: link.connection.path) }
+            line = next
+        } catch {
+            try daemonFailed(error)
+            return false
+        }
+        if link.firstAnswerBy == nil, StatusUpdate.isStatusLine(line),
+            detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
+        {
+            // A change on a subscription that has answered: the daemon
+            // publishes only changes, so it needs no comparing, and the caller
+            // may use the line before it is decoded (reachd monitor --json
+            // prints it).
+            let update = StatusUpdate(line: line)
+            try pass(update)
+            do throws(DaemonClientError) { current = try update.status() } catch { try daemonFailed(error) }
+            return false
+        }
+        let status: NetworkStatus?
+        do throws(DaemonClientError) { status = try DaemonClient.status(from: line) } catch {
+            try daemonFailed(error)
+            return false
+        }
+        guard let status else { return false }
+        if link.firstAnswerBy != nil {
+            // It answered: the next failure is news, and in-process can stop.
+            daemon?.firstAnswerBy = nil
+            answered = true
+            retry.succeeded()
+            lastWarned = nil
+            watcher = nil
+        }
+        try offer(status, line)
+        return false
+    }
+
+    /// Reads a batch of netlink notifications in-process; a failing socket is
+    /// reopened, or retried on the schedule.
+    private func serviceNetlink() throws {
+        guard let active = watcher else { return }
+        do {
+            if let status = try active.handleReadable() { try offer(status) }
+        } catch is Stopped {
+            throw Stopped()
+        } catch {
+            recordError(error)
+            logger.warning("netlink failed; reopening its sockets", metadata: ["error": "\(error)"])
+            do {
+                if let status = try active.reopen() { try offer(status) }
+            } catch is Stopped {
+                throw Stopped()
+            } catch {
+                // Again after a while: in-process, or (automatic) with the daemon's next try.
+                watcher = nil
+                if source == .embedded || (!retry.isScheduled && daemon == nil) { retry.failed() }
             }
         }
+    }
+
+    /// Delivers a status unless it describes what was delivered last (from
+    /// the same source: a resubscription renumbers them).
+    private func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) throws {
+        // A daemon that predates summaries sends full statuses to every subscriber.
+        let status = status.detailed(detail)
+        if let current, current.source == status.source, current.describesSameNetwork(as: status) { return }
+        current = status
+        try pass(StatusUpdate(status, line: line))
+    }
+
+    private func pass(_ update: StatusUpdate) throws {
+        guard deliver?(update) == true else { throw Stopped() }
+    }
+
+    /// In-process, where the source allows and none runs yet: its first status.
+    private func followInProcess() throws {
+        guard source != .daemon, watcher == nil else { return }
+        let started: NetworkWatcher, first: NetworkStatus
+        do {
+            started = try NetworkWatcher(source: .embedded, logger: logger)
+            if let traceDatagrams { started.traceDatagrams(traceDatagrams) }
+            first = try started.start()
+        } catch {
+            recordError(error)
+            logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+            return
+        }
+        watcher = started
+        try offer(first)
+    }
+
+    /// Closes the daemon's subscription and its liveness probe.
+    private func dropDaemon() {
+        daemon?.connection.close()
+        daemon = nil
+        liveness?.close()
+        liveness = nil
+    }
+
+    /// The daemon failed: drop it, say so, retry on the schedule, and follow
+    /// in-process meanwhile where the source allows.
+    private func daemonFailed(_ error: DaemonClientError) throws {
+        dropDaemon()
+        if requiringAnswer && !answered { throw error }
+        try handle(error)
+        retry.failed()
+        try followInProcess()
+    }
+
+    /// A daemon that did not answer does again: a fresh subscription, whose
+    /// first line is its state now, compared with what in-process delivered
+    /// meanwhile (it stops at that answer).
+    private func resubscribe() {
+        dropDaemon()
+        retry.now()
     }
 
     /// The first of ``socketPaths`` that accepts a subscription. The answer is

@@ -1,0 +1,35 @@
+/// When to try again after failures: at once the first time, then after
+/// waits that double up to a cap (``ReachabilityMonitor/Backoff``), back to
+/// the shortest wait after a success. The follower's one schedule, for the
+/// daemon and for restarting the in-process monitor alike.
+struct RetrySchedule {
+    let backoff: ReachabilityMonitor.Backoff
+    /// When the next attempt is due; `nil` while none is scheduled.
+    private(set) var due: ContinuousClock.Instant? = .now
+    private var failures = 0
+
+    init(_ backoff: ReachabilityMonitor.Backoff) {
+        self.backoff = backoff
+    }
+
+    var isScheduled: Bool { due != nil }
+
+    /// Whether an attempt is due at `now`; if so it is taken off the schedule.
+    mutating func takeIfDue(_ now: ContinuousClock.Instant) -> Bool {
+        guard let due, now >= due else { return false }
+        self.due = nil
+        return true
+    }
+
+    /// Something worked: the next failure waits the shortest time again.
+    mutating func succeeded() { failures = 0 }
+
+    /// An attempt failed: the next one after the backoff's wait.
+    mutating func failed(now: ContinuousClock.Instant = .now) {
+        due = now + backoff.delay(attempt: failures)
+        failures += 1
+    }
+
+    /// Try again at once (a daemon that stopped answering answers again).
+    mutating func now() { due = .now }
+}
