@@ -87,11 +87,12 @@ struct ConnectivityCheckTests {
         withExtendedLifetime((server, daemon)) {}
     }
 
-    @Test func anOfflineHostMakesNoProbeAndAPathChangeIsProbedWithinASecond() async throws {
+    @Test func aPathChangeIsProbedWithinASecond() async throws {
         let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204), defaultRoute: false)
         let offline = try await network.status()
         #expect(offline.status.connectivity == .none && !offline.status.online)
-        try await Task.sleep(for: .seconds(2))
+        // That nothing is scheduled while offline is ConnectivityScheduleTests'
+        // to show, and that nothing runs, QuietClientTests' (strace).
         #expect(server.requests == 0, "no probe while not online by routes")
 
         let changed = ContinuousClock.now

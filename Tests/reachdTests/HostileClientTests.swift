@@ -227,9 +227,15 @@ struct HostileClientTests {
         defer { monitor.signal(SIGKILL) }
         let first = try await eventually("a status from in-process") { monitor.outputLines.first }
         #expect(first.contains(#""source":"embedded""#) && first.contains(#""online":true"#))
-        try await Task.sleep(for: .seconds(3))
-        // Doubling from 100 ms: about five attempts in three seconds, not thousands.
-        #expect((1...8).contains(refusing.connections), "\(refusing.connections) connects")
+        // Doubling from 100 ms: the waits between attempts, read from the
+        // daemon's side, not counted over a fixed sleep.
+        let times = try await eventually("four attempts", timeout: .seconds(5)) {
+            refusing.connectionTimes.count >= 4 ? refusing.connectionTimes : nil
+        }
+        let gaps = zip(times.dropFirst(), times).map { ($0 - $1) / .milliseconds(1) }
+        for (gap, wait) in zip(gaps, [100.0, 200, 400]) {
+            #expect(gap >= wait * 0.9 && gap < wait * 3, "waits \(gaps) ms; the backoff doubles from 100 ms")
+        }
         let warnings = monitor.errorOutput.split(separator: "\n").filter { $0.contains("too_many_clients") }
         #expect(warnings.count == 1, "one warning, not one per attempt:\n\(monitor.errorOutput)")
     }

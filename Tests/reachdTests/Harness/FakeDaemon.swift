@@ -20,7 +20,7 @@ final class FakeDaemon: @unchecked Sendable {
     private let stop: WakeSignal
     /// Shared with the thread, which must not keep the daemon itself alive.
     private final class Counter: Sendable {
-        let value = Atomic<Int>(0)
+        let times = Mutex<[ContinuousClock.Instant]>([])
     }
 
     private let accepted = Counter()
@@ -41,7 +41,7 @@ final class FakeDaemon: @unchecked Sendable {
             while poll(&descriptors, 2, -1) >= 0, descriptors[1].revents == 0 {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
-                accepted.value.add(1, ordering: .relaxed)
+                accepted.times.withLock { $0.append(.now) }
                 if readsRequest {
                     var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
                     var byte: UInt8 = 0
@@ -56,7 +56,10 @@ final class FakeDaemon: @unchecked Sendable {
     }
 
     /// Connections accepted so far.
-    var connections: Int { accepted.value.load(ordering: .relaxed) }
+    var connections: Int { connectionTimes.count }
+
+    /// When each connection was accepted.
+    var connectionTimes: [ContinuousClock.Instant] { accepted.times.withLock { $0 } }
 
     deinit {
         stop.signal()

@@ -1,0 +1,64 @@
+import Testing
+@testable import Reachability
+
+/// A connectivity finding counts only for the path it was made on.
+@Suite("Connectivity findings")
+struct ConnectivityFindingsTests {
+    static let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1")
+    static let wlan0 = NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "198.51.100.1")
+    static let v6 = NetworkPath(interface: "eth0", index: 2, family: .ipv6, gateway: "fe80::1")
+    static let offline = FamilyStatus(reachability: .offline, reason: .noRoute, path: nil)
+
+    static func online(_ path: NetworkPath) -> FamilyStatus {
+        FamilyStatus(reachability: .online, reason: nil, path: path)
+    }
+
+    @Test func aFindingCountsForItsOwnPathOnly() {
+        let findings = ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: .full))
+        #expect(findings.connectivity(ipv4: Self.online(Self.eth0), ipv6: Self.offline) == (.full, nil))
+        #expect(findings.connectivity(ipv4: Self.online(Self.wlan0), ipv6: Self.offline) == (.unknown, nil),
+                "a new path is unknown until probed, in the same status as the change")
+        #expect(findings.connectivity(ipv4: Self.offline, ipv6: Self.offline) == (.none, nil))
+    }
+
+    @Test func familiesCombineFullThenPortalThenLimited() {
+        let portal = ConnectivityFindings.Finding(path: Self.eth0, connectivity: .portal, portalURL: "http://portal.example/")
+        let limited = ConnectivityFindings.Finding(path: Self.v6, connectivity: .limited)
+        let full = ConnectivityFindings.Finding(path: Self.v6, connectivity: .full)
+        let both = (Self.online(Self.eth0), Self.online(Self.v6))
+        #expect(ConnectivityFindings(ipv4: portal, ipv6: full).connectivity(ipv4: both.0, ipv6: both.1) == (.full, nil))
+        #expect(ConnectivityFindings(ipv4: portal, ipv6: limited).connectivity(ipv4: both.0, ipv6: both.1)
+                == (.portal, "http://portal.example/"))
+        #expect(ConnectivityFindings(ipv6: limited).connectivity(ipv4: both.0, ipv6: both.1) == (.limited, nil))
+        #expect(ConnectivityFindings().connectivity(ipv4: both.0, ipv6: both.1) == (.unknown, nil))
+    }
+}
+
+/// The follower's backoff, on a clock the test sets.
+@Suite("Retry schedule")
+struct RetryScheduleTests {
+    @Test func waitsDoubleUpToTheCapAndResetAfterASuccess() {
+        var schedule = RetrySchedule(.init(initial: .milliseconds(100), maximum: .seconds(1)))
+        let start = ContinuousClock.now
+        let first = schedule.takeIfDue(start)
+        #expect(first, "the first attempt is at once")
+        #expect(!schedule.isScheduled)
+        var waits: [Duration] = []
+        var now = start
+        for _ in 0..<6 {
+            schedule.failed(now: now)
+            let due = schedule.due!
+            let early = schedule.takeIfDue(due - .milliseconds(1)), onTime = schedule.takeIfDue(due)
+            #expect(!early && onTime)
+            waits.append(due - now)
+            now = due
+        }
+        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
+        schedule.succeeded()
+        schedule.failed(now: now)
+        #expect(schedule.due == now + .milliseconds(100))
+        schedule.now()
+        let again = schedule.takeIfDue(.now)
+        #expect(again)
+    }
+}

@@ -1,0 +1,51 @@
+import Logging
+import Testing
+@testable import Reachability
+@testable import reachd
+
+/// When the checker means to probe, on a clock the test sets: no probe is
+/// started here, so nothing waits for one.
+@Suite("Connectivity check: its schedule")
+struct ConnectivityScheduleTests {
+    static let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1")
+    static let wlan0 = NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "198.51.100.1")
+
+    static func status(ipv4 path: NetworkPath?) -> NetworkStatus {
+        NetworkStatus(
+            ipv4: FamilyStatus(reachability: path == nil ? .offline : .online, reason: path == nil ? .noRoute : nil, path: path),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            interfaces: [], seq: 1, changedAt: .init(timeIntervalSince1970: 0), source: .daemon)
+    }
+
+    static func checker() throws -> ConnectivityChecker {
+        try ConnectivityChecker(
+            check: ConnectivityCheck.parse(
+                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
+            logger: Logger(label: "test"))
+    }
+
+    @Test func anOfflineHostSchedulesNothing() throws {
+        let checker = try Self.checker()
+        let now = ContinuousClock.now
+        checker.observe(Self.status(ipv4: nil), now: now)
+        #expect(checker.nextDeadline == nil, "no timer while no family is online")
+        #expect(!checker.isBusy(now: now))
+        checker.checkNow(now: now)
+        #expect(checker.nextDeadline == nil, "`reachd check` on an offline host probes nothing")
+        #expect(checker.findings == ConnectivityFindings())
+    }
+
+    @Test func aNewPathIsDueAtOnceAndAnUnchangedOneIsNotRescheduled() throws {
+        let checker = try Self.checker()
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        #expect(checker.nextDeadline == start && checker.isBusy(now: start))
+        // The same path published again (another interface came and went).
+        checker.observe(Self.status(ipv4: Self.eth0), now: start + .seconds(1))
+        #expect(checker.nextDeadline == start, "the probe due stays due; it is not pushed back")
+        checker.observe(Self.status(ipv4: Self.wlan0), now: start + .seconds(2))
+        #expect(checker.nextDeadline == start + .seconds(2), "a changed path is due at once")
+        checker.observe(Self.status(ipv4: nil), now: start + .seconds(3))
+        #expect(checker.nextDeadline == nil)
+    }
+}
