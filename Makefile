@@ -34,7 +34,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap
 
-.PHONY: all build release run test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb
+.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb
 
 all: build
 
@@ -67,6 +67,13 @@ release: deps
 # terminal finds it either way.
 run: release
 	$(REACHD) daemon
+
+# The unit tests only, for the edit-build-test loop: no install, .deb,
+# container or namespace (those suites skip, saying so). `make test` is the
+# full gate, and what CI runs.
+check: deps
+	$(SWIFT) build --build-tests
+	REACHD_TESTS=unit $(SWIFT) test --skip-build --disable-xctest
 
 # Unit tests everywhere; namespace tests too where run as root (they skip,
 # saying why, elsewhere).

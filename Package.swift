@@ -56,14 +56,21 @@ let package = Package(
             dependencies: ["Reachability"],
             path: "Examples/OnlineBanner"
         ),
+        // What both test targets share: seeded random input, a fake daemon,
+        // waiting on a condition, the package's root.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Reachability"],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability"],
+            dependencies: ["Reachability", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "reachdTests",
-            dependencies: ["reachd", "ListViewer", "OnlineBanner", "Reachability"],
+            dependencies: ["reachd", "ListViewer", "OnlineBanner", "Reachability", "TestSupport"],
             // Scripts run in the systemd containers by path, not resources.
             exclude: ["Systemd"]
         ),

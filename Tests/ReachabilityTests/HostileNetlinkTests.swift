@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 
 /// Netlink bytes the kernel never sends, and senders that are not the kernel.
@@ -29,8 +30,7 @@ struct HostileNetlinkTests {
     /// allocated next hops until memory ran out).
     @Test(arguments: [("libnl-rta-via-negative-memcpy", 0), ("libnl-multipath-padding-oom", 1)])
     func aRouteAnswerThatLibnlWouldMisreadIsAProtocolError(seed: String, message: Int) throws {
-        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/NetlinkDecoder/\(seed)")
+        let path = packageRoot.appendingPathComponent("Fuzz/Corpus/NetlinkDecoder/\(seed)")
         let results = Self.routeLookupResults(in: [UInt8](try Data(contentsOf: path)))
         #expect(results.count > message && results[message] == .failed(errno: EPROTO), "\(results)")
     }

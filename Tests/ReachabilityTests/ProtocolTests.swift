@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 
 @Suite("Wire protocol v1")
@@ -52,8 +53,7 @@ struct ProtocolTests {
 
     @Test func everyKeyOfAStatusIsInTheProtocolDocument() throws {
         let document = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"),
+            contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"),
             encoding: .utf8)
         let json = try object(DaemonMessage.status(Self.sample).line())
         for key in json.keys {
@@ -64,8 +64,7 @@ struct ProtocolTests {
     /// The summary in the document is byte for byte what a daemon writes.
     @Test func theDocumentedSummaryIsWhatTheDaemonWrites() throws {
         let document = try String(
-            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md"),
+            contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"),
             encoding: .utf8)
         let example = try #require(document.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains(#""detail":"summary""#) })
         guard case .status(let summary) = try DaemonMessage.decode(Array(example.utf8)) else {

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 
 /// A connectivity-check server in a network's gateway namespace, on

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 
 #if canImport(Glibc)
@@ -10,14 +11,16 @@ import Glibc
 /// iproute2). Elsewhere the namespace suites are skipped with that reason.
 enum NamespaceSupport {
     static let available: Bool = {
-        guard getuid() == 0 else { return false }
+        guard !TestScope.unitOnly, getuid() == 0 else { return false }
         let probe = "rd-probe-\(getpid())"
         let made = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "add", probe]) == 0
         if made { _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", probe]) }
         return made
     }()
 
-    static let reason: Comment = "needs root and `ip netns` (network namespaces): run the tests as root"
+    static let reason: Comment = TestScope.unitOnly
+        ? "\(TestScope.unitOnlyReason)"
+        : "needs root and `ip netns` (network namespaces): run the tests as root"
 }
 
 /// A host namespace, optionally wired by a veth pair (`vh` inside, `vg` on the

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Reachability
 
 /// The daemon parses whatever any local user sends. Seeded random input, so a

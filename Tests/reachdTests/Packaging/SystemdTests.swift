@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -8,8 +9,7 @@ import Glibc
 /// The tree `make test` stages with `make install DESTDIR=.build/test-root`
 /// (PREFIX /usr/local): the release binary, the units, the man page.
 enum TestInstallation {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = TestSupport.packageRoot
     /// Where the installed units believe they are.
     static let prefix = "/usr/local"
     /// Where they really are.
@@ -17,9 +17,10 @@ enum TestInstallation {
     static let units = staged.appendingPathComponent("lib/systemd/system")
     static let unitNames = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-wait-online@.service"]
     static var available: Bool {
-        FileManager.default.isExecutableFile(atPath: staged.appendingPathComponent("bin/reachd").path)
+        !TestScope.unitOnly && FileManager.default.isExecutableFile(atPath: staged.appendingPathComponent("bin/reachd").path)
     }
-    static let reason: Comment = "needs `make install DESTDIR=.build/test-root`, which `make test` runs first"
+    static let reason: Comment = TestScope.unitOnly
+        ? "\(TestScope.unitOnlyReason)" : "needs `make install DESTDIR=.build/test-root`, which `make test` runs first"
 }
 
 @Suite("systemd units", .enabled(if: TestInstallation.available, TestInstallation.reason))

@@ -1,13 +1,13 @@
 /// SplitMix64: tiny, seedable, good enough to vary inputs reproducibly, so a
 /// fuzz failure names a seed that brings it back.
-struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -23,7 +23,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     /// Up to `maxLength` bytes (a little more when a fragment ends the run) of
     /// request fragments and noise.
-    mutating func bytes(maxLength: Int) -> [UInt8] {
+    package mutating func bytes(maxLength: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         let target = Int.random(in: 0...maxLength, using: &self)
         while bytes.count < target {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 
 /// The daemon's hand-written status encoder against `Codable`'s: the same

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-@testable import Reachability
+import Reachability
 
 #if canImport(Glibc)
 import Glibc
@@ -10,11 +10,13 @@ import Glibc
 /// and counts the connections: a daemon from the future (another protocol
 /// version), or one that refuses everyone. Runs on a thread of its own, so its
 /// loop never occupies one of the concurrency runtime's threads.
-final class FakeDaemon: @unchecked Sendable {
-    static let fromTheFuture = #"{"type":"status","version":2}"#
-    static let refusing = #"{"type":"error","version":1,"code":"too_many_clients","message":"full"}"#
+package final class FakeDaemon: @unchecked Sendable {
+    package static let fromTheFuture = #"{"type":"status","version":2}"#
+    /// A status from a daemon newer than this client: keys it does not know.
+    package static let newerDaemonsLine = #"{"changed_at":"2026-11-21T05:10:00.123Z","connectivity":"unknown","families":{"ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null},"ipv6":{"path":null,"reachability":"local","reason":"no_route"}},"interfaces":[],"ipv4":"online","ipv6":"local","key_from_a_newer_daemon":{"nested":[1,2]},"online":true,"primary":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","seq":7,"source":"daemon","type":"status","version":1}"#
+    package static let refusing = #"{"type":"error","version":1,"code":"too_many_clients","message":"full"}"#
 
-    let path: String
+    package let path: String
     private let directory: URL
     private let listener: Int32
     private let stop: WakeSignal
@@ -27,7 +29,7 @@ final class FakeDaemon: @unchecked Sendable {
 
     /// `readsRequest`: wait for the client's request line before answering, as
     /// the daemon does; a refusal, like the daemon's, is written without reading.
-    init(answering answer: String = fromTheFuture) throws {
+    package init(answering answer: String = fromTheFuture) throws {
         let readsRequest = answer != Self.refusing
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -56,10 +58,10 @@ final class FakeDaemon: @unchecked Sendable {
     }
 
     /// Connections accepted so far.
-    var connections: Int { connectionTimes.count }
+    package var connections: Int { connectionTimes.count }
 
     /// When each connection was accepted.
-    var connectionTimes: [ContinuousClock.Instant] { accepted.times.withLock { $0 } }
+    package var connectionTimes: [ContinuousClock.Instant] { accepted.times.withLock { $0 } }
 
     deinit {
         stop.signal()

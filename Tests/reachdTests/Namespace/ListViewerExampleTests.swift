@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -10,9 +11,7 @@ import Glibc
 /// answer and the link under them.
 @Suite("The list viewer example", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct ListViewerExampleTests {
-    static let server = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Examples/ListViewer/item-server.py").path
+    static let server = packageRoot.appendingPathComponent("Examples/ListViewer/item-server.py").path
     static let viewer = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("ListViewer").path
 
     /// The item server in the gateway namespace, answering what `serve` writes.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Every ```swift example in the README, the DocC catalog and the library's doc comments
 /// compiles against the library as an app sees it (public API only): each is

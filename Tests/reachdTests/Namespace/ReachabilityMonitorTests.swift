@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ReachabilityMonitor in network namespaces, through `reachd monitor --json`,
+/// which is a ReachabilityMonitor(.automatic) printing every status it delivers.
+@Suite("ReachabilityMonitor in network namespaces", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct ReachabilityMonitorTests {
+    @Test func withoutADaemonItFollowsNetlinkInProcess() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        let first = try await eventually("a first status") { monitor.statuses.first }
+        #expect(first.source == .embedded)
+        #expect(monitor.errorOutput.contains("following netlink in-process"))
+        try await network.inHost("route add default via 10.77.0.1")
+        let online = try await eventually("the change, in-process") { monitor.statuses.last { $0.online } }
+        #expect(online.source == .embedded)
+    }
+
+    @Test func aDaemonRestartIsFollowedAndAChangeMadeMeanwhileIsDelivered() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        var daemon = try await network.startDaemon()
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        let before = try await eventually("the daemon's first status") { monitor.statuses.first { $0.source == .daemon } }
+
+        daemon.signal(SIGTERM)
+        try await daemon.wait()
+        // While the daemon is away the monitor does not go blind: it follows netlink itself.
+        try await network.inHost("route add default via 10.77.0.1")
+        let meanwhile = try await eventually("the change while the daemon is away") {
+            monitor.statuses.last { $0.source == .embedded && $0.online }
+        }
+        #expect(meanwhile.primary?.interface == "vh")
+
+        daemon = try await network.startDaemon()
+        let back = try await eventually("the daemon again, with the current state", timeout: .seconds(15)) {
+            monitor.statuses.last { $0.source == .daemon && $0.online }
+        }
+        #expect(back.seq > before.seq, "a new daemon, resubscribed, and seq did not go backwards")
+        #expect(monitor.errorOutput.contains("following the daemon again"))
+        _ = daemon
+    }
+
+    @Test func aDaemonThatStartsLaterTakesOver() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        _ = try await eventually("in-process first") { monitor.statuses.first { $0.source == .embedded } }
+        let daemon = try await network.startDaemon()
+        let fromDaemon = try await eventually("the daemon once it answers", timeout: .seconds(15)) {
+            monitor.statuses.last { $0.source == .daemon }
+        }
+        #expect(fromDaemon.online)
+        _ = daemon
+    }
+
+    @Test func theCommandKeepsWarningsOffStdout() async throws {
+        // An automatic monitor warns of the mismatch and carries on in-process;
+        // the warning goes to stderr, so stdout stays pure JSON lines.
+        let daemon = try FakeDaemon()
+        let monitor = try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(daemon.path)", Reachd.binary, "monitor", "--json"])
+        _ = try await eventually("a status from the in-process monitor") { monitor.outputLines.first }
+        _ = try await eventually("the warning") { monitor.errorOutput.contains("protocol version 2") ? true : nil }
+        for line in monitor.outputLines {
+            guard case .status = try DaemonMessage.decode(Array(line.utf8)) else {
+                Issue.record("not a status line on stdout: \(line)")
+                continue
+            }
+        }
+        monitor.signal(SIGTERM)
+    }
+}
