@@ -21,6 +21,18 @@ struct ConnectivityFindingsTests {
         #expect(findings.connectivity(ipv4: Self.offline, ipv6: Self.offline) == (.none, nil))
     }
 
+    /// The review's find: P, then no path, then P again was published `full`
+    /// at once, from the finding made before the path went.
+    @Test func aPathThatGoesAndComesBackIsUnknownAgain() {
+        var findings = ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: .full))
+        findings.forget(pathsOtherThan: Self.offline, Self.offline)
+        #expect(findings == ConnectivityFindings())
+        #expect(findings.connectivity(ipv4: Self.online(Self.eth0), ipv6: Self.offline) == (.unknown, nil))
+        var kept = ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: .full))
+        kept.forget(pathsOtherThan: Self.online(Self.eth0), Self.offline)
+        #expect(kept.ipv4 != nil, "an unchanged path keeps its finding")
+    }
+
     @Test func familiesCombineFullThenPortalThenLimited() {
         let portal = ConnectivityFindings.Finding(path: Self.eth0, connectivity: .portal, portalURL: "http://portal.example/")
         let limited = ConnectivityFindings.Finding(path: Self.v6, connectivity: .limited)

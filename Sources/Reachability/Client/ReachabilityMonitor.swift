@@ -130,7 +130,9 @@ public final class ReachabilityMonitor: Sendable {
     ///     throws when no daemon answers; `.embedded` asks none.
     ///   - socketPath: the daemon's socket; by default the paths
     ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
-    ///   - detail: `.full` (the default) includes the interface list.
+    ///   - detail: `.full` (the default) includes the interface list: one
+    ///     answer costs the same either way, and only a monitor that follows
+    ///     changes is woken less by `.summary`.
     ///   - timeout: shared by the daemons tried: a stopped one costs at most this.
     /// - Throws: ``StatusQueryError`` when no allowed source answers.
     public static func currentStatus(

@@ -261,11 +261,13 @@ package final class StatusFollower {
     /// Delivers a status unless it describes what was delivered last (from
     /// the same source: a resubscription renumbers them).
     private func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) throws {
-        // A daemon that predates summaries sends full statuses to every subscriber.
-        let status = status.detailed(detail)
-        if let current, current.source == status.source, current.describesSameNetwork(as: status) { return }
-        current = status
-        try pass(StatusUpdate(status, line: line))
+        // A daemon that predates summaries sends full statuses to every
+        // subscriber: reduced here, its line with it (monitor --json prints it).
+        let reduced = status.detailed(detail)
+        if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
+        current = reduced
+        let line = reduced == status ? line : line.map { _ in Array(DaemonMessage.status(reduced).line().dropLast()) }
+        try pass(StatusUpdate(reduced, line: line))
     }
 
     private func pass(_ update: StatusUpdate) throws {

@@ -26,6 +26,14 @@ package struct ConnectivityFindings: Sendable, Equatable {
         self.ipv6 = ipv6
     }
 
+    /// Forgets the findings for paths the families no longer have: a path that
+    /// goes and comes back (a cable re-plugged, a Wi-Fi network with the same
+    /// gateway as the last one) is unknown again until probed again.
+    package mutating func forget(pathsOtherThan ipv4Status: FamilyStatus, _ ipv6Status: FamilyStatus) {
+        if ipv4?.path != ipv4Status.path { ipv4 = nil }
+        if ipv6?.path != ipv6Status.path { ipv6 = nil }
+    }
+
     /// The connectivity of a status with these families: across the families
     /// online by routes, `full` if either was found so, else a portal, else
     /// `limited`; `none` when neither is online; `unknown` while no finding

@@ -121,7 +121,8 @@ package final class NetworkWatcher {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
-        return try evaluate(table, queries, &publisher, findings: nil, metering: guessMetering(of:))!
+        var findings: ConnectivityFindings?
+        return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:))!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -137,7 +138,7 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        return try Self.evaluate(table, queries, &publisher, findings: connectivityFindings) { self.metering(of: $0) }
+        return try Self.evaluate(table, queries, &publisher, findings: &connectivityFindings) { self.metering(of: $0) }
     }
 
     /// The configuration's word for `link`, else its guess (cached).
@@ -157,13 +158,14 @@ package final class NetworkWatcher {
 
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
-        findings: ConnectivityFindings?,
+        findings: inout ConnectivityFindings?,
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> NetworkStatus? {
         let lookups = try queries.lookupRoutes(
             to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
+        findings?.forget(pathsOtherThan: ipv4, ipv6)
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         return publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),

@@ -75,7 +75,7 @@ final class ClientConnection {
 
     /// Nothing more will be asked and nothing is left to send.
     var isFinished: Bool {
-        !hasPendingOutput && (isClosing || (inputClosed && requests.isEmpty && !isSubscribed))
+        !hasPendingOutput && (isClosing || (inputClosed && requests.isEmpty && !isSubscribed && !awaitsCheck))
     }
 
     /// What to wait for: writability while output is pending (and nothing

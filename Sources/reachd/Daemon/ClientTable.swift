@@ -2,9 +2,11 @@ import Reachability
 
 /// The daemon's clients: who is connected under which token, how many each
 /// user holds, who subscribed to which form, and who waits for a turn or an
-/// idle deadline. Every change costs O(1), and nothing the loop does on a
-/// wake-up walks every client: at 10,000 subscribers a wake-up for one
-/// request costs what one request costs.
+/// idle deadline. Every change costs O(1), and a wake-up walks no
+/// subscriber: at 10,000 subscribers a wake-up for one request costs what one
+/// request costs. It does walk the clients that have not subscribed, for
+/// their idle deadlines; the idle limit keeps those few but for a connect
+/// flood, which the client limits bound.
 final class ClientTable {
     /// Tokens below this name the daemon's own descriptors in the event poll.
     static let firstClientToken: UInt64 = 16

@@ -239,7 +239,9 @@ final class DaemonServer {
         for (client, detail) in waiters where clients.contains(client) {
             client.awaitsCheck = false
             deliver(published.line(detail), to: client, now)
-            updateInterest(of: client)
+            guard clients.contains(client) else { continue }
+            // `printf '{"op":"check"}' | socat ...` has said all it will.
+            if client.isFinished { drop(client) } else { updateInterest(of: client) }
         }
     }
 

@@ -43,6 +43,38 @@ struct ConnectivityCheckTests {
         withExtendedLifetime((server, daemon)) {}
     }
 
+    /// A path that goes and comes back unchanged (a cable re-plugged, a Wi-Fi
+    /// network with the same gateway) is unknown until probed again: the
+    /// last verdict belonged to the network before.
+    @Test func aPathThatComesBackIsProbedBeforeItsOldVerdictIsBelieved() async throws {
+        let (network, server, daemon) = try await Self.daemon(
+            answering: .init(status: 302, headers: ["Location": "http://portal.example/login"]))
+        _ = try await network.waitForStatus("a portal first") { $0.connectivity == .portal }
+        let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
+        try await network.inHost("route del default")
+        #expect(try await subscriber.readStatus().connectivity == .none)
+        try await network.inHost("route add default via 10.77.0.1")
+        let back = try await subscriber.readStatus()
+        #expect(back.reachability == .online && back.connectivity == .unknown, "\(back)")
+        let probed = try await subscriber.readStatus()
+        #expect(probed.connectivity == .portal, "\(probed)")
+        withExtendedLifetime((server, daemon)) {}
+    }
+
+    /// `printf '{"op":"check"}' | socat - UNIX-CONNECT:...`: the request, then
+    /// the end of the client's input; the answer comes once the probe has, then
+    /// the end of the daemon's. It was closed unanswered.
+    @Test func aCheckFromAClientThatHasSaidAllItWillIsAnswered() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
+        _ = try await network.waitForStatus("full first") { $0.connectivity == .full }
+        let client = try SocketClient(path: network.socketPath)
+        try client.send(ClientRequest.check.line)
+        shutdown(client.fd, Int32(SHUT_WR))
+        #expect(try await client.readStatus(timeout: .seconds(10)).connectivity == .full)
+        #expect(try await client.readLine() == nil, "closed once answered")
+        withExtendedLifetime((server, daemon)) {}
+    }
+
     @Test func theWrongBodyIsAPortal() async throws {
         let (network, server, daemon) = try await Self.daemon(
             answering: .init(status: 200, body: "<html>Welcome to Hotel Wi-Fi</html>"),

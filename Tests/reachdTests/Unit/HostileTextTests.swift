@@ -108,4 +108,15 @@ struct NewerDaemonCommandTests {
         let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
         #expect(json.output == Self.futureLine + "\n", "\(json.output) \(json.error)")
     }
+
+    /// A daemon that predates summaries answers a summary subscription with
+    /// full statuses: `monitor --json --summary` still prints summaries.
+    @Test func aSummaryFromADaemonThatPredatesThemIsMadeByTheClient() async throws {
+        let daemon = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine)
+        let monitor = try Subprocess([Reachd.binary, "monitor", "--json", "--summary", "--socket", daemon.path])
+        defer { monitor.signal(SIGTERM) }
+        let first = try await eventually("a status") { monitor.outputLines.first }
+        #expect(!first.contains("\"interfaces\"") && first.contains(#""detail":"summary""#), "\(first)")
+        #expect(first.contains(#""seq":7"#) && first.contains(#""source":"daemon""#), "\(first)")
+    }
 }
