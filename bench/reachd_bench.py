@@ -100,8 +100,9 @@ def startup(n):
         daemon, elapsed = start_daemon(net)
         rss = rss_kib(daemon.pid)
         embedded_start = time.monotonic()
-        subprocess.run(["ip", "netns", "exec", net.host, REACHD, "status", "--json", "--socket",
-                        os.path.join(net.dir, "none")], check=True, capture_output=True)
+        # In-process: --socket names a daemon that must answer, and fails otherwise.
+        subprocess.run(["ip", "netns", "exec", net.host, REACHD, "status", "--json", "--no-daemon"],
+                       check=True, capture_output=True)
         embedded = time.monotonic() - embedded_start
         daemon.terminate()
         daemon.wait()
