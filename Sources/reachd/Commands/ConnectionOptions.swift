@@ -51,9 +51,9 @@ struct ConnectionOptions: ParsableArguments {
     /// change, from the daemon while one answers and in-process otherwise (as
     /// ``source`` allows), saying so on stderr when the source changes if
     /// `announcingSource`. `detail` says whether a change of the interface
-    /// list alone is delivered (`.full`) or not. `deliver` gets each status and returns whether to go
-    /// on; `deadline` ends the wait. No tasks and no timers: a quiet network
-    /// costs nothing. With `--socket`, that daemon must answer first: an error
+    /// list alone is delivered (`.full`) or not. `deliver` gets each status
+    /// and returns whether to go on; `deadline` ends the wait. No tasks and no
+    /// timers: a quiet network costs nothing. With `--socket`, that daemon must answer first: an error
     /// the user can act on beats a silent wait.
     func follow(
         detail: StatusDetail, announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
