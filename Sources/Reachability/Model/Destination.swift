@@ -1,0 +1,121 @@
+/// Where an app sends its packets: a host name or an address, and a TCP port.
+///
+/// ```swift
+/// let api = try Destination(parsing: "api.example.com")          // port 443
+/// let intranet = try Destination(parsing: "[fd00::10]:8443")
+/// let literal = try Destination(host: "10.8.0.1", port: 22)
+/// print(api, intranet, literal)   // api.example.com:443 [fd00::10]:8443 10.8.0.1:22
+/// ```
+public struct Destination: Sendable, Hashable, CustomStringConvertible {
+    /// The longest host name DNS allows, in bytes.
+    public static let maximumHostLength = 253
+    /// The port when a target names none: HTTPS.
+    public static let defaultPort = 443
+
+    /// A host name (`api.example.com`) or an address literal (`fd00::10`,
+    /// without brackets).
+    public let host: String
+    /// The TCP port, 1 to 65535.
+    public let port: Int
+
+    /// A destination, with the host and port checked.
+    public init(host: String, port: Int = defaultPort) throws(DestinationError) {
+        guard (1...65535).contains(port) else { throw .portOutOfRange(String(port)) }
+        if IPAddress(host) == nil { try Self.checkName(host) }
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses a target as `reachd reach` takes it: `HOST`, `HOST:PORT`,
+    /// `[IPV6]:PORT`, `[IPV6]` or an address literal (`fd00::10`, whose
+    /// colons are not a port).
+    public init(parsing target: String, defaultPort: Int = defaultPort) throws(DestinationError) {
+        if target.hasPrefix("[") {
+            guard let close = target.firstIndex(of: "]") else { throw .malformed(target) }
+            let inside = String(target[target.index(after: target.startIndex)..<close])
+            guard let address = IPAddress(inside), address.family == .ipv6 else { throw .malformed(target) }
+            let rest = target[target.index(after: close)...]
+            if rest.isEmpty {
+                try self.init(host: inside, port: defaultPort)
+            } else {
+                guard rest.hasPrefix(":") else { throw .malformed(target) }
+                try self.init(host: inside, port: Self.port(String(rest.dropFirst())))
+            }
+            return
+        }
+        let colons = target.filter { $0 == ":" }.count
+        switch colons {
+        case 0:
+            try self.init(host: target, port: defaultPort)
+        case 1:
+            let parts = target.split(separator: ":", omittingEmptySubsequences: false)
+            try self.init(host: String(parts[0]), port: Self.port(String(parts[1])))
+        default:
+            // Only an IPv6 literal has several colons; with a port it needs brackets.
+            guard IPAddress(target)?.family == .ipv6 else { throw .malformed(target) }
+            try self.init(host: target, port: defaultPort)
+        }
+    }
+
+    /// `HOST:PORT`, with an IPv6 literal in brackets.
+    public var description: String {
+        address?.family == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// The address, when the host is a literal: it needs no resolving.
+    var address: IPAddress? { IPAddress(host) }
+
+    private static func port(_ text: String) throws(DestinationError) -> Int {
+        guard let port = Int(text), text.allSatisfy(\.isASCII), (1...65535).contains(port) else {
+            throw .portOutOfRange(text)
+        }
+        return port
+    }
+
+    /// Letters, digits, hyphens and underscores (SRV-style labels exist) in
+    /// dot-separated labels of at most 63 bytes; a trailing dot is allowed.
+    private static func checkName(_ name: String) throws(DestinationError) {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty else { throw .emptyHost }
+        guard bytes.count <= maximumHostLength else { throw .hostTooLong(bytes.count) }
+        let labels = (bytes.last == UInt8(ascii: ".") ? bytes.dropLast() : bytes[...])
+            .split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        for label in labels {
+            guard (1...63).contains(label.count), label.allSatisfy(isNameByte) else { throw .malformed(name) }
+        }
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
+    }
+}
+
+/// Why a target is not a destination; the description says what to write instead.
+public enum DestinationError: Error, Sendable, Hashable, CustomStringConvertible {
+    case emptyHost
+    /// The name has this many bytes, more than ``Destination/maximumHostLength``.
+    case hostTooLong(Int)
+    /// The port as written.
+    case portOutOfRange(String)
+    /// The target as written.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .emptyHost:
+            "the host is empty; write HOST, HOST:PORT or [IPV6]:PORT"
+        case .hostTooLong(let length):
+            "the host name has \(length) bytes; DNS allows at most \(Destination.maximumHostLength)"
+        case .portOutOfRange(let port):
+            "port \"\(port.escapingControlCharacters)\" is not a number from 1 to 65535"
+        case .malformed(let target):
+            "\"\(target.escapingControlCharacters)\" is not HOST, HOST:PORT, [IPV6]:PORT or an address"
+        }
+    }
+}
