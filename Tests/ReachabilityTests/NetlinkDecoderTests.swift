@@ -119,7 +119,7 @@ struct NetlinkDecoderTests {
     @Test(arguments: [("default via 10.77.0.1", "10.77.0.1"), ("default via fd77::1", "fd77::1")])
     func routeLookupsThroughAGateway(step: String, gateway: String) throws {
         let answers = try lookupAnswers(step)
-        guard case .route(let type, let outputInterface, let next) = try #require(answers.first) else {
+        guard case .route(let type, let outputInterface, let next, let table, let source) = try #require(answers.first) else {
             Issue.record("expected a route, got \(answers)")
             return
         }
@@ -127,6 +127,8 @@ struct NetlinkDecoderTests {
         #expect(type == .unicast)
         #expect(outputInterface > 1, "the veth, not loopback")
         #expect(next?.description == gateway)
+        #expect(table == 254, "the main table")
+        #expect(source?.description == (next?.family == .ipv4 ? "10.77.0.2" : "fd77::2"), "the address the kernel would send from")
     }
 
     private func lookupAnswers(_ step: String) throws -> [RouteLookupResult] {

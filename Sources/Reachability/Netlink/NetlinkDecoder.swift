@@ -48,12 +48,14 @@ enum NetlinkDecoder {
             guard routeAttributesAreSound(frame.bytes) else { return .failed(errno: EPROTO) }
             return withParsedObject(frame) { route -> RouteLookupResult in
                 let type = RouteType(kernelValue: rtnl_route_get_type(route))
+                let table = rtnl_route_get_table(route)
+                let source = ipAddress(rtnl_route_get_pref_src(route))
                 guard rtnl_route_get_nnexthops(route) > 0, let hop = rtnl_route_nexthop_n(route, 0) else {
-                    return .route(type: type, outputInterface: 0, gateway: nil)
+                    return .route(type: type, outputInterface: 0, gateway: nil, table: table, source: source)
                 }
                 return .route(
                     type: type, outputInterface: Int(rtnl_route_nh_get_ifindex(hop)),
-                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)))
+                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)), table: table, source: source)
             }
         default:
             return nil

@@ -20,12 +20,18 @@ final class NetlinkQuerySocket {
         try dump(Int32(RTM_GETLINK)) + dump(Int32(RTM_GETADDR))
     }
 
-    /// Asks the kernel which route it would use for each of `destinations`:
-    /// every request is sent before any answer is read, so the lookups cost
-    /// one round trip together, not one each.
+    /// Asks the kernel which route it would use for each of `destinations`.
     func lookupRoutes(to destinations: [IPAddress]) throws(NetlinkError) -> [RouteLookupResult] {
+        try lookupRoutes(destinations.map { RouteQuery($0) })
+    }
+
+    /// Asks the kernel which route it would use for each query: every request
+    /// is sent before any answer is read, so the lookups cost one round trip
+    /// together, not one each.
+    func lookupRoutes(_ queries: [RouteQuery]) throws(NetlinkError) -> [RouteLookupResult] {
         var sequences: [UInt32] = []
-        for destination in destinations {
+        for query in queries {
+            let destination = query.destination
             guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
                 throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
             }
@@ -38,9 +44,17 @@ final class NetlinkQuerySocket {
             try libnl("build a route request", destination.bytes.withUnsafeBytes {
                 nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
             })
+            if let uid = query.uid {
+                try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
+            }
+            if let port = query.tcpPort {
+                try libnl("build a route request", nla_put_u8(message, Int32(RTA_IP_PROTO.rawValue), UInt8(IPPROTO_TCP)))
+                // Network byte order, as the kernel reads RTA_DPORT.
+                try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
+            }
             sequences.append(try socket.send(message, operation: "send a route lookup"))
         }
-        var answers = [RouteLookupResult?](repeating: nil, count: destinations.count)
+        var answers = [RouteLookupResult?](repeating: nil, count: queries.count)
         while answers.contains(where: { $0 == nil }) {
             guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
             else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }

@@ -1,0 +1,18 @@
+/// One question for the kernel's route lookup (RTM_GETROUTE): where would a
+/// packet to `destination` go, sent by `uid` over TCP to `port`? The uid and
+/// the port make policy rules that select on them (`uidrange`, `ipproto`,
+/// `dport`) apply as they would to the app's own packets.
+struct RouteQuery: Sendable, Hashable {
+    var destination: IPAddress
+    /// Whose packets: RTA_UID. `nil`: the caller's own, as the kernel assumes.
+    var uid: UInt32?
+    /// The destination port, for TCP (RTA_IP_PROTO, RTA_DPORT); `nil` asks
+    /// without a protocol, as the host's "is the Internet there" lookups do.
+    var tcpPort: UInt16?
+
+    init(_ destination: IPAddress, uid: UInt32? = nil, tcpPort: UInt16? = nil) {
+        self.destination = destination
+        self.uid = uid
+        self.tcpPort = tcpPort
+    }
+}
