@@ -32,8 +32,11 @@ func table(eth0 up: Bool = true, carrier: Bool = true, _ addresses: NetlinkEvent
     ] + addresses)
 }
 
-func route(via gateway: String?, on index: Int = 2, type: RouteType = .unicast) -> RouteLookupResult {
-    .route(type: type, outputInterface: index, gateway: gateway.flatMap(IPAddress.init))
+func route(
+    via gateway: String?, on index: Int = 2, type: RouteType = .unicast, table: UInt32 = 254, source: String? = nil
+) -> RouteLookupResult {
+    .route(type: type, outputInterface: index, gateway: gateway.flatMap(IPAddress.init), table: table,
+           source: source.flatMap(IPAddress.init))
 }
 
 let noRoute = RouteLookupResult.failed(errno: ENETUNREACH)

@@ -29,6 +29,15 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// fe80::/10 or 169.254.0.0/16: reachable only on the link.
+    var isLinkLocal: Bool {
+        switch family {
+        case .ipv4: bytes[0] == 169 && bytes[1] == 254
+        case .ipv6: bytes[0] == 0xfe && bytes[1] & 0xc0 == 0x80
+        case .unrecognized: false
+        }
+    }
+
     var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == .ipv4 ? AF_INET : AF_INET6

@@ -81,7 +81,7 @@ enum ReachabilityEvaluator {
         }
     }
 
-    private static func reason(forLookupErrno errno: Int32) -> UnreachableReason {
+    static func reason(forLookupErrno errno: Int32) -> UnreachableReason {
         switch errno {
         case ENETUNREACH: .noRoute
         case EHOSTUNREACH: .unreachableRoute
@@ -91,7 +91,7 @@ enum ReachabilityEvaluator {
         }
     }
 
-    private static func reason(forRouteType type: RouteType) -> UnreachableReason {
+    static func reason(forRouteType type: RouteType) -> UnreachableReason {
         switch type {
         case .blackhole: .blackholeRoute
         case .unreachable: .unreachableRoute
