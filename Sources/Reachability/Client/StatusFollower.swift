@@ -266,7 +266,8 @@ package final class StatusFollower {
         let reduced = status.detailed(detail)
         if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
         current = reduced
-        let line = reduced == status ? line : line.map { _ in Array(DaemonMessage.status(reduced).line().dropLast()) }
+        let wasReduced = detail == .summary && !status.isSummary
+        let line = wasReduced ? line.map { _ in Array(DaemonMessage.status(reduced).line().dropLast()) } : line
         try pass(StatusUpdate(reduced, line: line))
     }
 

@@ -26,14 +26,15 @@ final class ClientConnection {
     let user: UInt32
     /// Its name in the event poll, never reused: a descriptor number is.
     let token: UInt64
-    /// Its place in the ``ClientTable``'s list of subscribers.
+    /// Its place in the ``ClientTable``'s list of subscribers of ``detail``;
+    /// `nil` until it subscribes.
     var subscriberSlot: Int?
+    /// What the subscription asked for: a summary subscriber is written to
+    /// only when the summary changes. Set by the ``ClientTable``.
+    var detail = StatusDetail.full
     /// What the event poll was last told to wait for.
     var registeredInterest: EventPoll.Interest = .readable
-    private(set) var isSubscribed = false
-    /// What the subscription asked for: a summary subscriber is written to
-    /// only when the summary changes.
-    private(set) var detail = StatusDetail.full
+    var isSubscribed: Bool { subscriberSlot != nil }
     /// The client shut down its sending side (`echo ... | socat` does). A
     /// subscriber may still be reading; only a full hang-up ends it.
     private(set) var inputClosed = false
@@ -113,11 +114,6 @@ final class ClientConnection {
     /// The oldest request not yet answered.
     func nextRequest() -> Result<ClientRequest, RequestError>? {
         requests.isEmpty ? nil : requests.removeFirst()
-    }
-
-    func subscribe(_ detail: StatusDetail) {
-        isSubscribed = true
-        self.detail = detail
     }
 
     /// Queues a line. Returns `false` when the connection is broken.

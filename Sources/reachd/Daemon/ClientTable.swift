@@ -80,7 +80,7 @@ final class ClientTable {
             case .summary: Self.removeSubscriber(at: slot, from: &summary)
             }
         }
-        client.subscribe(detail)
+        client.detail = detail
         unsubscribed[client.token] = nil
         switch detail {
         case .full:

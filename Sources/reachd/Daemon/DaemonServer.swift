@@ -89,7 +89,8 @@ final class DaemonServer {
         defer { shutDown() }
         while true {
             // Requests already read and waiting their turn need no wait.
-            let deadlines = [nextWatchdogPing, clients.nextIdleDeadline(after: limits.idleTimeout), checker?.nextDeadline]
+            let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
+            let deadlines = [nextWatchdogPing, idleDeadline, checker?.nextDeadline]
             let timeout = clients.hasWaiting ? 0 : deadlines.compactMap { $0 }.min().map(pollMilliseconds(until:)) ?? -1
             let events = try poll.wait(timeout: timeout)
             let now = ContinuousClock.now
@@ -118,9 +119,12 @@ final class DaemonServer {
                 handle(event, from: client, now)
             }
             for client in waiting where clients.contains(client) { serve(client, now) }
-            for client in clients.idle(at: now, after: limits.idleTimeout) {
-                logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
-                drop(client)
+            // Only when one is due: finding them walks every unsubscribed client.
+            if let idleDeadline, now >= idleDeadline {
+                for client in clients.idle(at: now, after: limits.idleTimeout) {
+                    logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
+                    drop(client)
+                }
             }
             // Last: new connections wait behind the clients already served.
             if acceptReady {
