@@ -124,7 +124,8 @@ public struct DaemonClient: Sendable {
         switch message {
         case .status(let status): return status
         case .error(let code, let text): throw .rejected(code: code, message: text)
-        case .unrecognized: return nil
+        // A status stream carries no destination lines; skipped like an unknown type.
+        case .destination, .unrecognized: return nil
         }
     }
 }

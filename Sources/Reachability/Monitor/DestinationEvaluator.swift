@@ -7,6 +7,14 @@
 /// host), an egress link that is up with carrier, and a source address the
 /// kernel would use that can reach that far.
 enum DestinationEvaluator {
+    /// Looks up every query (one round trip per chunk) and judges each answer.
+    static func judge(
+        _ queries: [RouteQuery], socket: NetlinkQuerySocket, table: InterfaceTable
+    ) throws(NetlinkError) -> [AddressVerdict] {
+        let lookups = try socket.lookupRoutes(queries)
+        return zip(queries, lookups).map { evaluate($0.destination, lookup: $1, table: table) }
+    }
+
     static func evaluate(_ address: IPAddress, lookup: RouteLookupResult, table: InterfaceTable) -> AddressVerdict {
         func unreachable(_ reason: UnreachableReason) -> AddressVerdict {
             AddressVerdict(address: address, reason: reason, via: nil)

@@ -29,6 +29,11 @@ package final class NetworkWatcher {
     /// How many times the event socket overran and was resynchronised.
     private var resyncCount = 0
 
+    /// Counts the batches that could have changed a route lookup's answer
+    /// (and the resynchronisations), whether or not the host's status
+    /// changed: watched destinations are evaluated again when it moves.
+    package private(set) var generation: UInt64 = 0
+
     /// Interfaces whose metering the configuration says (`[metered]`), by name.
     package var meteredOverrides: [String: Bool] = [:]
     /// Each link's guess, read from sysfs once per link (and name), never per
@@ -54,7 +59,7 @@ package final class NetworkWatcher {
     /// above every number its predecessor published, because publishing costs
     /// far more than a microsecond (a netlink read and two route lookups), so
     /// no watcher can count faster than the clock. No state file is needed.
-    static func firstSequenceNumber() -> UInt64 {
+    package static func firstSequenceNumber() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_BOOTTIME, &now)
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
@@ -91,7 +96,9 @@ package final class NetworkWatcher {
         for event in batch.events {
             relevant = table.apply(event) || relevant
         }
-        return relevant ? try evaluate() : nil
+        guard relevant else { return nil }
+        generation += 1
+        return try evaluate()
     }
 
     /// Replaces both sockets and resynchronises from a fresh dump, keeping the
@@ -115,6 +122,12 @@ package final class NetworkWatcher {
             connectivity: verdict, portalURL: portalURL, at: Date())
     }
 
+    /// Judges destination addresses against the kernel's lookup and the
+    /// interface table as they are now (``DestinationTracker``).
+    func judge(_ queries: [RouteQuery]) throws(NetlinkError) -> [AddressVerdict] {
+        try DestinationEvaluator.judge(queries, socket: self.queries, table: table)
+    }
+
     /// One status from one snapshot, without subscribing: what `reachd status`
     /// computes when no daemon answers.
     package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
@@ -128,6 +141,7 @@ package final class NetworkWatcher {
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
     private func resynchronise() throws(NetlinkError) -> NetworkStatus? {
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
+        generation += 1
         return try evaluate()
     }
 

@@ -25,12 +25,28 @@ final class NetlinkQuerySocket {
         try lookupRoutes(destinations.map { RouteQuery($0) })
     }
 
-    /// Asks the kernel which route it would use for each query: every request
-    /// is sent before any answer is read, so the lookups cost one round trip
-    /// together, not one each.
+    /// Asks the kernel which route it would use for each query. Requests go
+    /// out in chunks, each sent in full before its answers are read, so a
+    /// chunk costs one round trip and its answers always fit the receive
+    /// buffer (an answer the kernel cannot queue is lost, request and all).
     func lookupRoutes(_ queries: [RouteQuery]) throws(NetlinkError) -> [RouteLookupResult] {
-        var sequences: [UInt32] = []
-        for query in queries {
+        var answers: [RouteLookupResult] = []
+        answers.reserveCapacity(queries.count)
+        var start = 0
+        while start < queries.count {
+            let end = min(start + Self.lookupChunk, queries.count)
+            answers += try lookUpChunk(queries[start..<end])
+            start = end
+        }
+        return answers
+    }
+
+    /// Lookups in flight at once: 64 answers are about 8 KiB.
+    private static let lookupChunk = 64
+
+    private func lookUpChunk(_ queries: ArraySlice<RouteQuery>) throws(NetlinkError) -> [RouteLookupResult] {
+        var sequences: [UInt32: Int] = [:]
+        for (position, query) in zip(0..., queries) {
             let destination = query.destination
             guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
                 throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
@@ -52,15 +68,17 @@ final class NetlinkQuerySocket {
                 // Network byte order, as the kernel reads RTA_DPORT.
                 try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
             }
-            sequences.append(try socket.send(message, operation: "send a route lookup"))
+            sequences[try socket.send(message, operation: "send a route lookup")] = position
         }
         var answers = [RouteLookupResult?](repeating: nil, count: queries.count)
-        while answers.contains(where: { $0 == nil }) {
+        var missing = queries.count
+        while missing > 0 {
             guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
             else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
             NetlinkFrame.forEach(in: bytes) { frame in
-                guard let position = sequences.firstIndex(of: frame.sequence), answers[position] == nil else { return }
+                guard let position = sequences[frame.sequence], answers[position] == nil else { return }
                 answers[position] = NetlinkDecoder.routeLookupResult(for: frame)
+                missing -= 1
             }
         }
         return answers.map { $0! }

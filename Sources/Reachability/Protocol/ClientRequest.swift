@@ -15,17 +15,41 @@ package struct ClientRequest: Sendable, Hashable {
         /// `{"op":"check"}`: run the connectivity check now (after signing in to a
         /// portal, say) and answer with the status once it has.
         case check
+        /// `{"op":"reach","target":"api.example.com:443"}`: one destination
+        /// answer, once its name has resolved.
+        case reach
+        /// `{"op":"watch","id":"api","target":"api.example.com:443"}`: the
+        /// destination's answer now, then one per change, tagged with the id.
+        case watch
+        /// `{"op":"unwatch","id":"api"}`: stop a watch.
+        case unwatch
     }
+
+    /// The longest watch id, in bytes.
+    package static let maximumIDLength = 64
 
     package var operation: Operation
     /// `"detail":"summary"` asks for statuses without the interface list and,
     /// for a subscription, only the changes of a summary. Absent: `full`, what
     /// clients that predate it get.
     package var detail: StatusDetail
+    /// What `reach` and `watch` ask about.
+    package var destination: Destination?
+    /// The client's name for a watch (`watch`, `unwatch`), or for a `reach`
+    /// answer, which may come back after later ones.
+    package var id: String?
+    /// Only this family's addresses (`"family":"ipv4"`); `nil`: both.
+    package var family: AddressFamily?
 
-    package init(_ operation: Operation, detail: StatusDetail = .full) {
+    package init(
+        _ operation: Operation, detail: StatusDetail = .full, destination: Destination? = nil, id: String? = nil,
+        family: AddressFamily? = nil
+    ) {
         self.operation = operation
         self.detail = detail
+        self.destination = destination
+        self.id = id
+        self.family = family
     }
 
     package static let get = ClientRequest(.get)
@@ -35,9 +59,19 @@ package struct ClientRequest: Sendable, Hashable {
     /// The line a client sends, newline included; a full request is spelled
     /// as clients that predate `detail` spell it.
     package var line: [UInt8] {
-        switch detail {
-        case .full: Array("{\"op\":\"\(operation.rawValue)\"}\n".utf8)
-        case .summary: Array("{\"op\":\"\(operation.rawValue)\",\"detail\":\"summary\"}\n".utf8)
+        switch operation {
+        case .get, .subscribe, .check:
+            switch detail {
+            case .full: return Array("{\"op\":\"\(operation.rawValue)\"}\n".utf8)
+            case .summary: return Array("{\"op\":\"\(operation.rawValue)\",\"detail\":\"summary\"}\n".utf8)
+            }
+        case .reach, .watch, .unwatch:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let envelope = RequestEnvelope(
+                op: operation.rawValue, id: id, target: destination?.description, family: family?.rawValue)
+            // Strings only: encoding cannot fail.
+            return Array(try! encoder.encode(envelope)) + [UInt8(ascii: "\n")]
         }
     }
 
@@ -57,7 +91,9 @@ package struct ClientRequest: Sendable, Hashable {
             return .failure(RequestError("request has no \"op\"; expected {\"op\":\"get\"}, {\"op\":\"subscribe\"} or {\"op\":\"check\"}"))
         }
         guard let operation = Operation(rawValue: op) else {
-            return .failure(RequestError("unknown op \"\(op)\"; expected \"get\", \"subscribe\" or \"check\""))
+            return .failure(RequestError(
+                "unknown op \"\(op.escapingControlCharacters)\"; expected \"get\", \"subscribe\", \"check\", "
+                    + "\"reach\", \"watch\" or \"unwatch\""))
         }
         var detail = StatusDetail.full
         if let asked = envelope.detail {
@@ -66,17 +102,90 @@ package struct ClientRequest: Sendable, Hashable {
             }
             detail = known
         }
-        return .success(ClientRequest(operation, detail: detail))
+        var request = ClientRequest(operation, detail: detail)
+        switch operation {
+        case .get, .subscribe, .check:
+            return .success(request)
+        case .reach, .watch, .unwatch:
+            return destinationRequest(&request, envelope)
+        }
+    }
+
+    /// Reads a destination request's own keys. A malformed id or family is a
+    /// `bad_request` that closes the connection, like any malformed request;
+    /// a target that is not a destination is answered `bad_destination`,
+    /// with the id, and the connection and its other watches go on.
+    private static func destinationRequest(
+        _ request: inout ClientRequest, _ envelope: RequestEnvelope
+    ) -> Result<ClientRequest, RequestError> {
+        let op = request.operation.rawValue
+        if let id = envelope.id {
+            guard (1...maximumIDLength).contains(id.utf8.count) else {
+                return .failure(RequestError("\"id\" must be 1 to \(maximumIDLength) bytes"))
+            }
+            request.id = id
+        } else if request.operation != .reach {
+            return .failure(RequestError("\"\(op)\" needs an \"id\": the name its answers are tagged with"))
+        }
+        if let family = envelope.family {
+            switch AddressFamily(rawValue: family) {
+            case .ipv4, .ipv6: request.family = AddressFamily(rawValue: family)
+            case .unrecognized:
+                return .failure(RequestError(
+                    "unknown family \"\(family.escapingControlCharacters)\"; expected \"ipv4\" or \"ipv6\""))
+            }
+        }
+        guard request.operation != .unwatch else { return .success(request) }
+        guard let target = envelope.target else {
+            return .failure(RequestError(
+                "\"\(op)\" needs a \"target\": HOST, HOST:PORT, [IPV6]:PORT or an address"))
+        }
+        do {
+            request.destination = try Destination(parsing: target)
+        } catch {
+            return .failure(RequestError(
+                code: "bad_destination", message: error.description, id: request.id, closesConnection: false))
+        }
+        return .success(request)
     }
 }
 
-/// Why the daemon rejected a request; sent as `{"type":"error","code":"bad_request",...}`.
+/// Why the daemon rejected a request; sent as
+/// `{"type":"error","code":"bad_request",...}`, with the request's `id` when
+/// it had one.
 package struct RequestError: Error, Sendable, Equatable {
+    package let code: String
     package let message: String
-    package init(_ message: String) { self.message = message }
+    package let id: String?
+    /// Malformed requests end the connection; a refused watch does not.
+    package let closesConnection: Bool
+
+    package init(_ message: String) {
+        self.init(code: "bad_request", message: message, id: nil, closesConnection: true)
+    }
+
+    package init(code: String, message: String, id: String?, closesConnection: Bool) {
+        self.code = code
+        self.message = message
+        self.id = id
+        self.closesConnection = closesConnection
+    }
+
+    /// The error line the daemon sends.
+    package var line: [UInt8] { DaemonMessage.errorLine(code: code, message: message, id: id) }
 }
 
-private struct RequestEnvelope: Decodable {
+private struct RequestEnvelope: Codable {
     var op: String?
     var detail: String?
+    var id: String?
+    var target: String?
+    var family: String?
+
+    init(op: String, id: String?, target: String?, family: String?) {
+        self.op = op
+        self.id = id
+        self.target = target
+        self.family = family
+    }
 }

@@ -16,6 +16,8 @@ import Foundation
 /// ```
 public enum DaemonMessage: Sendable, Equatable {
     case status(NetworkStatus)
+    /// A destination's answer: to `reach`, or a watch's (with its id).
+    case destination(DestinationStatus)
     case error(code: String, message: String)
     /// A line of a type this version does not know, from a newer daemon
     /// (which sends one only to a client that asked for it): skip it.
@@ -25,8 +27,30 @@ public enum DaemonMessage: Sendable, Equatable {
     package func line() -> [UInt8] {
         switch self {
         case .status(let status): StatusLineWriter.line(status)
-        case .error, .unrecognized: lineThroughCodable()
+        case .destination, .error, .unrecognized: lineThroughCodable()
         }
+    }
+
+    /// An error line about one request, with its `id` when it had one.
+    package static func errorLine(code: String, message: String, id: String?) -> [UInt8] {
+        guard let id else { return DaemonMessage.error(code: code, message: message).line() }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let wire = IdentifiedError(type: "error", version: ProtocolVersion.current, code: code, message: message, id: id)
+        return Array(try! encoder.encode(wire)) + [UInt8(ascii: "\n")]
+    }
+
+    /// The `id` of an error line, for a client matching it to its request.
+    package static func errorID(_ line: some Collection<UInt8>) -> String? {
+        (try? JSONDecoder().decode(MessageEnvelope.self, from: Data(line)))?.id
+    }
+
+    private struct IdentifiedError: Encodable {
+        var type: String
+        var version: Int
+        var code: String
+        var message: String
+        var id: String
     }
 
     /// The same bytes through `Codable`: the reference ``StatusLineWriter`` is tested against.
@@ -60,6 +84,12 @@ public enum DaemonMessage: Sendable, Equatable {
             } catch {
                 throw .malformed("status message does not decode (\(error)): \(preview(line))")
             }
+        case "destination":
+            do {
+                return .destination(try JSONDecoder().decode(DestinationStatus.self, from: data))
+            } catch {
+                throw .malformed("destination message does not decode (\(error)): \(preview(line))")
+            }
         case "error":
             return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "")
         case let other:
@@ -83,6 +113,10 @@ public enum DaemonMessage: Sendable, Equatable {
             switch message {
             case .status(let status):
                 try container.encode("status", forKey: .type)
+                try container.encode(ProtocolVersion.current, forKey: .version)
+                try status.encode(to: encoder)
+            case .destination(let status):
+                try container.encode("destination", forKey: .type)
                 try container.encode(ProtocolVersion.current, forKey: .version)
                 try status.encode(to: encoder)
             case .error(let code, let text):
@@ -121,4 +155,5 @@ private struct MessageEnvelope: Decodable {
     var version: Int
     var code: String?
     var message: String?
+    var id: String?
 }

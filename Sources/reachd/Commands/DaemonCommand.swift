@@ -62,6 +62,26 @@ struct DaemonCommand: ParsableCommand {
             valueName: "seconds"))
     var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches (and reach answers to come) one connection may hold. Default: \(DestinationLimits.defaultPerConnection).",
+            valueName: "count"))
+    var maxWatchesPerConnection = DestinationLimits.defaultPerConnection
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches one user may hold. Default: \(DestinationLimits.defaultPerUser).", valueName: "count"))
+    var maxWatchesPerUser = DestinationLimits.defaultPerUser
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches the daemon holds in all; each costs a route lookup per address after every routing change. Default: \(DestinationLimits.defaultTotal).",
+            valueName: "count"))
+    var maxWatches = DestinationLimits.defaultTotal
+
     /// Where the configuration file is read from by default.
     static let defaultConfiguration = "/etc/reachd/reachd.conf"
 
@@ -146,7 +166,12 @@ struct DaemonCommand: ParsableCommand {
     }
 
     func validate() throws {
-        for (flag, value) in [("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser)] {
+        let counts = [
+            ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
+            ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),
+            ("--max-watches", maxWatches),
+        ]
+        for (flag, value) in counts {
             if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
         }
         let times: [(String, Double?, SecondsRange)] = [
@@ -196,6 +221,8 @@ struct DaemonCommand: ParsableCommand {
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
             socketPath: path, passedSocket: passed, limits: limits, check: check,
+            destinationLimits: DestinationLimits(
+                perConnection: maxWatchesPerConnection, perUser: maxWatchesPerUser, total: maxWatches),
             meteredOverrides: try meteredOverrides(), stop: stop, systemd: SystemdNotifier(), logger: logger)
         try server.run()
     }

@@ -7,9 +7,11 @@ import Glibc
 /// One client of the daemon, which costs it a bounded amount of memory and
 /// work whatever the client does.
 ///
-/// - Output holds at most the line being written and the newest status behind
-///   it: a subscriber that stops reading costs two lines (shared with every
-///   other client) and is sent the newest state when it drains.
+/// - Output holds at most the line being written and, behind it, the newest
+///   line of each stream: the status, and each of its watches (at most
+///   ``DestinationLimits/perConnection``). A subscriber that stops reading
+///   costs a bounded number of lines (the status shared with every other
+///   client) and is sent the newest state of each when it drains.
 /// - Input is read one small chunk per wake-up, and only while no output is
 ///   pending: a client that does not read its answers is not read either, so
 ///   its requests wait in its own socket buffer, not in the daemon.
@@ -43,6 +45,9 @@ final class ClientConnection {
     private(set) var isClosing = false
     /// Waits for the connectivity check it asked for: not idle meanwhile.
     var awaitsCheck = false
+    /// Its watches and unanswered `reach` requests, counted by
+    /// ``DestinationWatches``: a client with either is not idle, nor finished.
+    var destinationRequests = 0
     /// When it last made the check run, for the per-client rate limit.
     var lastCheck: ContinuousClock.Instant?
     /// When bytes last moved either way, for the idle limit.
@@ -52,8 +57,18 @@ final class ClientConnection {
     /// The line being written and how much of it went out.
     private var writing: [UInt8] = []
     private var written = 0
-    /// The newest line queued behind `writing`; a newer one replaces it.
-    private var newest: [UInt8]?
+    /// Lines queued behind `writing`, oldest first; a newer line of the same
+    /// stream replaces the one queued.
+    private var queued: [(stream: OutputStream, line: [UInt8])] = []
+
+    /// What a line is the newest state of. A newer status replaces the
+    /// status queued, a watch's newer answer its answer; an answer to a
+    /// request replaces nothing.
+    enum OutputStream: Equatable {
+        case status
+        case watch(String)
+        case answer
+    }
 
     init(fd: Int32, user: UInt32, token: UInt64 = 0, now: ContinuousClock.Instant) {
         self.fd = fd
@@ -68,7 +83,7 @@ final class ClientConnection {
     /// When the idle limit closes it, if nothing moves before; `nil` for a
     /// subscriber, or a client waiting for a connectivity check it asked for.
     func idleDeadline(after limit: Duration) -> ContinuousClock.Instant? {
-        isSubscribed || awaitsCheck ? nil : lastProgress + limit
+        isSubscribed || awaitsCheck || destinationRequests > 0 ? nil : lastProgress + limit
     }
 
     /// Requests are queued and can be answered now.
@@ -76,7 +91,7 @@ final class ClientConnection {
 
     /// Nothing more will be asked and nothing is left to send.
     var isFinished: Bool {
-        !hasPendingOutput && (isClosing || (inputClosed && requests.isEmpty && !isSubscribed && !awaitsCheck))
+        !hasPendingOutput && (isClosing || (inputClosed && requests.isEmpty && !isSubscribed && !awaitsCheck && destinationRequests == 0))
     }
 
     /// What to wait for: writability while output is pending (and nothing
@@ -117,10 +132,14 @@ final class ClientConnection {
     }
 
     /// Queues a line. Returns `false` when the connection is broken.
-    func send(_ line: [UInt8], now: ContinuousClock.Instant) -> Bool {
+    func send(_ line: [UInt8], stream: OutputStream = .status, now: ContinuousClock.Instant) -> Bool {
         guard !isClosing else { return true }
         if hasPendingOutput {
-            newest = line
+            if stream != .answer, let position = queued.firstIndex(where: { $0.stream == stream }) {
+                queued[position].line = line
+            } else {
+                queued.append((stream, line))
+            }
             return true
         }
         writing = line
@@ -132,9 +151,14 @@ final class ClientConnection {
     /// in flight, and stops reading and serving. Returns `false` when broken.
     func close(with line: [UInt8], now: ContinuousClock.Instant) -> Bool {
         requests.removeAll()
-        let sent = send(line, now: now)
+        let sent = send(line, stream: .answer, now: now)
         isClosing = true
         return sent
+    }
+
+    /// Forgets a watch's queued answer: it was unwatched.
+    func discardQueued(_ stream: OutputStream) {
+        queued.removeAll { $0.stream == stream }
     }
 
     /// Writes as much as the socket takes. Returns `false` when the peer is gone.
@@ -154,9 +178,8 @@ final class ClientConnection {
                 written += count
                 lastProgress = now
             }
-            guard let next = newest else { return true }
-            newest = nil
-            writing = next
+            guard !queued.isEmpty else { return true }
+            writing = queued.removeFirst().line
             written = 0
         }
     }

@@ -22,7 +22,7 @@ final class DaemonServer {
     /// The event poll's tokens for the daemon's own descriptors; clients
     /// have theirs from ``ClientTable/firstClientToken`` up.
     private enum Token: UInt64 {
-        case stop, netlink, listener, checker
+        case stop, netlink, listener, checker, resolver, resolverConfiguration
     }
 
     private let watcher: NetworkWatcher
@@ -43,12 +43,21 @@ final class DaemonServer {
     private var published: PublishedLines
     /// The last status logged, to say what the next one changed.
     private var lastAnnounced: NetworkStatus?
+    /// The clients' watched destinations.
+    private let destinations: DestinationWatches
+    /// `/etc/resolv.conf` and `/etc/hosts`: a change resolves every watched
+    /// name again. `nil` where inotify is unavailable.
+    private let resolverConfiguration: FileChangeWatch?
+    /// The watcher's ``NetworkWatcher/generation`` when destinations were
+    /// last evaluated.
+    private var evaluatedGeneration: UInt64 = 0
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
     /// it is ready: the first client is always answered from a consistent state.
     init(
         socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
+        destinationLimits: DestinationLimits = DestinationLimits(),
         meteredOverrides: [String: Bool], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
     ) throws {
         self.stop = stop
@@ -72,6 +81,18 @@ final class DaemonServer {
         try poll.add(netlinkDescriptor, token: Token.netlink.rawValue, interest: .readable)
         try poll.add(listener.fd, token: Token.listener.rawValue, interest: .readable)
         if let checker { try poll.add(checker.wake.fileDescriptor, token: Token.checker.rawValue, interest: .readable) }
+        destinations = try DestinationWatches(limits: destinationLimits, firstSeq: NetworkWatcher.firstSequenceNumber())
+        try poll.add(destinations.tracker.resolverDescriptor, token: Token.resolver.rawValue, interest: .readable)
+        do {
+            let files = try FileChangeWatch(directory: "/etc", names: ["resolv.conf", "hosts", "nsswitch.conf"])
+            try poll.add(files.fileDescriptor, token: Token.resolverConfiguration.rawValue, interest: .readable)
+            resolverConfiguration = files
+        } catch {
+            logger.warning("cannot watch /etc for resolver changes; watched names resolve again only when the path changes",
+                           metadata: ["error": "\(error)"])
+            resolverConfiguration = nil
+        }
+        evaluatedGeneration = watcher.generation
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
@@ -90,7 +111,8 @@ final class DaemonServer {
         while true {
             // Requests already read and waiting their turn need no wait.
             let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
-            let deadlines = [nextWatchdogPing, idleDeadline, checker?.nextDeadline]
+            let resolutionDeadline = destinations.tracker.nextDeadline
+            let deadlines = [nextWatchdogPing, idleDeadline, checker?.nextDeadline, resolutionDeadline]
             let timeout = clients.hasWaiting ? 0 : deadlines.compactMap { $0 }.min().map(pollMilliseconds(until:)) ?? -1
             let events = try poll.wait(timeout: timeout)
             let now = ContinuousClock.now
@@ -104,8 +126,17 @@ final class DaemonServer {
                 case .netlink: try handleNetlink()
                 case .listener: acceptReady = true
                 case .checker: collectProbes(now)
+                case .resolver:
+                    if destinations.tracker.collectResolutions() { evaluateDestinations() }
+                case .resolverConfiguration:
+                    if resolverConfiguration?.takeChanges() == true { destinations.tracker.resolveAgain(now: now) }
                 case nil: break
                 }
+            }
+            if let resolutionDeadline, now >= resolutionDeadline,
+                destinations.tracker.expireResolutions(now: now)
+            {
+                evaluateDestinations()
             }
             if let checker {
                 // After netlink: a path that just changed is probed at once.
@@ -183,11 +214,16 @@ final class DaemonServer {
                     deliver(published.line(request.detail), to: client, now)
                 case .check:
                     requestCheck(for: client, detail: request.detail, now)
+                case .reach, .watch, .unwatch:
+                    serveDestination(request, from: client, now)
                 }
             case .failure(let error):
                 logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
-                let line = DaemonMessage.error(code: "bad_request", message: error.message).line()
-                if !client.close(with: line, now: now) { drop(client) }
+                if error.closesConnection {
+                    if !client.close(with: error.line, now: now) { drop(client) }
+                } else {
+                    deliver(error.line, to: client, now, stream: .answer)
+                }
             }
             guard clients.contains(client) else { return }
         }
@@ -255,9 +291,47 @@ final class DaemonServer {
         publish(status)
     }
 
+    private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
+        do {
+            send(try destinations.serve(request, from: client, watcher: watcher, now: now), now)
+        } catch {
+            logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
+            let line = DaemonMessage.errorLine(
+                code: "lookup_failed", message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
+            deliver(line, to: client, now, stream: .answer)
+        }
+    }
+
+    /// Looks up every watched destination again and sends the answers that
+    /// changed: after a batch of netlink notifications that could change a
+    /// lookup, or when names resolved.
+    private func evaluateDestinations() {
+        guard !destinations.isEmpty else {
+            evaluatedGeneration = watcher.generation
+            return
+        }
+        do {
+            let deliveries = try destinations.evaluateAll(watcher: watcher)
+            evaluatedGeneration = watcher.generation
+            send(deliveries, .now)
+        } catch {
+            // The query socket failed; the next batch asks again, and a socket
+            // that keeps failing is reopened by the status's own evaluation.
+            logger.error("route lookups for watched destinations failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func send(_ deliveries: [DestinationWatches.Delivery], _ now: ContinuousClock.Instant) {
+        for delivery in deliveries where clients.contains(delivery.client) {
+            deliver(delivery.line, to: delivery.client, now, stream: delivery.stream)
+            if clients.contains(delivery.client), delivery.client.hasPendingOutput { updateInterest(of: delivery.client) }
+        }
+    }
+
     private func handleNetlink() throws {
         do {
             if let status = try watcher.handleReadable() { publish(status) }
+            if watcher.generation != evaluatedGeneration { evaluateDestinations() }
         } catch {
             logger.error("netlink failed; reopening its sockets and resynchronising",
                          metadata: ["error": "\(error)"])
@@ -266,6 +340,7 @@ final class DaemonServer {
             netlinkDescriptor = watcher.fileDescriptor
             try poll.add(netlinkDescriptor, token: Token.netlink.rawValue, interest: .readable)
             if let status { publish(status) }
+            evaluateDestinations()
         }
     }
 
@@ -277,7 +352,12 @@ final class DaemonServer {
         let summaryChanged = published.update(status)
         let now = ContinuousClock.now
         fanOut(published.full, to: clients.subscribers(.full), now)
-        if summaryChanged { fanOut(published.summary, to: clients.subscribers(.summary), now) }
+        if summaryChanged {
+            fanOut(published.summary, to: clients.subscribers(.summary), now)
+            // The way out changed (a family came or went, a VPN took the
+            // default): the resolver may answer differently now.
+            destinations.tracker.resolveAgain(now: now)
+        }
         checker?.observe(status, now: now)
         // Subscribers first: the log line and systemd's STATUS= cost about
         // 0.1 ms, which no subscriber should wait for.
@@ -309,13 +389,17 @@ final class DaemonServer {
         systemd.status(StatusFormatter.oneLine(status))
     }
 
-    private func deliver(_ line: [UInt8], to client: ClientConnection, _ now: ContinuousClock.Instant) {
-        if !client.send(line, now: now) { drop(client) }
+    private func deliver(
+        _ line: [UInt8], to client: ClientConnection, _ now: ContinuousClock.Instant,
+        stream: ClientConnection.OutputStream = .status
+    ) {
+        if !client.send(line, stream: stream, now: now) { drop(client) }
     }
 
     private func drop(_ client: ClientConnection) {
         guard clients.contains(client) else { return }
         if client.awaitsCheck { checkWaiters.removeAll { $0.client === client } }
+        destinations.remove(client)
         clients.remove(client)
         let wasPaused = admission.isPaused
         admission.clientLeft()

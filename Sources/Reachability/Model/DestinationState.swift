@@ -1,0 +1,40 @@
+/// Whether an app's packets to a destination would go somewhere, as the
+/// kernel would route them. The raw values are the wire spelling.
+///
+/// ```swift
+/// switch status.state {
+/// case .reachable: showContent()
+/// case .unreachable, .unresolved: showNoNetwork()
+/// case .pending, .unrecognized: showSpinner()
+/// }
+/// ```
+public enum DestinationState: ProtocolValue, CustomStringConvertible {
+    /// At least one address has a unicast route out of a link that is up with
+    /// carrier, and a usable source address.
+    case reachable
+    /// The host resolved, but no address of it is reachable; the reason says
+    /// why for the first.
+    case unreachable
+    /// The host name did not resolve; the reason says how it failed.
+    case unresolved
+    /// The first resolution of the name is still running.
+    case pending
+    /// A state this version does not know, from a newer daemon: not reachable.
+    case unrecognized(String)
+
+    /// The values this version knows; never `.unrecognized`.
+    public static let allCases: [DestinationState] = [.reachable, .unreachable, .unresolved, .pending]
+
+    /// The wire spelling.
+    public var rawValue: String {
+        switch self {
+        case .reachable: "reachable"
+        case .unreachable: "unreachable"
+        case .unresolved: "unresolved"
+        case .pending: "pending"
+        case .unrecognized(let rawValue): rawValue
+        }
+    }
+
+    public var description: String { rawValue.escapingControlCharacters }
+}

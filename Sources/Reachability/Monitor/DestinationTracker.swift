@@ -1,0 +1,257 @@
+/// The destinations being watched, each with the addresses its name resolved
+/// to and the answer last published for it: the daemon's watches, or an
+/// in-process monitor's. Watches of the same destination by the same uid share
+/// one entry, and names shared by entries resolve once.
+///
+/// Routes are never stored: after each batch of netlink notifications the
+/// owner calls ``evaluate(judge:)``, which asks the kernel's lookup again for
+/// every address watched and reports only the entries whose answer changed.
+/// Nothing here reads a clock or a socket; the owner passes `now` and the
+/// lookup.
+package final class DestinationTracker {
+    /// One watched question: this destination, for this uid's packets, in
+    /// these families.
+    package struct Key: Hashable, Sendable {
+        package var destination: Destination
+        /// Whose routing (RTA_UID); `nil`: this process's own.
+        package var uid: UInt32?
+        /// Only this family's addresses; `nil`: both.
+        package var family: AddressFamily?
+
+        package init(_ destination: Destination, uid: UInt32?, family: AddressFamily?) {
+            self.destination = destination
+            self.uid = uid
+            self.family = family
+        }
+    }
+
+    private struct Entry {
+        var holders: Int
+        /// The answer last published, without an id.
+        var status: DestinationStatus?
+    }
+
+    private struct Name {
+        var holders: Int
+        /// `nil` while the first resolution runs.
+        var answer: HostResolver.Answer?
+        /// When the resolution under way started, for its timeout.
+        var resolvingSince: ContinuousClock.Instant?
+    }
+
+    /// How long a name may take before it is published `unresolved`
+    /// (`timeout`); a later answer is still taken.
+    package let resolutionTimeout: Duration
+    private let resolver: HostResolver
+    private let source: StatusSource
+    private var entries: [Key: Entry] = [:]
+    private var names: [String: Name] = [:]
+    private var seq: UInt64
+
+    package init(source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5)) throws(SystemError) {
+        self.source = source
+        self.seq = firstSeq
+        self.resolutionTimeout = resolutionTimeout
+        resolver = try HostResolver()
+    }
+
+    /// Readable when resolutions finished: then call ``collectResolutions(now:)``.
+    package var resolverDescriptor: Int32 { resolver.wake.fileDescriptor }
+
+    package var isEmpty: Bool { entries.isEmpty }
+    package var count: Int { entries.count }
+
+    /// Starts watching `key` (or adds a holder to it). A name not yet known
+    /// starts resolving.
+    package func add(_ key: Key, now: ContinuousClock.Instant) {
+        entries[key, default: Entry(holders: 0)].holders += 1
+        let host = key.destination.host
+        guard key.destination.address == nil else { return }
+        if names[host] == nil {
+            names[host] = Name(holders: 0)
+            startResolving(host, now: now)
+        }
+        names[host]!.holders += 1
+    }
+
+    /// Drops one holder of `key`; the last one forgets it, and its name when
+    /// no other entry uses it.
+    package func remove(_ key: Key) {
+        guard var entry = entries[key] else { return }
+        entry.holders -= 1
+        entries[key] = entry.holders > 0 ? entry : nil
+        let host = key.destination.host
+        guard key.destination.address == nil, var name = names[host] else { return }
+        name.holders -= 1
+        names[host] = name.holders > 0 ? name : nil
+    }
+
+    /// The answer last published for `key`, `nil` before its first evaluation.
+    package func status(of key: Key) -> DestinationStatus? { entries[key]?.status }
+
+    /// Whether `key`'s name still waits for its first answer.
+    package func isPending(_ key: Key) -> Bool {
+        key.destination.address == nil && names[key.destination.host]?.answer == nil
+    }
+
+    /// Resolves every watched name again, keeping each one's answer until the
+    /// new one comes: `/etc/resolv.conf` or `/etc/hosts` changed, or the path
+    /// out did.
+    package func resolveAgain(now: ContinuousClock.Instant) {
+        for host in names.keys { startResolving(host, now: now) }
+    }
+
+    private func startResolving(_ host: String, now: ContinuousClock.Instant) {
+        guard !resolver.isResolving(host) else { return }
+        names[host]?.resolvingSince = now
+        resolver.resolve(host)
+    }
+
+    /// Takes in the resolutions that finished. Returns whether any answer
+    /// changed, when the entries need evaluating.
+    package func collectResolutions() -> Bool {
+        var changed = false
+        for (host, answer) in resolver.takeAnswers() {
+            guard var name = names[host] else { continue }
+            name.resolvingSince = nil
+            if name.answer != answer {
+                name.answer = answer
+                changed = true
+            }
+            names[host] = name
+        }
+        return changed
+    }
+
+    /// When the oldest resolution under way times out.
+    package var nextDeadline: ContinuousClock.Instant? {
+        names.values.lazy.compactMap { name in
+            // Only a first resolution times out: a name with an answer keeps it.
+            name.answer == nil ? name.resolvingSince.map { $0 + self.resolutionTimeout } : nil
+        }.min()
+    }
+
+    /// Names still without an answer after the timeout are answered
+    /// `timeout`. Returns whether any was.
+    package func expireResolutions(now: ContinuousClock.Instant) -> Bool {
+        var expired = false
+        for (host, name) in names where name.answer == nil {
+            guard let since = name.resolvingSince, now >= since + resolutionTimeout else { continue }
+            names[host]!.answer = .failed(.timeout)
+            expired = true
+        }
+        return expired
+    }
+
+    /// Asks the kernel's lookup, through `watcher`'s socket and against its
+    /// interface table, about every address watched, and returns the entries
+    /// whose answer changed, with the new answer stored.
+    /// - Parameter keys: only these entries (one just added); `nil`: all.
+    package func evaluate(with watcher: NetworkWatcher, only keys: [Key]? = nil) throws(NetlinkError) -> [Key] {
+        try evaluate(keys, judge: watcher.judge)
+    }
+
+    /// Asks `judge` about every address watched, once per distinct address,
+    /// uid and port: the pure core of ``evaluate(with:)``, which tests drive
+    /// with recorded answers.
+    func evaluate(
+        _ keys: [Key]? = nil, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict]
+    ) throws(NetlinkError) -> [Key] {
+        var queries: [RouteQuery] = []
+        var positions: [RouteQuery: Int] = [:]
+        var plans: [(Key, Plan)] = []
+        plans.reserveCapacity(entries.count)
+        for key in keys ?? Array(entries.keys) where entries[key] != nil {
+            let plan = plan(for: key)
+            if case .lookUp(let addresses) = plan {
+                for address in addresses {
+                    let query = RouteQuery(address, uid: key.uid, tcpPort: UInt16(key.destination.port))
+                    if positions[query] == nil {
+                        positions[query] = queries.count
+                        queries.append(query)
+                    }
+                }
+            }
+            plans.append((key, plan))
+        }
+        let verdicts = queries.isEmpty ? [] : try judge(queries)
+        var changed: [Key] = []
+        for (key, plan) in plans {
+            let status: DestinationStatus
+            switch plan {
+            case .pending:
+                status = Self.status(key.destination, state: .pending, reason: nil, verdicts: [], source: source)
+            case .failed(let reason):
+                status = Self.status(key.destination, state: .unresolved, reason: reason, verdicts: [], source: source)
+            case .lookUp(let addresses):
+                let judged = addresses.map { address in
+                    verdicts[positions[RouteQuery(address, uid: key.uid, tcpPort: UInt16(key.destination.port))]!]
+                }
+                status = Self.status(key.destination, verdicts: judged, source: source)
+            }
+            if let old = entries[key]?.status, old.hasSameAnswer(as: status) { continue }
+            seq += 1
+            var stamped = status
+            stamped.seq = seq
+            entries[key]?.status = stamped
+            changed.append(key)
+        }
+        return changed
+    }
+
+    private enum Plan {
+        case pending
+        case failed(DestinationReason)
+        case lookUp([IPAddress])
+    }
+
+    private func plan(for key: Key) -> Plan {
+        let addresses: [IPAddress]
+        if let literal = key.destination.address {
+            addresses = [literal]
+        } else {
+            switch names[key.destination.host]?.answer {
+            case nil: return .pending
+            case .failed(let reason): return .failed(reason)
+            case .addresses(let resolved): addresses = resolved
+            }
+        }
+        let wanted = key.family.map { family in addresses.filter { $0.family == family } } ?? addresses
+        return wanted.isEmpty ? .failed(.noAddress) : .lookUp(wanted)
+    }
+
+    /// The answer for a destination from its addresses' verdicts: reachable
+    /// through the first reachable address, else unreachable for the first
+    /// address's reason.
+    static func status(
+        _ destination: Destination, verdicts: [AddressVerdict], source: StatusSource
+    ) -> DestinationStatus {
+        let reachable = verdicts.first { $0.reason == nil }
+        return status(
+            destination, state: reachable == nil ? .unreachable : .reachable,
+            reason: reachable == nil ? verdicts.first?.reason.map(DestinationReason.init) : nil,
+            verdicts: verdicts, source: source)
+    }
+
+    private static func status(
+        _ destination: Destination, state: DestinationState, reason: DestinationReason?, verdicts: [AddressVerdict],
+        source: StatusSource
+    ) -> DestinationStatus {
+        let addresses = verdicts.map { verdict in
+            AddressReachability(
+                address: verdict.address.description, family: verdict.address.family,
+                state: verdict.reason == nil ? .reachable : .unreachable,
+                reason: verdict.reason.map(DestinationReason.init), via: verdict.via.map(route))
+        }
+        return DestinationStatus(
+            target: destination.description, host: destination.host, port: destination.port, state: state,
+            reason: reason, via: addresses.first { $0.state == .reachable }?.via, addresses: addresses, seq: 0,
+            source: source)
+    }
+
+    private static func route(_ path: DestinationPath) -> DestinationRoute {
+        DestinationRoute(
+            interface: path.interface, index: path.index, family: path.family, gateway: path.gateway?.description,
+            table: path.table, source: path.source.description)
+    }
+}

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells an event loop that some files in one directory changed: the
+/// resolver's configuration (`/etc/resolv.conf`, `/etc/hosts`).
+///
+/// Watches the directory, not the files: resolvconf, NetworkManager and
+/// systemd-resolved replace `/etc/resolv.conf` by renaming a new file over
+/// it, which a watch on the old file never sees. inotify costs nothing until
+/// something in the directory changes.
+package final class FileChangeWatch {
+    /// Readable when something happened in the directory: then call
+    /// ``takeChanges()``.
+    package let fileDescriptor: Int32
+    private let names: Set<String>
+
+    package init(directory: String, names: Set<String>) throws(SystemError) {
+        let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard fd >= 0 else { throw SystemError("inotify_init1") }
+        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
+        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+            close(fd)
+            throw SystemError("inotify_add_watch \(directory)")
+        }
+        fileDescriptor = fd
+        self.names = names
+    }
+
+    deinit { close(fileDescriptor) }
+
+    /// Reads every queued event. Returns whether any concerned one of the
+    /// names (an overflow of the queue counts as a change).
+    package func takeChanges() -> Bool {
+        var changed = false
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return changed }
+            var offset = 0
+            let headerSize = MemoryLayout<inotify_event>.size
+            while offset + headerSize <= count {
+                let (mask, length) = buffer.withUnsafeBytes { raw in
+                    let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    return (event.mask, Int(event.len))
+                }
+                let nameBytes = buffer[(offset + headerSize)..<min(offset + headerSize + length, count)]
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 || names.contains(name) { changed = true }
+                offset += headerSize + length
+            }
+        }
+    }
+}

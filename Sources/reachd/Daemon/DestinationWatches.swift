@@ -1,0 +1,165 @@
+import Reachability
+
+/// The clients' destination requests over one ``DestinationTracker``: which
+/// client watches what under which id, the limits, and the `reach` requests
+/// waiting for a name to resolve. The daemon's loop calls it; it sends
+/// nothing itself, but says who gets which line.
+final class DestinationWatches {
+    let tracker: DestinationTracker
+    private let limits: DestinationLimits
+    /// Each client's watches by id.
+    private var byClient: [UInt64: [String: DestinationTracker.Key]] = [:]
+    /// Who watches each entry, under which id.
+    private var holders: [DestinationTracker.Key: [(client: ClientConnection, id: String)]] = [:]
+    /// `reach` requests whose name has not resolved yet.
+    private var waiting: [DestinationTracker.Key: [(client: ClientConnection, id: String?)]] = [:]
+    private var perUser: [UInt32: Int] = [:]
+    private var watchCount = 0
+
+    /// A line for a client.
+    struct Delivery {
+        var client: ClientConnection
+        var line: [UInt8]
+        var stream: ClientConnection.OutputStream
+    }
+
+    init(limits: DestinationLimits, firstSeq: UInt64) throws {
+        self.limits = limits
+        tracker = try DestinationTracker(source: .daemon, firstSeq: firstSeq)
+    }
+
+    var isEmpty: Bool { tracker.isEmpty }
+
+    /// Serves `reach`, `watch` or `unwatch` from `client`. Returns the lines
+    /// to send: the answer to the request, and the new answer to every other
+    /// watcher of an entry that the evaluation changed.
+    func serve(
+        _ request: ClientRequest, from client: ClientConnection, watcher: NetworkWatcher, now: ContinuousClock.Instant
+    ) throws -> [Delivery] {
+        switch request.operation {
+        case .get, .subscribe, .check:
+            return []
+        case .unwatch:
+            guard let id = request.id, let key = byClient[client.token]?[id] else {
+                return [refusal(to: client, code: "unknown_id", id: request.id,
+                                "no watch \"\(request.id?.escapingControlCharacters ?? "")\" on this connection; "
+                                    + "unwatch takes the id a watch was given")]
+            }
+            removeWatch(id, key, of: client)
+            client.discardQueued(.watch(id))
+            return []
+        case .reach, .watch:
+            // The parser guarantees a destination for these.
+            guard let destination = request.destination else { return [] }
+            let key = DestinationTracker.Key(destination, uid: client.user, family: request.family)
+            if let reason = limits.refusal(
+                connectionCount: client.destinationRequests, userCount: perUser[client.user, default: 0],
+                totalCount: watchCount)
+            {
+                return [refusal(to: client, code: "too_many_watches", id: request.id, reason)]
+            }
+            if request.operation == .watch {
+                let id = request.id ?? ""
+                guard byClient[client.token]?[id] == nil else {
+                    return [refusal(to: client, code: "duplicate_id", id: id,
+                                    "this connection already has a watch \"\(id.escapingControlCharacters)\"; "
+                                        + "choose another id, or unwatch it first")]
+                }
+                addWatch(id, key, of: client, now: now)
+            } else {
+                tracker.add(key, now: now)
+                client.destinationRequests += 1
+                waiting[key, default: []].append((client, request.id))
+            }
+            return try evaluate(key, for: client, id: request.operation == .watch ? request.id : nil, watcher: watcher)
+        }
+    }
+
+    /// Evaluates every entry (after a batch of netlink notifications or
+    /// resolutions) and returns the lines for the answers that changed and
+    /// the `reach` requests now answered.
+    func evaluateAll(watcher: NetworkWatcher) throws -> [Delivery] {
+        try deliveries(for: tracker.evaluate(with: watcher))
+    }
+
+    /// Evaluates the entry `client` just asked about, and answers it: with
+    /// the new answer to every holder when it changed, else with the current
+    /// answer to `client` alone.
+    private func evaluate(
+        _ key: DestinationTracker.Key, for client: ClientConnection, id: String?, watcher: NetworkWatcher
+    ) throws -> [Delivery] {
+        let changed = try tracker.evaluate(with: watcher, only: [key])
+        guard changed.isEmpty, let status = tracker.status(of: key) else { return deliveries(for: changed) }
+        if let id, byClient[client.token]?[id] == key { return [line(status, id: id, to: client)] }
+        return answerWaiting(key, status)
+    }
+
+    private func deliveries(for changed: [DestinationTracker.Key]) -> [Delivery] {
+        var deliveries: [Delivery] = []
+        for key in changed {
+            guard let status = tracker.status(of: key) else { continue }
+            for holder in holders[key] ?? [] {
+                deliveries.append(line(status, id: holder.id, to: holder.client))
+            }
+            deliveries += answerWaiting(key, status)
+        }
+        return deliveries
+    }
+
+    /// Answers the `reach` requests for `key` once its name has resolved.
+    private func answerWaiting(_ key: DestinationTracker.Key, _ status: DestinationStatus) -> [Delivery] {
+        guard status.state != .pending, let requests = waiting.removeValue(forKey: key) else { return [] }
+        var deliveries: [Delivery] = []
+        for request in requests {
+            tracker.remove(key)
+            request.client.destinationRequests -= 1
+            var answer = status
+            answer.id = request.id
+            deliveries.append(Delivery(client: request.client, line: DaemonMessage.destination(answer).line(), stream: .answer))
+        }
+        return deliveries
+    }
+
+    private func line(_ status: DestinationStatus, id: String, to client: ClientConnection) -> Delivery {
+        var tagged = status
+        tagged.id = id
+        return Delivery(client: client, line: DaemonMessage.destination(tagged).line(), stream: .watch(id))
+    }
+
+    private func refusal(to client: ClientConnection, code: String, id: String?, _ message: String) -> Delivery {
+        Delivery(client: client, line: DaemonMessage.errorLine(code: code, message: message, id: id), stream: .answer)
+    }
+
+    private func addWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection, now: ContinuousClock.Instant) {
+        tracker.add(key, now: now)
+        byClient[client.token, default: [:]][id] = key
+        holders[key, default: []].append((client, id))
+        perUser[client.user, default: 0] += 1
+        watchCount += 1
+        client.destinationRequests += 1
+    }
+
+    private func removeWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection) {
+        tracker.remove(key)
+        byClient[client.token]?[id] = nil
+        if byClient[client.token]?.isEmpty == true { byClient[client.token] = nil }
+        holders[key]?.removeAll { $0.client === client && $0.id == id }
+        if holders[key]?.isEmpty == true { holders[key] = nil }
+        let left = perUser[client.user, default: 1] - 1
+        perUser[client.user] = left > 0 ? left : nil
+        watchCount -= 1
+        client.destinationRequests -= 1
+    }
+
+    /// Forgets everything `client` asked: it is gone.
+    func remove(_ client: ClientConnection) {
+        guard client.destinationRequests > 0 else { return }
+        for (id, key) in byClient[client.token] ?? [:] { removeWatch(id, key, of: client) }
+        for (key, requests) in waiting {
+            let kept = requests.filter { $0.client !== client }
+            for _ in kept.count..<requests.count { tracker.remove(key) }
+            waiting[key] = kept.isEmpty ? nil : kept
+        }
+        client.destinationRequests = 0
+    }
+}
