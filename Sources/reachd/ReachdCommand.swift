@@ -29,7 +29,8 @@ struct ReachdCommand: AsyncParsableCommand {
             """,
         version: ReachdVersion.current,
         subcommands: [
-            StatusCommand.self, CheckCommand.self, MonitorCommand.self, WaitOnlineCommand.self, DaemonCommand.self,
+            StatusCommand.self, CheckCommand.self, ReachCommand.self, MonitorCommand.self, WaitOnlineCommand.self,
+            DaemonCommand.self,
         ]
     )
 

@@ -218,6 +218,28 @@ final class DaemonConnection: Sendable {
             ?? pendingLines.last
     }
 
+    /// Every complete line that one read brings, in order, or `nil` at end of
+    /// stream: destination answers are each their own, none replaces another.
+    func nextLines(
+        _ reader: inout DaemonLineReader, deadline: ContinuousClock.Instant?, timeout: Duration
+    ) throws(DaemonClientError) -> [[UInt8]]? {
+        while true {
+            if let deadline { try waitUntilReadable(by: deadline, timeout: timeout) }
+            let count = reader.chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return nil }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .connectionFailed(path: path, cause: SystemError("read"))
+            }
+            do {
+                let lines = try reader.lines.append(reader.chunk[0..<count])
+                if !lines.isEmpty { return lines }
+            } catch {
+                throw .protocolError(.malformed("a line longer than \(DaemonClient.lineLimit) bytes"))
+            }
+        }
+    }
+
     /// The next line that carries a status, with the status; lines of a type
     /// this version does not know are skipped, an error line is thrown, and
     /// the end of the stream is `nil`.

@@ -60,6 +60,8 @@ public final class ReachabilityMonitor: Sendable {
 
     /// Where this monitor takes its statuses from.
     public let source: Source
+    /// The daemon sockets it tries, in order.
+    private let socketPaths: [String]
     private let hub: StatusHub
     /// Ends the follower's thread.
     private let stop: WakeSignal?
@@ -87,6 +89,7 @@ public final class ReachabilityMonitor: Sendable {
         let hub = StatusHub()
         self.hub = hub
         let paths = socketPath.map { [$0] } ?? SocketPath.forClients()
+        socketPaths = paths
         let stop = try? WakeSignal()
         self.stop = stop
         guard let stop else {
@@ -212,6 +215,121 @@ public final class ReachabilityMonitor: Sendable {
         return Subscription { task.cancel() }
     }
 
+    /// Asks once whether `destination` is reachable, as the kernel would route
+    /// this app's packets to it: from the first daemon that answers (its
+    /// lookup made as this process's uid), else (where `source` allows) from
+    /// this process's own netlink lookups. A name is answered once resolved.
+    ///
+    /// ```swift
+    /// let api = try Destination(parsing: "api.example.com")
+    /// let answer = try await ReachabilityMonitor.reachability(of: api)
+    /// print(answer.isReachable ? "reachable via \(answer.via!.interface)" : "unreachable")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - family: only this family's addresses; `nil` (the default): both.
+    ///   - timeout: for reaching a daemon; a name may take the resolver's
+    ///     timeout (5 s) on top.
+    /// - Throws: ``StatusQueryError`` when no allowed source answers, or the
+    ///   daemon refused the request.
+    public static func reachability(
+        of destination: Destination, family: AddressFamily? = nil, source: Source = .automatic,
+        socketPath: String? = nil, timeout: Duration = DaemonClient.defaultTimeout
+    ) async throws -> DestinationStatus {
+        let query = DestinationQuery(
+            source: source, socketPaths: socketPath.map { [$0] } ?? SocketPath.forClients(), family: family)
+        return try await withCheckedThrowingContinuation { continuation in
+            startDetachedThread {
+                continuation.resume(with: Result { () throws(StatusQueryError) in
+                    try query.answer([destination], timeout: timeout).statuses[0]
+                })
+            }
+        }
+    }
+
+    /// Whether `destination` is reachable, from this monitor's source: its
+    /// answer first, then one per change of its state, reason, path or
+    /// addresses. Routing changes that leave the answer alone deliver
+    /// nothing. Ends when the monitor is cancelled or the sequence is dropped.
+    ///
+    /// ```swift
+    /// let monitor = ReachabilityMonitor()
+    /// let api = try Destination(parsing: "api.example.com:443")
+    /// for try await answer in monitor.reachability(of: api) {
+    ///     print(answer.target, answer.state, answer.via?.interface ?? "-")
+    /// }
+    /// ```
+    public func reachability(
+        of destination: Destination, family: AddressFamily? = nil
+    ) -> AsyncThrowingStream<DestinationStatus, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: DestinationStatus.self, bufferingPolicy: .bufferingNewest(1))
+        let stop = follow(destination, family: family) { status in
+            if case .terminated = continuation.yield(status) { return false }
+            return true
+        } finished: { error in
+            continuation.finish(throwing: error)
+        }
+        continuation.onTermination = { _ in stop() }
+        return stream
+    }
+
+    /// Follows `destination` on a thread of its own until `deliver` returns
+    /// `false`, the returned closure is called or the monitor is cancelled.
+    private func follow(
+        _ destination: Destination, family: AddressFamily?,
+        deliver: @escaping @Sendable (DestinationStatus) -> Bool,
+        finished: @escaping @Sendable ((any Error)?) -> Void
+    ) -> @Sendable () -> Void {
+        let follower: DestinationFollower
+        do {
+            follower = try DestinationFollower(DestinationQuery(source: source, socketPaths: socketPaths, family: family))
+        } catch {
+            finished(error)
+            return {}
+        }
+        let forget = hub.onFinish { follower.cancel() }
+        startDetachedThread {
+            do throws(StatusQueryError) {
+                try follower.run([destination]) { deliver($0.status) }
+                finished(nil)
+            } catch {
+                finished(error)
+            }
+            forget()
+        }
+        return { follower.cancel() }
+    }
+
+    /// Calls `handler` with `destination`'s answer and every change of it,
+    /// in order, until the subscription or the monitor is cancelled. The
+    /// handler runs on a thread of its own, straight from the socket that
+    /// brought the answer; no tasks are involved.
+    ///
+    /// ```swift
+    /// let intranet = try Destination(parsing: "wiki.corp.example")
+    /// let subscription = monitor.onChange(of: intranet) { answer in
+    ///     print(answer.isReachable ? "wiki reachable" : "wiki unreachable")
+    /// }
+    /// subscription.cancel()
+    /// ```
+    @discardableResult
+    public func onChange(
+        of destination: Destination, family: AddressFamily? = nil,
+        _ handler: @escaping @Sendable (DestinationStatus) -> Void
+    ) -> Subscription {
+        let cancelled = Mutex(false)
+        let stop = follow(destination, family: family) { answer in
+            guard !cancelled.withLock({ $0 }) else { return false }
+            handler(answer)
+            return true
+        } finished: { _ in }
+        return Subscription {
+            cancelled.withLock { $0 = true }
+            stop()
+        }
+    }
+
     /// Stops following the network: closes the socket, stops the netlink thread,
     /// ends every sequence.
     public func cancel() {
@@ -237,6 +355,7 @@ private final class StatusHub: Sendable {
         var handlers: [Int: @Sendable (NetworkStatus) -> Void] = [:]
         var nextListener = 0
         var finished = false
+        var finishActions: [Int: @Sendable () -> Void] = [:]
     }
 
     private let state = Mutex(State())
@@ -308,12 +427,33 @@ private final class StatusHub: Sendable {
     }
 
     func finish(throwing error: (any Error)?) {
-        let listeners = state.withLock { state in
+        let (listeners, actions) = state.withLock { state in
             state.finished = true
             state.handlers.removeAll()
-            defer { state.listeners.removeAll() }
-            return Array(state.listeners.values)
+            defer {
+                state.listeners.removeAll()
+                state.finishActions.removeAll()
+            }
+            return (Array(state.listeners.values), Array(state.finishActions.values))
         }
         for listener in listeners { listener.finish(throwing: error) }
+        for action in actions { action() }
+    }
+
+    /// Runs `action` when the monitor finishes (at once if it has). Returns
+    /// what forgets the action, for a follower that ended first.
+    func onFinish(_ action: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let id: Int? = state.withLock { state in
+            guard !state.finished else { return nil }
+            let id = state.nextListener
+            state.nextListener += 1
+            state.finishActions[id] = action
+            return id
+        }
+        guard let id else {
+            action()
+            return {}
+        }
+        return { [weak self] in self?.state.withLock { _ = $0.finishActions.removeValue(forKey: id) } }
     }
 }

@@ -135,6 +135,9 @@ public struct AddressReachability: Codable, Sendable, Hashable {
     /// Where its packets would go; `nil` when unreachable.
     public var via: DestinationRoute?
 
+    /// Whether this address is reachable.
+    public var isReachable: Bool { state == .reachable }
+
     public init(
         address: String, family: AddressFamily, state: DestinationState, reason: DestinationReason?,
         via: DestinationRoute?

@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Follows destinations on the calling thread: each one's answer, then one
+/// per change. From the daemon (one `watch` per destination on one
+/// connection) while one answers; in-process (``EmbeddedDestinationMonitor``)
+/// where none does, or once it goes away, as the source allows.
+package final class DestinationFollower: Sendable {
+    package let query: DestinationQuery
+    private let stop: WakeSignal
+    private let state = Mutex((connection: DaemonConnection?.none, cancelled: false))
+
+    package init(_ query: DestinationQuery) throws(SystemError) {
+        self.query = query
+        stop = try WakeSignal()
+    }
+
+    /// One destination's answer, with the daemon's line when it came from one.
+    package struct Update: Sendable {
+        /// The destination's position in the list followed.
+        package var position: Int
+        package var status: DestinationStatus
+        package var line: [UInt8]?
+    }
+
+    /// Delivers until `deliver` returns `false` or ``cancel()`` is called.
+    /// Throws ``StatusQueryError`` when no allowed source can answer.
+    package func run(_ destinations: [Destination], deliver: (Update) -> Bool) throws(StatusQueryError) {
+        var failures: [DaemonClientError] = []
+        if query.source != .embedded {
+            for path in query.socketPaths {
+                do throws(DaemonClientError) {
+                    let connection = try DaemonConnection(path: path, timeout: DaemonClient.defaultTimeout)
+                    guard adopt(connection) else { return }
+                    defer { connection.close() }
+                    if try follow(connection, destinations, deliver) == false { return }
+                    // The daemon went away: in-process from here on, where allowed.
+                    failures.append(.closed(path: path))
+                    break
+                } catch {
+                    if isCancelled { return }
+                    failures.append(error)
+                }
+            }
+        }
+        guard query.source != .daemon else { throw .noDaemonAnswered(failures) }
+        do throws(NetlinkError) {
+            try EmbeddedDestinationMonitor(destinations, family: query.family).run(stop: stop) { position, status in
+                deliver(Update(position: position, status: status, line: nil))
+            }
+        } catch {
+            throw .inProcessFailed(error, daemonFailures: failures)
+        }
+    }
+
+    /// Ends ``run(_:deliver:)`` from any thread.
+    package func cancel() {
+        let connection = state.withLock { state in
+            state.cancelled = true
+            return state.connection
+        }
+        connection?.interrupt()
+        stop.signal()
+    }
+
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    private func adopt(_ connection: DaemonConnection) -> Bool {
+        let cancelled = state.withLock { state in
+            state.connection = connection
+            return state.cancelled
+        }
+        if cancelled { connection.close() }
+        return !cancelled
+    }
+
+    /// Returns `false` when told to stop, `true` when the daemon went away.
+    private func follow(
+        _ connection: DaemonConnection, _ destinations: [Destination], _ deliver: (Update) -> Bool
+    ) throws(DaemonClientError) -> Bool {
+        for (position, destination) in destinations.enumerated() {
+            try connection.send(ClientRequest(.watch, destination: destination, id: String(position), family: query.family))
+        }
+        var reader = DaemonLineReader()
+        let firstBy = ContinuousClock.now + DaemonClient.defaultTimeout
+        var first = true
+        while true {
+            let lines: [[UInt8]]?
+            do {
+                // The first answers (pending ones for names) come at once; a
+                // daemon that sends none is as good as gone.
+                lines = try connection.nextLines(
+                    &reader, deadline: first ? firstBy : nil, timeout: DaemonClient.defaultTimeout)
+            } catch {
+                if connection.isInterrupted { return false }
+                throw error
+            }
+            guard let lines else { return !connection.isInterrupted }
+            first = false
+            for line in lines {
+                let message: DaemonMessage
+                do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
+                switch message {
+                case .destination(let status):
+                    guard let id = status.id, let position = Int(id), destinations.indices.contains(position) else {
+                        continue
+                    }
+                    if !deliver(Update(position: position, status: status, line: line)) { return false }
+                case .error(let code, let text):
+                    throw .rejected(code: code, message: text)
+                case .status, .unrecognized:
+                    continue
+                }
+            }
+        }
+    }
+}

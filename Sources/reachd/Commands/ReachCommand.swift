@@ -1,0 +1,134 @@
+import ArgumentParser
+import Reachability
+
+struct ReachCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reach",
+        abstract: "Say whether this user's packets to a server would go somewhere.",
+        discussion: """
+            Asks the kernel's route lookup, as this user and for TCP to the port, \
+            for every address the target resolves to, and checks the egress link's \
+            carrier and the source address: an intranet server behind a VPN is \
+            reachable on a host with no default route, a blackholed prefix is not. \
+            Route level only: the server may still refuse the connection.
+
+            Asks the daemon; where none answers, computes the answer in-process and \
+            says so on stderr. Exits 0 when every target is reachable, 1 when one is \
+            not (or when --watch ends), 2 on error.
+
+            Examples:
+              reachd reach api.example.com
+              reachd reach wiki.corp.example:8443 10.8.0.1:22
+              reachd reach '[fd00::10]:443' -6 --json
+              reachd reach api.example.com --watch
+            """)
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+
+    @Flag(name: [.customShort("4"), .long], help: "Count only the targets' IPv4 addresses.")
+    var ipv4 = false
+
+    @Flag(name: [.customShort("6"), .long], help: "Count only the targets' IPv6 addresses.")
+    var ipv6 = false
+
+    @Flag(name: .long, help: "Print each target's answer, then one line per change, until interrupted.")
+    var watch = false
+
+    @Argument(
+        help: ArgumentHelp(
+            "HOST, HOST:PORT, [IPV6]:PORT or an address; the port defaults to \(Destination.defaultPort).",
+            valueName: "target"))
+    var targets: [String]
+
+    func validate() throws {
+        if ipv4 && ipv6 { throw ValidationError("-4 and -6 exclude each other; leave both out for either family.") }
+        if targets.isEmpty { throw ValidationError("name at least one target: HOST, HOST:PORT or [IPV6]:PORT.") }
+        for target in targets {
+            do { _ = try Destination(parsing: target) } catch {
+                throw ValidationError("\(error.description).")
+            }
+        }
+    }
+
+    private var family: AddressFamily? { ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil }
+
+    func run() throws {
+        // validate() parsed every target already.
+        let destinations = targets.map { try! Destination(parsing: $0) }
+        let query = DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family)
+        if watch { try follow(destinations, query) }
+        let answers: DestinationAnswers
+        do {
+            answers = try query.answer(destinations)
+        } catch {
+            switch error {
+            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
+            case .inProcessFailed: throw error
+            }
+        }
+        if answers.lines == nil, !answers.daemonFailures.isEmpty {
+            let failures = answers.daemonFailures.map(\.briefDescription)
+            Console.error("reachd: \(failures.joined(separator: "; ")); computed in-process from netlink")
+        }
+        for (position, status) in answers.statuses.enumerated() {
+            print(status, line: answers.lines?[position])
+        }
+        if !answers.statuses.allSatisfy(\.isReachable) { throw ExitCode.notOnline }
+    }
+
+    /// Prints every answer and change until interrupted or the source ends.
+    private func follow(_ destinations: [Destination], _ query: DestinationQuery) throws -> Never {
+        let follower = try DestinationFollower(query)
+        var fromDaemon: Bool?
+        do {
+            try follower.run(destinations) { update in
+                let viaDaemon = update.line != nil
+                if viaDaemon != fromDaemon, !viaDaemon, !connection.noDaemon {
+                    Console.error("reachd: no daemon answers; following netlink in-process")
+                }
+                fromDaemon = viaDaemon
+                print(update.status, line: update.line)
+                return true
+            }
+        } catch {
+            switch error {
+            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
+            case .inProcessFailed: throw error
+            }
+        }
+        throw ExitCode.notOnline
+    }
+
+    private func print(_ status: DestinationStatus, line: [UInt8]?) {
+        if output.json {
+            // The daemon's own bytes: keys a newer daemon adds survive.
+            Console.json(line ?? DaemonMessage.destination(status).line().dropLast())
+        } else {
+            Console.out(Self.describe(status))
+        }
+    }
+
+    /// `api.example.com:443 reachable via wg0 (table 51820), gateway 10.8.0.1`.
+    static func describe(_ status: DestinationStatus) -> String {
+        let target = status.target.escapingControlCharacters
+        guard let via = status.via, status.isReachable else {
+            let reason = status.reason.map { ": \($0)" } ?? ""
+            return "\(target) \(status.state)\(reason)"
+        }
+        var text = "\(target) reachable via \(via.interface.escapingControlCharacters)"
+        switch via.table {
+        case mainTable: break
+        case localTable: text += " (table local)"
+        default: text += " (table \(via.table))"
+        }
+        if let gateway = via.gateway { text += ", gateway \(gateway.escapingControlCharacters)" }
+        let others = status.addresses.count - 1
+        if others > 0 { text += " (\(status.addresses.filter(\.isReachable).count) of \(status.addresses.count) addresses)" }
+        return text
+    }
+
+    /// RT_TABLE_MAIN, not worth naming, and RT_TABLE_LOCAL, named as `ip` does.
+    private static let mainTable: UInt32 = 254
+    private static let localTable: UInt32 = 255
+}
