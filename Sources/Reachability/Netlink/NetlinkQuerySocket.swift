@@ -55,6 +55,9 @@ final class NetlinkQuerySocket {
             var header = rtmsg()
             header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
             header.rtm_dst_len = UInt8(destination.bytes.count * 8)
+            // Without it the kernel answers an IPv4 lookup with table `main`
+            // whichever table the route came from (as `ip route get` knows).
+            header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
             try libnl("build a route request",
                       nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
             try libnl("build a route request", destination.bytes.withUnsafeBytes {

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Per-destination reachability against the kernel's own policy routing:
+/// the answers must be the ones the kernel gives the app's packets.
+@Suite("Destination reachability", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct DestinationReachabilityTests {
+    /// A host with no default route and an intranet route: offline for the
+    /// host, the intranet server reachable, the Internet not.
+    @Test(arguments: [true, false])
+    func anIntranetServerIsReachableOnAHostWithoutADefaultRoute(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+
+        let status = try await network.reachd("status", "--short", source)
+        #expect(status.status == 1, "the host is offline: \(status.output)")
+        // The default socket: with no daemon there, the answer is computed
+        // in-process, and stderr says so.
+        let intranet = try await network.reachd(defaultSocket: network.socketPath, "reach", "10.99.1.1:8443")
+        #expect(intranet.status == 0, "\(intranet.output) \(intranet.error)")
+        #expect(intranet.output == "10.99.1.1:8443 reachable via vh, gateway 10.77.0.1\n")
+        #expect(intranet.error.contains("computed in-process") != throughDaemon, "\(intranet.error)")
+
+        let both = try await network.reachd("reach", "10.99.1.1", "192.0.2.80", "--json", source)
+        #expect(both.status == 1, "one target is not reachable")
+        let answers = try both.output.split(separator: "\n").map { line in
+            guard case .destination(let status) = try DaemonMessage.decode(Array(line.utf8)) else {
+                throw HarnessError.commandFailed("not a destination line: \(line)")
+            }
+            return status
+        }
+        #expect(answers.map(\.state) == [.reachable, .unreachable])
+        #expect(answers[1].reason == .noRoute && answers[1].via == nil)
+        #expect(answers[0].via?.source == "10.77.0.2" && answers[0].via?.table == 254)
+        #expect(answers.allSatisfy { $0.source == (throughDaemon ? .daemon : .embedded) })
+        _ = daemon
+    }
+
+    /// wg-quick's full tunnel: the default route in table 51820, chosen by
+    /// `not fwmark 51820 lookup 51820`, with `suppress_prefixlength 0` so
+    /// that the main table's more specific routes still win. Deleting the
+    /// fwmark rule moves the destination back to the main table's default
+    /// in exactly one line.
+    @Test func aWireGuardFullTunnelRoutesAndOneRuleMovesTheDestination() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await Self.addTunnel(network)
+        let daemon = try await network.startDaemon()
+        let client = try DestinationClient(path: network.socketPath)
+        try client.watch("internet", "192.0.2.80:443")
+        try client.watch("lan", "10.77.0.1:22")
+
+        let internet = try await client.next()
+        #expect(internet.id == "internet" && internet.via?.interface == "wg0" && internet.via?.table == 51820)
+        #expect(internet.via?.source == "10.8.0.2")
+        let lan = try await client.next()
+        // suppress_prefixlength 0 hands the LAN's own prefix to the main table.
+        #expect(lan.id == "lan" && lan.via?.interface == "vh" && lan.via?.table == 254)
+
+        try await network.inHost("rule del not fwmark 51820 table 51820")
+        let moved = try await client.next()
+        #expect(moved.id == "internet" && moved.via?.interface == "vh" && moved.via?.table == 254)
+        #expect(moved.via?.gateway == "10.77.0.1" && moved.seq > internet.seq)
+
+        // Nothing else was sent: the next line is the one this change causes.
+        try await network.inHost("route add blackhole 10.77.0.1/32")
+        let blackholed = try await client.next()
+        #expect(blackholed.id == "lan" && blackholed.reason == .blackholeRoute, "\(blackholed)")
+        _ = daemon
+    }
+
+    /// A blackhole route for one prefix makes its destination unreachable
+    /// and sends its sibling nothing; a route flood in an unrelated table
+    /// sends nobody anything.
+    @Test func aBlackholedPrefixLeavesItsSiblingAndAFloodLeavesEveryoneAlone() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let client = try DestinationClient(path: network.socketPath)
+        try client.watch("a", "10.50.1.1")
+        try client.watch("b", "10.60.1.1")
+        let first = [try await client.next(), try await client.next()]
+        #expect(first.allSatisfy { $0.isReachable }, "\(first)")
+
+        try await network.batchInHost((0..<2000).map { "route add 172.16.\($0 / 250).\($0 % 250)/32 via 10.77.0.1 table 200" })
+        try await network.inHost("route add blackhole 10.50.0.0/16")
+        let blackholed = try await client.next()
+        #expect(blackholed.id == "a" && blackholed.state == .unreachable && blackholed.reason == .blackholeRoute)
+        #expect(blackholed.addresses.map(\.reason) == [.blackholeRoute])
+
+        try await network.inHost("route add prohibit 10.60.0.0/16")
+        let prohibited = try await client.next()
+        #expect(prohibited.id == "b" && prohibited.reason == .prohibitedRoute, "b heard nothing before: \(prohibited)")
+        _ = daemon
+    }
+
+    /// Taking the link down drops its IPv4 routes without a delete
+    /// notification, and a peer without carrier leaves the route in place:
+    /// both must reach a watcher.
+    @Test func linkDownAndCarrierLossReachAWatcher() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        let daemon = try await network.startDaemon()
+        let client = try DestinationClient(path: network.socketPath)
+        try client.watch("intranet", "10.99.1.1")
+        #expect(try await client.next().isReachable)
+
+        try await network.inGateway("link set vg down")
+        let noCarrier = try await client.next()
+        #expect(noCarrier.reason == .noCarrier, "\(noCarrier)")
+        try await network.inGateway("link set vg up")
+        #expect(try await client.next().isReachable)
+
+        try await network.inHost("link set vh down")
+        let down = try await client.next()
+        #expect(down.state == .unreachable && [.noRoute, .linkDown].contains(down.reason), "\(down)")
+        _ = daemon
+    }
+
+    /// Rules that select on the uid or the port apply to the app's own
+    /// packets: the daemon asks as the client's uid (SO_PEERCRED) and for
+    /// TCP to the destination's port; in-process asks as the caller.
+    @Test(arguments: [true, false])
+    func uidAndPortRulesApplyAsToTheAppsPackets(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost(
+            "route add unreachable default table 100", "rule add uidrange 4242-4242 table 100",
+            "route add blackhole default table 101", "rule add ipproto tcp dport 25 table 101")
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+
+        let root = try await network.reachd("reach", "192.0.2.80:443", source)
+        #expect(root.status == 0, "\(root.output) \(root.error)")
+        let user = try await network.reachd(asUser: 4242, "reach", "192.0.2.80:443", source)
+        #expect(user.status == 1 && user.output == "192.0.2.80:443 unreachable: unreachable route\n", "\(user)")
+        let smtp = try await network.reachd("reach", "192.0.2.80:25", source)
+        #expect(smtp.status == 1 && smtp.output == "192.0.2.80:25 unreachable: blackhole route\n", "\(smtp)")
+        _ = daemon
+    }
+
+    /// A name with only IPv6 addresses (from the namespace's own /etc/hosts,
+    /// which `ip netns exec` mounts): reachable over IPv6; `-4` finds no address.
+    @Test(arguments: [true, false])
+    func anIPv6OnlyNameIsReachableOverIPv6(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add fd99::/64 via fd77::1")
+        let hosts = URL(fileURLWithPath: "/etc/netns/\(network.host)")
+        try FileManager.default.createDirectory(at: hosts, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: hosts) }
+        try "127.0.0.1 localhost\nfd99::10 v6only.test\n".write(
+            to: hosts.appendingPathComponent("hosts"), atomically: true, encoding: .utf8)
+        // A name server that refuses at once: a missing name fails fast.
+        try "nameserver 127.0.0.1\n".write(
+            to: hosts.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+
+        let reach = try await network.reachd("reach", "v6only.test", "--json", source)
+        #expect(reach.status == 0, "\(reach)")
+        guard case .destination(let status) = try DaemonMessage.decode(Array(reach.output.utf8.dropLast())) else {
+            Issue.record("not a destination line: \(reach.output)")
+            return
+        }
+        #expect(status.addresses.map(\.address) == ["fd99::10"])
+        #expect(status.via?.family == .ipv6 && status.via?.gateway == "fd77::1" && status.via?.source == "fd77::2")
+        let ipv4Only = try await network.reachd("reach", "v6only.test", "-4", source)
+        #expect(ipv4Only.status == 1 && ipv4Only.output == "v6only.test:443 unresolved: the name has no address\n",
+                "\(ipv4Only)")
+        let missing = try await network.reachd("reach", "missing.test", source)
+        #expect(missing.status == 1 && missing.output.hasPrefix("missing.test:443 unresolved: "), "\(missing)")
+        _ = daemon
+    }
+
+    /// The limits answer with an error line that names the flag, and leave
+    /// the connection and its other watches alone; so do a reused id, an
+    /// unknown id and a target that is not one.
+    @Test func refusedWatchesSayWhyAndChangeNothing() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon("--max-watches-per-connection", "2")
+        let client = try DestinationClient(path: network.socketPath)
+        try client.watch("one", "10.50.1.1")
+        _ = try await client.next()
+        try client.socket.send(#"{"op":"watch","id":"one","target":"10.50.1.2"}"# + "\n")
+        #expect(try await client.nextLine()?.contains(#""code":"duplicate_id""#) == true)
+        try client.socket.send(#"{"op":"watch","id":"bad","target":"a..b"}"# + "\n")
+        let bad = try await client.nextLine()
+        #expect(bad?.contains(#""code":"bad_destination""#) == true && bad?.contains(#""id":"bad""#) == true)
+        try client.socket.send(#"{"op":"unwatch","id":"nope"}"# + "\n")
+        #expect(try await client.nextLine()?.contains(#""code":"unknown_id""#) == true)
+        try client.watch("two", "10.60.1.1")
+        _ = try await client.next()
+        try client.watch("three", "10.70.1.1")
+        let refused = try await client.nextLine()
+        #expect(refused?.contains(#""code":"too_many_watches""#) == true, "\(refused ?? "")")
+        #expect(refused?.contains("--max-watches-per-connection") == true)
+
+        // Still watching: "one" hears its blackhole; after an unwatch, "two" hears nothing.
+        try client.socket.send(#"{"op":"unwatch","id":"two"}"# + "\n")
+        try await network.inHost("route add blackhole 10.60.0.0/16", "route add blackhole 10.50.0.0/16")
+        let one = try await client.next()
+        #expect(one.id == "one" && one.reason == .blackholeRoute, "\(one)")
+        _ = daemon
+    }
+
+    /// wg-quick's table with the tunnel's peer address: the interface is a
+    /// veth to the gateway namespace (there are no WireGuard links here),
+    /// which is all the routing needs.
+    static func addTunnel(_ network: TestNetwork) async throws {
+        try await TestNetwork.sh("ip link add wg0 netns \(network.host) type veth peer name wgp netns \(network.gateway)")
+        try await network.inGateway("link set wgp up", "addr add 10.8.0.1/24 dev wgp")
+        try await network.inHost(
+            "link set wg0 up", "addr add 10.8.0.2/24 dev wg0", "route add default via 10.8.0.1 table 51820",
+            "rule add not fwmark 51820 table 51820", "rule add table main suppress_prefixlength 0")
+    }
+}
