@@ -89,6 +89,30 @@ struct ClientConnectionTests {
         #expect(pair.connection.isFinished, "closed once the error is out")
     }
 
+    /// Behind a line in flight, each stream keeps its newest line: a status
+    /// replaces the status, a watch's answer that watch's, and an answer to
+    /// a request replaces nothing. A status used to replace a watch's answer.
+    @Test func eachStreamKeepsItsNewestLineBehindALineInFlight() throws {
+        let pair = try Pair(sendBuffer: 4096)
+        let big = Array(("{\"pad\":\"" + String(repeating: "x", count: 50_000) + "\"}\n").utf8)
+        #expect(pair.connection.send(big, now: .now))
+        #expect(pair.connection.hasPendingOutput)
+        let sends: [(String, ClientConnection.OutputStream)] = [
+            ("watch a 1", .watch("a")), ("status 1", .status), ("watch b 1", .watch("b")), ("answer 1", .answer),
+            ("watch a 2", .watch("a")), ("status 2", .status), ("answer 2", .answer),
+        ]
+        for (text, stream) in sends { #expect(pair.connection.send(Array((text + "\n").utf8), stream: stream, now: .now)) }
+        pair.connection.discardQueued(.watch("b"))
+        var bytes: [UInt8] = []
+        while pair.connection.hasPendingOutput {
+            bytes += pair.peerReceives()
+            #expect(pair.connection.flush(now: .now))
+        }
+        bytes += pair.peerReceives()
+        let received = String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst()
+        #expect(Array(received) == ["watch a 2", "status 2", "answer 1", "answer 2"])
+    }
+
     @Test func aLastRequestWithoutANewlineCountsAtTheEnd() throws {
         let pair = try Pair()
         try pair.peerSends(#"{"op":"get"}"#)

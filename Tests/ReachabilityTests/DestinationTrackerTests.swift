@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Reachability
+
+/// The tracker's bookkeeping with a stand-in for the kernel's lookup: what is
+/// asked, what is published, and when nothing is.
+@Suite("Destination tracker")
+struct DestinationTrackerTests {
+    static let server = try! Destination(host: "10.8.0.10", port: 443)
+    static let vpn = DestinationPath(
+        interface: "wg0", index: 3, family: .ipv4, gateway: nil, table: 51820, source: IPAddress("10.8.0.2")!)
+    static let lan = DestinationPath(
+        interface: "eth0", index: 2, family: .ipv4, gateway: IPAddress("192.0.2.1"), table: 254,
+        source: IPAddress("192.0.2.10")!)
+
+    /// A lookup that answers every query with `path` (or `reason`) and
+    /// records what it was asked.
+    final class Lookup {
+        var path: DestinationPath? = DestinationTrackerTests.lan
+        var reason: UnreachableReason?
+        var asked: [[RouteQuery]] = []
+
+        func judge(_ queries: [RouteQuery]) -> [AddressVerdict] {
+            asked.append(queries)
+            return queries.map { AddressVerdict(address: $0.destination, reason: reason, via: reason == nil ? path : nil) }
+        }
+    }
+
+    func makeTracker() throws -> DestinationTracker {
+        try DestinationTracker(source: .daemon, firstSeq: 100)
+    }
+
+    @Test func anAnswerIsPublishedOnceAndAgainOnlyWhenItChanges() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
+        tracker.add(key, now: .now)
+        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        let first = try #require(tracker.status(of: key))
+        #expect(first.state == .reachable && first.via?.interface == "eth0" && first.seq == 101)
+        #expect(lookup.asked == [[RouteQuery(IPAddress("10.8.0.10")!, uid: 1000, tcpPort: 443)]])
+
+        // A route flood that leaves the answer alone publishes nothing.
+        for _ in 0..<100 { #expect(try tracker.evaluate(judge: lookup.judge).isEmpty) }
+        #expect(tracker.status(of: key)?.seq == 101)
+
+        lookup.path = Self.vpn
+        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        let moved = try #require(tracker.status(of: key))
+        #expect(moved.via?.interface == "wg0" && moved.via?.table == 51820 && moved.seq == 102)
+
+        lookup.reason = .blackholeRoute
+        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        let blackholed = try #require(tracker.status(of: key))
+        #expect(blackholed.state == .unreachable && blackholed.reason == .blackholeRoute && blackholed.via == nil)
+        #expect(blackholed.addresses.map(\.reason) == [.blackholeRoute])
+    }
+
+    @Test func watchesOfOneAddressShareOneLookup() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let mine = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
+        let again = DestinationTracker.Key(Self.server, uid: 1000, family: .ipv4)
+        let theirs = DestinationTracker.Key(Self.server, uid: 1001, family: nil)
+        for key in [mine, mine, again, theirs] { tracker.add(key, now: .now) }
+        #expect(tracker.count == 3)
+        _ = try tracker.evaluate(judge: lookup.judge)
+        // One query per address, uid and port: the two of uid 1000 share theirs.
+        #expect(lookup.asked.map(\.count) == [2])
+        tracker.remove(mine)
+        #expect(tracker.status(of: mine) != nil, "one holder is left")
+        tracker.remove(mine)
+        #expect(tracker.status(of: mine) == nil && tracker.count == 2)
+    }
+
+    @Test func anAddressOfTheWrongFamilyIsNoAddressAndNeedsNoLookup() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationTracker.Key(Self.server, uid: nil, family: .ipv6)
+        tracker.add(key, now: .now)
+        _ = try tracker.evaluate(judge: lookup.judge)
+        #expect(tracker.status(of: key)?.state == .unresolved && tracker.status(of: key)?.reason == .noAddress)
+        #expect(lookup.asked.isEmpty)
+    }
+
+    @Test func aNameIsPendingUntilItResolvesAndTimesOutWithoutAnAnswer() throws {
+        let tracker = try DestinationTracker(source: .embedded, firstSeq: 0, resolutionTimeout: .seconds(5))
+        let lookup = Lookup()
+        let start = ContinuousClock.now
+        let key = DestinationTracker.Key(try Destination(host: "pending.example"), uid: nil, family: nil)
+        tracker.add(key, now: start)
+        #expect(tracker.isPending(key))
+        #expect(tracker.nextDeadline == start + .seconds(5))
+        _ = try tracker.evaluate(judge: lookup.judge)
+        #expect(tracker.status(of: key)?.state == .pending && lookup.asked.isEmpty)
+
+        #expect(!tracker.expireResolutions(now: start + .seconds(4)))
+        #expect(tracker.expireResolutions(now: start + .seconds(5)))
+        #expect(tracker.nextDeadline == nil, "a name with an answer has no deadline")
+        _ = try tracker.evaluate(judge: lookup.judge)
+        let timedOut = try #require(tracker.status(of: key))
+        #expect(timedOut.state == .unresolved && timedOut.reason == .timeout && timedOut.addresses.isEmpty)
+    }
+
+    @Test func localhostResolvesOnTheResolversThread() async throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationTracker.Key(try Destination(host: "localhost", port: 22), uid: 0, family: .ipv4)
+        tracker.add(key, now: .now)
+        var descriptor = pollfd(fd: tracker.resolverDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&descriptor, 1, 5000) == 1, "the resolver signals its answer")
+        #expect(tracker.collectResolutions())
+        _ = try tracker.evaluate(judge: lookup.judge)
+        #expect(tracker.status(of: key)?.addresses.map(\.address) == ["127.0.0.1"])
+        #expect(tracker.status(of: key)?.target == "localhost:22")
+    }
+}
