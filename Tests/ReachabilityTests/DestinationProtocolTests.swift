@@ -87,6 +87,25 @@ struct DestinationProtocolTests {
         #expect(try DaemonMessage.decode(line.dropLast()) == .destination(status))
     }
 
+    /// The answer in docs/PROTOCOL.md is byte for byte what a daemon writes,
+    /// and the document names every key of an answer.
+    @Test func theDocumentedAnswerIsWhatTheDaemonWrites() throws {
+        let document = try String(contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        let example = try #require(document.split(separator: "\n").first { $0.hasPrefix(#"{"addresses""#) })
+        guard case .destination(let status) = try DaemonMessage.decode(Array(example.utf8)) else {
+            Issue.record("the documented answer is not a destination")
+            return
+        }
+        #expect(status.isReachable && status.via?.table == 51820)
+        #expect(DaemonMessage.destination(status).line() == Array(example.utf8) + [10])
+        let keys = ["type", "version", "id", "target", "host", "port", "state", "reason", "via", "addresses", "seq",
+                    "source", "interface", "index", "family", "gateway", "table", "address"]
+        for key in keys { #expect(document.contains("`\(key)`"), "\(key) is not in docs/PROTOCOL.md") }
+        for value in DestinationState.allCases.map(\.rawValue) + DestinationReason.allCases.map(\.rawValue) {
+            #expect(document.contains("`\(value)`"), "\(value) is not in docs/PROTOCOL.md")
+        }
+    }
+
     /// Seeded random destination requests, with hostile ids and targets: the
     /// parser never traps, accepts only what is whole, and escapes what it
     /// repeats.

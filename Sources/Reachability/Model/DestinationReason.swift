@@ -3,7 +3,8 @@
 /// the wire spelling.
 ///
 /// ```swift
-/// if status.reason == .nxdomain { print("check the server's name") }
+/// let answer = try await ReachabilityMonitor.reachability(of: try Destination(parsing: "api.example.com"))
+/// if answer.reason == .nxdomain { print("check the server's name") }
 /// ```
 public enum DestinationReason: ProtocolValue, CustomStringConvertible {
     /// The kernel's route lookup found no route (ENETUNREACH).

@@ -2,10 +2,11 @@
 /// kernel would route them. The raw values are the wire spelling.
 ///
 /// ```swift
-/// switch status.state {
-/// case .reachable: showContent()
-/// case .unreachable, .unresolved: showNoNetwork()
-/// case .pending, .unrecognized: showSpinner()
+/// let answer = try await ReachabilityMonitor.reachability(of: try Destination(parsing: "api.example.com"))
+/// switch answer.state {
+/// case .reachable: print("show the list")
+/// case .unreachable, .unresolved: print("show no network")
+/// case .pending, .unrecognized: print("show a spinner")
 /// }
 /// ```
 public enum DestinationState: ProtocolValue, CustomStringConvertible {

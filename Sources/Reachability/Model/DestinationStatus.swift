@@ -24,6 +24,7 @@ public struct DestinationStatus: Codable, Sendable, Hashable {
     public var host: String
     /// The TCP port.
     public var port: Int
+    /// Reachable, unreachable, unresolved or pending.
     public var state: DestinationState
     /// Why the destination is not reachable (for an unreachable one, the
     /// first address's reason); `nil` when reachable or pending.
@@ -41,6 +42,7 @@ public struct DestinationStatus: Codable, Sendable, Hashable {
     /// Whether the app's packets would go somewhere: ``state`` is `.reachable`.
     public var isReachable: Bool { state == .reachable }
 
+    /// An answer as a daemon sends it; for tests and for apps that relay answers.
     public init(
         id: String? = nil, target: String, host: String, port: Int, state: DestinationState,
         reason: DestinationReason?, via: DestinationRoute?, addresses: [AddressReachability], seq: UInt64,
@@ -92,6 +94,7 @@ public struct DestinationRoute: Codable, Sendable, Hashable {
     public var interface: String
     /// The egress link's interface index.
     public var index: Int
+    /// The family of the route.
     public var family: AddressFamily
     /// The next hop, or `nil` for an on-link route.
     public var gateway: String?
@@ -100,6 +103,7 @@ public struct DestinationRoute: Codable, Sendable, Hashable {
     /// The source address the kernel would pick.
     public var source: String
 
+    /// A path as the kernel's route lookup returned it.
     public init(interface: String, index: Int, family: AddressFamily, gateway: String?, table: UInt32, source: String) {
         self.interface = interface
         self.index = index
@@ -126,7 +130,9 @@ public struct DestinationRoute: Codable, Sendable, Hashable {
 
 /// One address of a destination, judged on its own.
 public struct AddressReachability: Codable, Sendable, Hashable {
+    /// The address, as text.
     public var address: String
+    /// Its family.
     public var family: AddressFamily
     /// `.reachable` or `.unreachable`.
     public var state: DestinationState
@@ -138,6 +144,7 @@ public struct AddressReachability: Codable, Sendable, Hashable {
     /// Whether this address is reachable.
     public var isReachable: Bool { state == .reachable }
 
+    /// One address's verdict, as a daemon sends it.
     public init(
         address: String, family: AddressFamily, state: DestinationState, reason: DestinationReason?,
         via: DestinationRoute?
