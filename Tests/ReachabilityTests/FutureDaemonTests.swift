@@ -85,8 +85,8 @@ struct FutureDaemonTests {
     }
 
     @Test func aLineOfAnUnknownTypeIsAMessageToSkipNotAFailure() throws {
-        let line = Array(#"{"type":"destination","version":1,"id":"api","reachability":"reachable"}"#.utf8)
-        #expect(try DaemonMessage.decode(line) == .unrecognized(type: "destination"))
+        let line = Array(#"{"type":"forecast","version":1,"id":"api","reachability":"reachable"}"#.utf8)
+        #expect(try DaemonMessage.decode(line) == .unrecognized(type: "forecast"))
     }
 
     @Test func knownValuesNeverDecodeAsUnrecognized() {

@@ -1,7 +1,7 @@
 /// Destination answers: from the first daemon that answers, else (where the
 /// source allows) computed in-process. The synchronous core of
-/// ``ReachabilityMonitor/reachability(of:source:socketPath:timeout:)``,
-/// ``ReachabilityMonitor/destinations(_:source:socketPath:)`` and
+/// ``ReachabilityMonitor/reachability(of:family:source:socketPath:timeout:)``,
+/// ``ReachabilityMonitor/reachability(of:family:)`` and
 /// `reachd reach`.
 package struct DestinationQuery: Sendable {
     package var source: ReachabilityMonitor.Source

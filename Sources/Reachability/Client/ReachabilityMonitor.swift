@@ -227,7 +227,12 @@ public final class ReachabilityMonitor: Sendable {
     /// ```
     ///
     /// - Parameters:
+    ///   - destination: the app's server: a host name or an address, and a port.
     ///   - family: only this family's addresses; `nil` (the default): both.
+    ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
+    ///     throws when no daemon answers; `.embedded` asks none.
+    ///   - socketPath: the daemon's socket; by default the paths
+    ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
     ///   - timeout: for reaching a daemon; a name may take the resolver's
     ///     timeout (5 s) on top.
     /// - Throws: ``StatusQueryError`` when no allowed source answers, or the

@@ -1,6 +1,6 @@
 /// Whether an app could reach one destination, as the kernel would route the
 /// app's own packets (its uid, TCP, its port): the answer of
-/// ``ReachabilityMonitor/reachability(of:source:socketPath:timeout:)`` and
+/// ``ReachabilityMonitor/reachability(of:family:source:socketPath:timeout:)`` and
 /// of the daemon's `reach` and `watch` requests.
 ///
 /// ```swift

@@ -104,7 +104,7 @@ struct NewerDaemonCommandTests {
     /// One read bringing a status and then a line of a type this version
     /// doesn't know: the status is the answer, not lost behind it.
     @Test func aLineOfAnUnknownTypeDoesNotHideTheStatusBeforeIt() async throws {
-        let daemon = try FakeDaemon(answering: Self.futureLine + "\n" + #"{"type":"destination","version":1,"id":"x"}"#)
+        let daemon = try FakeDaemon(answering: Self.futureLine + "\n" + #"{"type":"forecast","version":1,"id":"x"}"#)
         let json = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
         #expect(json.output == Self.futureLine + "\n", "\(json.output) \(json.error)")
     }
