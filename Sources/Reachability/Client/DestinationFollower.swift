@@ -22,9 +22,12 @@ package final class DestinationFollower: Sendable {
         package var line: [UInt8]?
     }
 
-    /// Delivers until `deliver` returns `false` or ``cancel()`` is called.
-    /// Throws ``StatusQueryError`` when no allowed source can answer.
-    package func run(_ destinations: [Destination], deliver: (Update) -> Bool) throws(StatusQueryError) {
+    /// Delivers until `deliver` returns `false`, ``cancel()`` is called or
+    /// `deadline` passes. Throws ``StatusQueryError`` when no allowed source
+    /// can answer.
+    package func run(
+        _ destinations: [Destination], until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool
+    ) throws(StatusQueryError) {
         var failures: [DaemonClientError] = []
         if query.source != .embedded {
             for path in query.socketPaths {
@@ -32,7 +35,7 @@ package final class DestinationFollower: Sendable {
                     let connection = try DaemonConnection(path: path, timeout: DaemonClient.defaultTimeout)
                     guard adopt(connection) else { return }
                     defer { connection.close() }
-                    if try follow(connection, destinations, deliver) == false { return }
+                    if try follow(connection, destinations, until: deadline, deliver) == false { return }
                     // The daemon went away: in-process from here on, where allowed.
                     failures.append(.closed(path: path))
                     break
@@ -44,7 +47,8 @@ package final class DestinationFollower: Sendable {
         }
         guard query.source != .daemon else { throw .noDaemonAnswered(failures) }
         do throws(NetlinkError) {
-            try EmbeddedDestinationMonitor(destinations, family: query.family).run(stop: stop) { position, status in
+            try EmbeddedDestinationMonitor(destinations, family: query.family).run(until: deadline, stop: stop) {
+                position, status in
                 deliver(Update(position: position, status: status, line: nil))
             }
         } catch {
@@ -73,9 +77,11 @@ package final class DestinationFollower: Sendable {
         return !cancelled
     }
 
-    /// Returns `false` when told to stop, `true` when the daemon went away.
+    /// Returns `false` when told to stop or at `deadline`, `true` when the
+    /// daemon went away.
     private func follow(
-        _ connection: DaemonConnection, _ destinations: [Destination], _ deliver: (Update) -> Bool
+        _ connection: DaemonConnection, _ destinations: [Destination], until deadline: ContinuousClock.Instant?,
+        _ deliver: (Update) -> Bool
     ) throws(DaemonClientError) -> Bool {
         for (position, destination) in destinations.enumerated() {
             try connection.send(ClientRequest(.watch, destination: destination, id: String(position), family: query.family))
@@ -88,10 +94,11 @@ package final class DestinationFollower: Sendable {
             do {
                 // The first answers (pending ones for names) come at once; a
                 // daemon that sends none is as good as gone.
-                lines = try connection.nextLines(
-                    &reader, deadline: first ? firstBy : nil, timeout: DaemonClient.defaultTimeout)
+                let wait = first ? min(firstBy, deadline ?? firstBy) : deadline
+                lines = try connection.nextLines(&reader, deadline: wait, timeout: DaemonClient.defaultTimeout)
             } catch {
                 if connection.isInterrupted { return false }
+                if let deadline, ContinuousClock.now >= deadline { return false }
                 throw error
             }
             guard let lines else { return !connection.isInterrupted }

@@ -22,6 +22,11 @@ struct WaitOnlineCommand: ParsableCommand {
               reachd wait-online -i eth0 -i wlan0 --any
               reachd wait-online -i eth0:carrier
               reachd wait-online --ignore tun0
+              reachd wait-online --host wiki.corp.example --host 10.8.0.1:22
+
+            With --host, waits until every target is reachable as this user's \
+            packets would be routed (see `reachd reach`), not for the host's own \
+            default route: for a unit whose server sits behind a VPN.
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -57,6 +62,13 @@ struct WaitOnlineCommand: ParsableCommand {
         completion: .custom { _, _, _ in NetworkInterfaces.names() })
     var ignore: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Wait until this server is reachable (HOST, HOST:PORT, [IPV6]:PORT or an address) instead of the host being online. Repeatable: all of them.",
+            valueName: "target"))
+    var host: [String] = []
+
     @Flag(name: [.short, .long], help: "Print nothing.")
     var quiet = false
 
@@ -66,6 +78,12 @@ struct WaitOnlineCommand: ParsableCommand {
         }
         guard SecondsRange.waitTimeout.duration(timeout) != nil else {
             throw ValidationError("--timeout must be \(SecondsRange.waitTimeout), not \(timeout).")
+        }
+        for target in host {
+            do { _ = try Destination(parsing: target) } catch { throw ValidationError("--host: \(error.description).") }
+        }
+        if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any {
+            throw ValidationError("--host waits for servers, --interface, --ignore and --any for the host's route out; pick one.")
         }
         if let both = interface.first(where: { ignore.contains($0.name) }) {
             throw ValidationError("\(both.name) is both waited for (--interface) and ignored (--ignore); pick one.")
@@ -88,6 +106,7 @@ struct WaitOnlineCommand: ParsableCommand {
     }
 
     func run() throws {
+        if !host.isEmpty { return try waitForHosts() }
         let condition = condition
         let deadline = timeoutDuration.map { ContinuousClock.now + $0 }
         var met: [String]?
@@ -101,5 +120,38 @@ struct WaitOnlineCommand: ParsableCommand {
             throw ExitCode.notOnline
         }
         if !quiet { met.forEach(Console.out) }
+    }
+
+    /// Waits until every `--host` target is reachable, on the daemon's
+    /// watches or in-process, as the source allows.
+    private func waitForHosts() throws {
+        // validate() parsed every target already.
+        let destinations = host.map { try! Destination(parsing: $0) }
+        let family: AddressFamily? = ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil
+        let follower = try DestinationFollower(
+            DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family))
+        var latest = [DestinationStatus?](repeating: nil, count: destinations.count)
+        do {
+            try follower.run(destinations, until: timeoutDuration.map { ContinuousClock.now + $0 }) { update in
+                latest[update.position] = update.status
+                return !latest.allSatisfy { $0?.isReachable == true }
+            }
+        } catch {
+            switch error {
+            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
+            case .inProcessFailed: throw error
+            }
+        }
+        let waiting = zip(destinations, latest).filter { $0.1?.isReachable != true }
+        guard waiting.isEmpty else {
+            if !quiet {
+                let states = waiting.map { destination, status in
+                    status.map(ReachCommand.describe) ?? "\(destination) (no answer)"
+                }
+                Console.error("reachd: timed out after \(timeout) s waiting for \(states.joined(separator: "; "))")
+            }
+            throw ExitCode.notOnline
+        }
+        if !quiet { latest.compactMap { $0 }.map(ReachCommand.describe).forEach(Console.out) }
     }
 }

@@ -218,6 +218,30 @@ struct DestinationReachabilityTests {
         _ = daemon
     }
 
+    /// `wait-online --host` returns when the intranet server becomes
+    /// reachable, though the host never gets a default route; and times out
+    /// naming the server it waited for.
+    @Test(arguments: [true, false])
+    func waitOnlineWaitsForAServerBehindAVPN(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon() }
+        let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
+        let timedOut = try await network.reachd("wait-online", "--host", "10.99.1.1:22", "--timeout", "1", source)
+        #expect(timedOut.status == 1 && timedOut.error.contains("10.99.1.1:22 unreachable: no route"), "\(timedOut)")
+
+        let waiting = try network.startReachd("wait-online", "--host", "10.99.1.1:22", "--host", "10.77.0.1",
+                                              "--timeout", "20", source)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(waiting.isRunning, "no route to 10.99.1.1 yet")
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        #expect(try await waiting.wait(timeout: .seconds(10)) == 0, "\(waiting.errorOutput)")
+        #expect(waiting.output == "10.99.1.1:22 reachable via vh, gateway 10.77.0.1\n10.77.0.1:443 reachable via vh\n")
+        #expect(try await network.reachd("status", "--short", source).status == 1, "the host is still offline")
+        _ = daemon
+    }
+
     /// wg-quick's table with the tunnel's peer address: the interface is a
     /// veth to the gateway namespace (there are no WireGuard links here),
     /// which is all the routing needs.
