@@ -40,7 +40,15 @@ struct ListViewer: AsyncParsableCommand {
     func run() async throws {
         let monitor = ReachabilityMonitor(socketPath: socket)
         let placeholders = PlaceholderController()
-        placeholders.follow(monitor)
+        // "No network" means this app's server is out of reach, not that the
+        // host lacks a default route: an intranet list shows on a host that
+        // is otherwise offline.
+        let items = URL(string: url)!
+        if let host = items.host(), let server = try? Destination(host: host, port: items.port ?? (items.scheme == "https" ? 443 : 80)) {
+            placeholders.follow(monitor, destination: server)
+        } else {
+            placeholders.follow(monitor)
+        }
         let loader = ItemLoader(url: URL(string: url)!, placeholders: placeholders)
         let screen = Screen(catalog: PlaceholderCatalog(), loader: loader)
         // New items under the same placeholder state change what is printed too.

@@ -30,6 +30,48 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Reads the app's own destination: online when its packets would go
+    /// somewhere, whether or not the host has a default route; offline when
+    /// the destination is unreachable or unresolved; unknown while its name
+    /// first resolves. When the destination leaves through the host's own
+    /// path out, the host's connectivity check still speaks (a portal, a dead
+    /// uplink); through another interface (a VPN, an intranet link) it does
+    /// not: the check probed somewhere else.
+    ///
+    /// ```swift
+    /// let api = try Destination(parsing: "wiki.corp.example")
+    /// let answer = try await ReachabilityMonitor.reachability(of: api)
+    /// _ = engine.networkChanged(NetworkCondition(answer, host: status), portalURL: status.portalURL, at: .now)
+    /// ```
+    public init(_ destination: DestinationStatus, host: NetworkStatus?) {
+        switch destination.state {
+        case .pending:
+            self = .unknown
+        case .unreachable, .unresolved, .unrecognized:
+            self = .offline
+        case .reachable:
+            guard let via = destination.via, let host else {
+                self = .online
+                return
+            }
+            let hostPath: NetworkPath?
+            switch via.family {
+            case .ipv4: hostPath = host.ipv4.path
+            case .ipv6: hostPath = host.ipv6.path
+            case .unrecognized: hostPath = nil
+            }
+            guard hostPath?.index == via.index else {
+                self = .online
+                return
+            }
+            switch NetworkCondition(host) {
+            case .portal: self = .portal
+            case .limited: self = .limited
+            case .unknown, .online, .offline: self = .online
+            }
+        }
+    }
+
     /// Online, or not known to be otherwise.
     public var isUsable: Bool {
         switch self {

@@ -59,6 +59,67 @@ public final class PlaceholderController: Sendable {
         }
     }
 
+    /// Feeds the reachability of the app's own server in as the network
+    /// condition: "no network" when `destination` is unreachable or
+    /// unresolved, not when the host lacks a default route, so that an
+    /// intranet app behind a VPN shows its list on a host that is otherwise
+    /// offline. The host's portal or limited verdict applies only while the
+    /// destination leaves through the host's own path out
+    /// (``NetworkCondition/init(_:host:)``).
+    ///
+    /// ```swift
+    /// let placeholders = PlaceholderController()
+    /// placeholders.follow(ReachabilityMonitor(), destination: try Destination(parsing: "wiki.corp.example"))
+    /// ```
+    public func follow(_ monitor: ReachabilityMonitor, destination: Destination) {
+        let statuses = monitor.statuses()
+        let answers = monitor.reachability(of: destination)
+        let latest = LatestAnswers()
+        follow { [weak self] in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [weak self] in
+                    for try await status in statuses { self?.networkChanged(latest.update(host: status)) }
+                }
+                group.addTask { [weak self] in
+                    for try await answer in answers { self?.networkChanged(latest.update(destination: answer)) }
+                }
+                try await group.waitForAll()
+            }
+            withExtendedLifetime(monitor) {}
+        }
+    }
+
+    /// The condition from the newest host status and destination answer;
+    /// nothing before the destination's first answer.
+    private func networkChanged(_ condition: (NetworkCondition, portalURL: String?)?) {
+        guard let (condition, portalURL) = condition else { return }
+        networkChanged(condition, portalURL: portalURL)
+    }
+
+    /// The newest of both inputs of ``follow(_:destination:)``.
+    private final class LatestAnswers: Sendable {
+        private let state = Mutex<(host: NetworkStatus?, destination: DestinationStatus?)>((nil, nil))
+
+        func update(host: NetworkStatus) -> (NetworkCondition, portalURL: String?)? {
+            condition { $0.host = host }
+        }
+
+        func update(destination: DestinationStatus) -> (NetworkCondition, portalURL: String?)? {
+            condition { $0.destination = destination }
+        }
+
+        private func condition(
+            _ change: (inout (host: NetworkStatus?, destination: DestinationStatus?)) -> Void
+        ) -> (NetworkCondition, portalURL: String?)? {
+            state.withLock { latest in
+                change(&latest)
+                guard let answer = latest.destination else { return nil }
+                let condition = NetworkCondition(answer, host: latest.host)
+                return (condition, condition == .portal ? latest.host?.portalURL : nil)
+            }
+        }
+    }
+
     /// Feeds any sequence of statuses in: a ``DaemonClient``'s, or a test's.
     public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
     where Statuses.Element == NetworkStatus {

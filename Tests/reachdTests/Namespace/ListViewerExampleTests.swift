@@ -82,6 +82,25 @@ struct ListViewerExampleTests {
         _ = server
     }
 
+    /// An intranet list on a host with no default route: the viewer follows
+    /// its own server's reachability, so its list shows without an "offline"
+    /// banner, and a server that stops answering is the server's failure.
+    /// Following the host instead, the list said "offline" from the start.
+    @Test func anIntranetServerOnAnOfflineHostIsNeverNoNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        #expect(try await network.reachd("status", "--short", "--no-daemon").status == 1, "the host is offline")
+        let (server, serve) = try Self.itemServer(in: network)
+        try serve(#"{"status": 200, "items": ["apple"]}"#)
+        let viewer = try Self.viewer(in: network)
+        try await Self.shows(viewer, "[content] 1 item", "the intranet's items")
+        #expect(viewer.outputLines.last { $0.hasPrefix("[") } == "[content] 1 item", "no offline banner: \(viewer.output)")
+        server.signal(SIGTERM)
+        _ = try await server.wait()
+        try await Self.shows(viewer, "[content] 1 item (refresh failed", "the server's failure")
+        #expect(!viewer.output.contains("offline") && !viewer.output.contains("[noNetwork]"), "\(viewer.output)")
+    }
+
     @Test func behindAFakePortalItSaysSignInAndTheItemsReturnAfterSigningIn() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
