@@ -4,7 +4,8 @@
 # the daemon and its clients under a hostile local user (bench/torture.py), a
 # container host's veth churn under 1,000 summary subscribers (bench/containers.py), and
 # event-to-subscriber latency against `ip monitor`, fan-out to 1,000 and 10,000 subscribers
-# and idle wake-ups of clients (bench/latency.py).
+# and idle wake-ups of clients (bench/latency.py), and 1,024 watched destinations
+# through a route flood, their latency and their idle cost (bench/destinations.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +15,7 @@ echo
 python3 bench/torture.py
 echo
 python3 bench/containers.py
+echo
+python3 bench/destinations.py
 echo
 exec python3 bench/latency.py
