@@ -199,19 +199,7 @@ final class DaemonConnection: Sendable {
     func nextLine(
         _ reader: inout DaemonLineReader, deadline: ContinuousClock.Instant?, timeout: Duration
     ) throws(DaemonClientError) -> [UInt8]? {
-        var pendingLines: [[UInt8]] = []
-        while pendingLines.isEmpty {
-            if let deadline { try waitUntilReadable(by: deadline, timeout: timeout) }
-            let count = reader.chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count == 0 { return nil }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .connectionFailed(path: path, cause: SystemError("read"))
-            }
-            do { pendingLines = try reader.lines.append(reader.chunk[0..<count]) } catch {
-                throw .protocolError(.malformed("a line longer than \(DaemonClient.lineLimit) bytes"))
-            }
-        }
+        guard let pendingLines = try nextLines(&reader, deadline: deadline, timeout: timeout) else { return nil }
         // One line, the usual case, needs no scanning: the caller reads its type.
         guard pendingLines.count > 1 else { return pendingLines.first }
         return pendingLines.last { StatusUpdate.isStatusLine($0) || StatusUpdate.contains(Self.errorMarker, in: $0) }

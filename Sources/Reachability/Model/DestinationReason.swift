@@ -50,42 +50,49 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
         self.init(rawValue: reason.rawValue)
     }
 
+    /// The route reason of the same name, for the reasons a route lookup
+    /// gives; `nil` for the resolver's. Both share one spelling on the wire.
+    public var routeReason: UnreachableReason? {
+        switch self {
+        case .noRoute: .noRoute
+        case .unreachableRoute: .unreachableRoute
+        case .blackholeRoute: .blackholeRoute
+        case .prohibitedRoute: .prohibitedRoute
+        case .unusableRoute: .unusableRoute
+        case .linkDown: .linkDown
+        case .noCarrier: .noCarrier
+        case .loopbackRoute: .loopbackRoute
+        case .noUsableAddress: .noUsableAddress
+        case .nxdomain, .noAddress, .resolverFailed, .timeout, .unrecognized: nil
+        }
+    }
+
     /// The wire spelling.
     public var rawValue: String {
+        if let routeReason { return routeReason.rawValue }
         switch self {
-        case .noRoute: "no_route"
-        case .unreachableRoute: "unreachable_route"
-        case .blackholeRoute: "blackhole_route"
-        case .prohibitedRoute: "prohibited_route"
-        case .unusableRoute: "unusable_route"
-        case .linkDown: "link_down"
-        case .noCarrier: "no_carrier"
-        case .loopbackRoute: "loopback_route"
-        case .noUsableAddress: "no_usable_address"
-        case .nxdomain: "nxdomain"
-        case .noAddress: "no_address"
-        case .resolverFailed: "resolver_failed"
-        case .timeout: "timeout"
-        case .unrecognized(let rawValue): rawValue
+        case .nxdomain: return "nxdomain"
+        case .noAddress: return "no_address"
+        case .resolverFailed: return "resolver_failed"
+        case .timeout: return "timeout"
+        case .unrecognized(let rawValue): return rawValue
+        case .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
+             .loopbackRoute, .noUsableAddress:
+            return routeReason!.rawValue
         }
     }
 
     public var description: String {
+        if let routeReason { return routeReason.description }
         switch self {
-        case .noRoute: "no route"
-        case .unreachableRoute: "unreachable route"
-        case .blackholeRoute: "blackhole route"
-        case .prohibitedRoute: "prohibit route"
-        case .unusableRoute: "no unicast route"
-        case .linkDown: "egress link down"
-        case .noCarrier: "egress link has no carrier"
-        case .loopbackRoute: "route through loopback"
-        case .noUsableAddress: "no usable source address"
-        case .nxdomain: "no such name"
-        case .noAddress: "the name has no address"
-        case .resolverFailed: "the resolver failed"
-        case .timeout: "the resolver timed out"
-        case .unrecognized(let rawValue): rawValue.escapingControlCharacters
+        case .nxdomain: return "no such name"
+        case .noAddress: return "the name has no address"
+        case .resolverFailed: return "the resolver failed"
+        case .timeout: return "the resolver timed out"
+        case .unrecognized(let rawValue): return rawValue.escapingControlCharacters
+        case .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
+             .loopbackRoute, .noUsableAddress:
+            return routeReason!.description
         }
     }
 }
