@@ -55,27 +55,34 @@ package struct DestinationQuery: Sendable {
     }
 
     /// Asks one daemon over one connection, at most ``window`` requests in
-    /// flight, each tagged with its position.
+    /// flight, each tagged with its position. A `get` goes first: the daemon
+    /// answers it at once, so a stopped one costs `timeout`, not the
+    /// resolver's allowance that names are given afterwards.
     private func ask(
         _ path: String, _ destinations: [Destination], timeout: Duration
     ) throws(DaemonClientError) -> DestinationAnswers {
         let connection = try DaemonConnection(path: path, timeout: timeout)
         defer { connection.close() }
+        try connection.send(.get)
+        var reader = DaemonLineReader()
+        var pending = try linesAfterStatus(connection, &reader, path: path, by: ContinuousClock.now + timeout, timeout)
         let deadline = ContinuousClock.now + timeout + Self.resolutionAllowance
         var statuses = [DestinationStatus?](repeating: nil, count: destinations.count)
         var lines = [[UInt8]?](repeating: nil, count: destinations.count)
         var sent = 0
         var answered = 0
-        var reader = DaemonLineReader()
         while answered < destinations.count {
             while sent < destinations.count, sent - answered < Self.window {
                 try connection.send(ClientRequest(.reach, destination: destinations[sent], id: String(sent), family: family))
                 sent += 1
             }
-            guard let received = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
-                throw .closed(path: path)
+            if pending.isEmpty {
+                guard let received = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
+                    throw .closed(path: path)
+                }
+                pending = received
             }
-            for line in received {
+            for line in pending {
                 let message: DaemonMessage
                 do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
                 switch message {
@@ -92,9 +99,28 @@ package struct DestinationQuery: Sendable {
                     continue
                 }
             }
+            pending.removeAll()
         }
         return DestinationAnswers(
             statuses: statuses.map { $0! }, lines: lines.map { $0! }, daemonFailures: [])
+    }
+
+    /// Reads until the answer to the `get`, due by `deadline`, and returns the
+    /// lines that came after it in the same read.
+    private func linesAfterStatus(
+        _ connection: DaemonConnection, _ reader: inout DaemonLineReader, path: String,
+        by deadline: ContinuousClock.Instant, _ timeout: Duration
+    ) throws(DaemonClientError) -> [[UInt8]] {
+        while true {
+            guard let lines = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
+                throw .closed(path: path)
+            }
+            if let status = lines.firstIndex(where: { StatusUpdate.isStatusLine($0) }) {
+                return Array(lines[(status + 1)...])
+            }
+            // An error line (a refusal) is thrown; others are skipped.
+            for line in lines { _ = try DaemonClient.status(from: line) }
+        }
     }
 }
 

@@ -69,6 +69,21 @@ struct StoppedDaemonTests {
         #expect(waiter.output.contains("online: IPv4 via vh"), "\(waiter.output)")
     }
 
+    /// `reach` asks the daemon for a status before its destinations: a
+    /// stopped daemon, which accepts connections but answers nothing, costs
+    /// the one-second timeout, not the resolver's allowance, and the answer
+    /// is computed in-process.
+    @Test func reachIsNotHeldByAStoppedDaemon() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        daemon.signal(SIGSTOP)
+        let reach = try await network.reachd(defaultSocket: network.socketPath, "reach", "10.77.0.1", timeout: .seconds(5))
+        #expect(reach.status == 0 && reach.output == "10.77.0.1:443 reachable via vh\n", "\(reach)")
+        #expect(reach.error.contains("computed in-process") && reach.error.contains("1"), "\(reach.error)")
+    }
+
     /// The library, through `ReachabilityMonitor(source: .daemon)`: no
     /// fallback, so it records why it delivers nothing, and resumes.
     @Test func aDaemonOnlyMonitorRecordsWhyAndResumes() async throws {

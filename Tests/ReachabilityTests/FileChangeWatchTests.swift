@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The watch on the resolver's files: a file renamed over one of them (as
+/// resolvconf and systemd-resolved replace resolv.conf) counts, and so does
+/// writing it in place; other files in the directory do not.
+@Suite("Watching the resolver's files")
+struct FileChangeWatchTests {
+    @Test func replacedAndRewrittenFilesCountOthersDoNot() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let watch = try FileChangeWatch(directory: directory.path, names: ["resolv.conf", "hosts"])
+        #expect(!watch.takeChanges(), "nothing happened yet")
+
+        try "other\n".write(to: directory.appendingPathComponent("motd"), atomically: false, encoding: .utf8)
+        #expect(!watch.takeChanges(), "another file in the directory")
+
+        // Atomically: written to a temporary file, then renamed over the name.
+        try "nameserver 10.8.0.1\n".write(to: directory.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "renamed over resolv.conf")
+        #expect(!watch.takeChanges(), "each change is taken once")
+
+        try "10.8.0.10 wiki.corp.example\n".write(to: directory.appendingPathComponent("hosts"), atomically: false, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "hosts written in place")
+    }
+
+    static func readable(_ watch: FileChangeWatch) -> Bool {
+        var descriptor = pollfd(fd: watch.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 1000) == 1
+    }
+}
