@@ -1,16 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Follows destinations on the calling thread: each one's answer, then one
 /// per change. From the daemon (one `watch` per destination on one
 /// connection) while one answers; in-process (``EmbeddedDestinationMonitor``)
-/// where none does, or once it goes away, as the source allows.
+/// where none does, or once it goes away, for `.automatic`; a `.daemon`
+/// follower that has had answers reconnects with capped backoff instead.
 package final class DestinationFollower: Sendable {
     package let query: DestinationQuery
+    private let backoff: ReachabilityMonitor.Backoff
     private let stop: WakeSignal
     private let state = Mutex((connection: DaemonConnection?.none, cancelled: false))
 
-    package init(_ query: DestinationQuery) throws(SystemError) {
+    /// - Parameter backoff: between attempts to reach the daemon again, for a
+    ///   `.daemon` query whose daemon went away.
+    package init(_ query: DestinationQuery, backoff: ReachabilityMonitor.Backoff = .init()) throws(SystemError) {
         self.query = query
+        self.backoff = backoff
         stop = try WakeSignal()
     }
 
@@ -28,32 +36,69 @@ package final class DestinationFollower: Sendable {
     package func run(
         _ destinations: [Destination], until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool
     ) throws(StatusQueryError) {
+        // A reconnection sends every answer again: only changes go on.
+        var delivered = [DestinationStatus?](repeating: nil, count: destinations.count)
+        func forward(_ update: Update) -> Bool {
+            if let last = delivered[update.position], last.source == update.status.source,
+                last.hasSameAnswer(as: update.status)
+            {
+                return true
+            }
+            delivered[update.position] = update.status
+            return deliver(update)
+        }
         var failures: [DaemonClientError] = []
-        if query.source != .embedded {
+        var retry = RetrySchedule(backoff)
+        var answered = false
+        while query.source != .embedded {
             for path in query.socketPaths {
                 do throws(DaemonClientError) {
                     let connection = try DaemonConnection(path: path, timeout: DaemonClient.defaultTimeout)
                     guard adopt(connection) else { return }
                     defer { connection.close() }
-                    if try follow(connection, destinations, until: deadline, deliver) == false { return }
-                    // The daemon went away: in-process from here on, where allowed.
-                    failures.append(.closed(path: path))
+                    let outcome = try follow(connection, destinations, until: deadline) { update in
+                        answered = true
+                        retry.succeeded()
+                        return forward(update)
+                    }
+                    if outcome == false { return }
+                    // The daemon went away.
+                    failures = [.closed(path: path)]
                     break
                 } catch {
                     if isCancelled { return }
                     failures.append(error)
                 }
             }
+            // `.automatic` follows in-process from here on; `.daemon` waits for
+            // a daemon with capped backoff, once one has answered.
+            guard query.source == .daemon, answered else { break }
+            retry.failed()
+            guard let due = retry.due, sleep(until: min(due, deadline ?? due)), deadline.map({ .now < $0 }) ?? true
+            else { return }
+            failures.removeAll()
         }
         guard query.source != .daemon else { throw .noDaemonAnswered(failures) }
         do throws(NetlinkError) {
             try EmbeddedDestinationMonitor(destinations, family: query.family).run(until: deadline, stop: stop) {
                 position, status in
-                deliver(Update(position: position, status: status, line: nil))
+                forward(Update(position: position, status: status, line: nil))
             }
         } catch {
             throw .inProcessFailed(error, daemonFailures: failures)
         }
+    }
+
+    /// Sleeps until `instant` unless cancelled first; returns whether it was not.
+    private func sleep(until instant: ContinuousClock.Instant) -> Bool {
+        var descriptor = pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while !isCancelled {
+            let ready = poll(&descriptor, 1, pollMilliseconds(until: instant))
+            if ready == 0 { return true }
+            if ready > 0 { return false }
+            guard errno == EINTR else { return false }
+        }
+        return false
     }
 
     /// Ends ``run(_:deliver:)`` from any thread.

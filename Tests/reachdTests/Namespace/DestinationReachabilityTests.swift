@@ -242,6 +242,33 @@ struct DestinationReachabilityTests {
         _ = daemon
     }
 
+    /// The daemon restarts under `reach --watch`: with `--socket` the watch
+    /// reconnects and hears the change made meanwhile from the new daemon;
+    /// from the default socket it goes on in-process at once.
+    @Test(arguments: [true, false])
+    func aWatchOutlivesTheDaemon(namedSocket: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        var daemon = try await network.startDaemon()
+        let watch = namedSocket
+            ? try network.startReachd("reach", "--watch", "--json", "--socket", network.socketPath, "10.99.1.1")
+            : try network.startReachd(defaultSocket: network.socketPath, ["reach", "--watch", "--json", "10.99.1.1"])
+        let first = try await eventually("the first answer") { watch.outputLines.first }
+        #expect(first.contains(#""reason":"no_route""#) && first.contains(#""source":"daemon""#), "\(first)")
+        daemon.signal(SIGTERM)
+        _ = try await daemon.wait()
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        if namedSocket { daemon = try await network.startDaemon() }
+        let source = namedSocket ? #""source":"daemon""# : #""source":"embedded""#
+        let reachable = try await eventually("the change, from the \(namedSocket ? "new daemon" : "process")", timeout: .seconds(15)) {
+            watch.outputLines.last { $0.contains(#""state":"reachable""#) }
+        }
+        #expect(reachable.contains(source), "\(reachable)")
+        #expect(watch.isRunning, "\(watch.errorOutput)")
+        watch.signal(SIGTERM)
+        _ = daemon
+    }
+
     /// wg-quick's table with the tunnel's peer address: the interface is a
     /// veth to the gateway namespace (there are no WireGuard links here),
     /// which is all the routing needs.
