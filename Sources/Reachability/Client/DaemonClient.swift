@@ -116,6 +116,26 @@ public struct DaemonClient: Sendable {
         }
     }
 
+    /// The destination answer a line carries, with the position its id
+    /// names among `count` destinations asked about (ids are positions);
+    /// `nil` for a status, a line of a type this version does not know, or an
+    /// id that names none. An error line is thrown.
+    static func destinationAnswer(
+        from line: [UInt8], among count: Int
+    ) throws(DaemonClientError) -> (position: Int, status: DestinationStatus)? {
+        let message: DaemonMessage
+        do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
+        switch message {
+        case .destination(let status):
+            guard let id = status.id, let position = Int(id), (0..<count).contains(position) else { return nil }
+            return (position, status)
+        case .error(let code, let text):
+            throw .rejected(code: code, message: text)
+        case .status, .unrecognized:
+            return nil
+        }
+    }
+
     /// The status a line carries; `nil` for a line of a type this version
     /// does not know, which the caller skips.
     static func status(from line: [UInt8]) throws(DaemonClientError) -> NetworkStatus? {

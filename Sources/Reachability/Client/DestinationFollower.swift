@@ -149,19 +149,9 @@ package final class DestinationFollower: Sendable {
             guard let lines else { return !connection.isInterrupted }
             first = false
             for line in lines {
-                let message: DaemonMessage
-                do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
-                switch message {
-                case .destination(let status):
-                    guard let id = status.id, let position = Int(id), destinations.indices.contains(position) else {
-                        continue
-                    }
-                    if !deliver(Update(position: position, status: status, line: line)) { return false }
-                case .error(let code, let text):
-                    throw .rejected(code: code, message: text)
-                case .status, .unrecognized:
-                    continue
-                }
+                guard let (position, status) = try DaemonClient.destinationAnswer(from: line, among: destinations.count)
+                else { continue }
+                if !deliver(Update(position: position, status: status, line: line)) { return false }
             }
         }
     }

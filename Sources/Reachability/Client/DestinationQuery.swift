@@ -83,21 +83,12 @@ package struct DestinationQuery: Sendable {
                 pending = received
             }
             for line in pending {
-                let message: DaemonMessage
-                do { message = try DaemonMessage.decode(line) } catch { throw .protocolError(error) }
-                switch message {
-                case .destination(let status):
-                    guard let id = status.id, let position = Int(id), statuses.indices.contains(position),
-                        statuses[position] == nil
-                    else { continue }
-                    statuses[position] = status
-                    lines[position] = line
-                    answered += 1
-                case .error(let code, let text):
-                    throw .rejected(code: code, message: text)
-                case .status, .unrecognized:
-                    continue
-                }
+                guard let (position, status) = try DaemonClient.destinationAnswer(from: line, among: destinations.count),
+                    statuses[position] == nil
+                else { continue }
+                statuses[position] = status
+                lines[position] = line
+                answered += 1
             }
             pending.removeAll()
         }

@@ -26,7 +26,7 @@ package final class EmbeddedDestinationMonitor {
             throw NetlinkError(error.operation, errno: error.errno)
         }
         keys = destinations.map { DestinationTracker.Key($0, uid: nil, family: family) }
-        resolverFiles = try? FileChangeWatch(directory: "/etc", names: ["resolv.conf", "hosts", "nsswitch.conf"])
+        resolverFiles = try? FileChangeWatch.resolverConfiguration()
     }
 
     /// Delivers each destination's answer (by its position in the list given
@@ -66,12 +66,12 @@ package final class EmbeddedDestinationMonitor {
                 // The way out changed: the resolver may answer differently now.
                 if let status, !status.hasSameSummary(as: summary) {
                     summary = status.summary()
-                    tracker.resolveAgain(now: now)
+                    tracker.resolveAgain()
                 }
                 reevaluate = watcher.generation != generation
             }
             if descriptors[1].revents != 0, tracker.collectResolutions() { reevaluate = true }
-            if descriptors[2].revents != 0, resolverFiles?.takeChanges() == true { tracker.resolveAgain(now: now) }
+            if descriptors[2].revents != 0, resolverFiles?.takeChanges() == true { tracker.resolveAgain() }
             if tracker.expireResolutions(now: now) { reevaluate = true }
             if reevaluate, !(try evaluate(deliver)) { return }
         }

@@ -83,7 +83,6 @@ public struct DestinationStatus: Codable, Sendable, Hashable {
     /// watch publishes.
     package func hasSameAnswer(as other: DestinationStatus) -> Bool {
         state == other.state && reason == other.reason && via == other.via && addresses == other.addresses
-            && target == other.target
     }
 }
 

@@ -35,8 +35,6 @@ package final class DestinationTracker {
         var holders: Int
         /// `nil` while the first resolution runs.
         var answer: HostResolver.Answer?
-        /// When the resolution under way started, for its timeout.
-        var resolvingSince: ContinuousClock.Instant?
     }
 
     /// How long a name may take before it is published `unresolved`
@@ -46,6 +44,11 @@ package final class DestinationTracker {
     private let source: StatusSource
     private var entries: [Key: Entry] = [:]
     private var names: [String: Name] = [:]
+    /// When each name still without an answer times out: only a first
+    /// resolution does (a name with an answer keeps it until the next), and
+    /// the event loop asks for the earliest on every wake-up, so these are
+    /// kept apart from the many names that have one.
+    private var firstAnswerDue: [String: ContinuousClock.Instant] = [:]
     private var seq: UInt64
 
     package init(source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5)) throws(SystemError) {
@@ -55,7 +58,7 @@ package final class DestinationTracker {
         resolver = try HostResolver()
     }
 
-    /// Readable when resolutions finished: then call ``collectResolutions(now:)``.
+    /// Readable when resolutions finished: then call ``collectResolutions()``.
     package var resolverDescriptor: Int32 { resolver.wake.fileDescriptor }
 
     package var isEmpty: Bool { entries.isEmpty }
@@ -69,7 +72,8 @@ package final class DestinationTracker {
         guard key.destination.address == nil else { return }
         if names[host] == nil {
             names[host] = Name(holders: 0)
-            startResolving(host, now: now)
+            firstAnswerDue[host] = now + resolutionTimeout
+            resolver.resolve(host)
         }
         names[host]!.holders += 1
     }
@@ -83,7 +87,12 @@ package final class DestinationTracker {
         let host = key.destination.host
         guard key.destination.address == nil, var name = names[host] else { return }
         name.holders -= 1
-        names[host] = name.holders > 0 ? name : nil
+        guard name.holders == 0 else {
+            names[host] = name
+            return
+        }
+        names[host] = nil
+        firstAnswerDue[host] = nil
     }
 
     /// The answer last published for `key`, `nil` before its first evaluation.
@@ -97,14 +106,8 @@ package final class DestinationTracker {
     /// Resolves every watched name again, keeping each one's answer until the
     /// new one comes: `/etc/resolv.conf` or `/etc/hosts` changed, or the path
     /// out did.
-    package func resolveAgain(now: ContinuousClock.Instant) {
-        for host in names.keys { startResolving(host, now: now) }
-    }
-
-    private func startResolving(_ host: String, now: ContinuousClock.Instant) {
-        guard !resolver.isResolving(host) else { return }
-        names[host]?.resolvingSince = now
-        resolver.resolve(host)
+    package func resolveAgain() {
+        for host in names.keys { resolver.resolve(host) }
     }
 
     /// Takes in the resolutions that finished. Returns whether any answer
@@ -113,7 +116,7 @@ package final class DestinationTracker {
         var changed = false
         for (host, answer) in resolver.takeAnswers() {
             guard var name = names[host] else { continue }
-            name.resolvingSince = nil
+            firstAnswerDue[host] = nil
             if name.answer != answer {
                 name.answer = answer
                 changed = true
@@ -124,23 +127,17 @@ package final class DestinationTracker {
     }
 
     /// When the oldest resolution under way times out.
-    package var nextDeadline: ContinuousClock.Instant? {
-        names.values.lazy.compactMap { name in
-            // Only a first resolution times out: a name with an answer keeps it.
-            name.answer == nil ? name.resolvingSince.map { $0 + self.resolutionTimeout } : nil
-        }.min()
-    }
+    package var nextDeadline: ContinuousClock.Instant? { firstAnswerDue.values.min() }
 
     /// Names still without an answer after the timeout are answered
     /// `timeout`. Returns whether any was.
     package func expireResolutions(now: ContinuousClock.Instant) -> Bool {
-        var expired = false
-        for (host, name) in names where name.answer == nil {
-            guard let since = name.resolvingSince, now >= since + resolutionTimeout else { continue }
-            names[host]!.answer = .failed(.timeout)
-            expired = true
+        let expired = firstAnswerDue.filter { now >= $0.value }.keys
+        for host in expired {
+            firstAnswerDue[host] = nil
+            names[host]?.answer = .failed(.timeout)
         }
-        return expired
+        return !expired.isEmpty
     }
 
     /// Asks the kernel's lookup, through `watcher`'s socket and against its

@@ -40,11 +40,6 @@ public enum DaemonMessage: Sendable, Equatable {
         return Array(try! encoder.encode(wire)) + [UInt8(ascii: "\n")]
     }
 
-    /// The `id` of an error line, for a client matching it to its request.
-    package static func errorID(_ line: some Collection<UInt8>) -> String? {
-        (try? JSONDecoder().decode(MessageEnvelope.self, from: Data(line)))?.id
-    }
-
     private struct IdentifiedError: Encodable {
         var type: String
         var version: Int
@@ -155,5 +150,4 @@ private struct MessageEnvelope: Decodable {
     var version: Int
     var code: String?
     var message: String?
-    var id: String?
 }

@@ -27,6 +27,11 @@ package final class FileChangeWatch {
         self.names = names
     }
 
+    /// The resolver's configuration in `/etc`: what `getaddrinfo` reads.
+    package static func resolverConfiguration() throws(SystemError) -> FileChangeWatch {
+        try FileChangeWatch(directory: "/etc", names: ["resolv.conf", "hosts", "nsswitch.conf"])
+    }
+
     deinit { close(fileDescriptor) }
 
     /// Reads every queued event. Returns whether any concerned one of the

@@ -42,7 +42,8 @@ final class HostResolver: Sendable {
         wake = try WakeSignal()
     }
 
-    /// Queues `host` unless it is queued or resolving already.
+    /// Queues `host` unless it is queued or resolving already: a name asked
+    /// for again meanwhile gets the answer under way.
     func resolve(_ host: String) {
         let start: String? = state.withLock { state in
             guard !state.running.contains(host), !state.queue.contains(host) else { return nil }
@@ -59,11 +60,6 @@ final class HostResolver: Sendable {
             defer { state.answers.removeAll() }
             return state.answers
         }
-    }
-
-    /// Whether `host` is queued or resolving.
-    func isResolving(_ host: String) -> Bool {
-        state.withLock { $0.running.contains(host) || $0.queue.contains(host) }
     }
 
     private static func nextToStart(_ state: inout State, limit: Int) -> String? {

@@ -47,6 +47,22 @@ struct ConnectionOptions: ParsableArguments {
         return .internalError
     }
 
+    /// What a command throws when no allowed source answered: the advice to
+    /// start the daemon `--socket` named, or the in-process failure.
+    func failure(_ error: StatusQueryError) -> any Error {
+        switch error {
+        case .noDaemonAnswered: namedDaemonFailed(error.description)
+        case .inProcessFailed: error
+        }
+    }
+
+    /// Says on stderr why the answer was computed in-process, when a daemon
+    /// was tried: asked for no daemon, the user needs no notice.
+    func reportComputedInProcess(after failures: [DaemonClientError]) {
+        guard !failures.isEmpty else { return }
+        Console.error("reachd: \(failures.map(\.briefDescription).joined(separator: "; ")); computed in-process from netlink")
+    }
+
     /// Follows the network on this thread: the current status, then every
     /// change, from the daemon while one answers and in-process otherwise (as
     /// ``source`` allows), saying so on stderr when the source changes if

@@ -38,39 +38,31 @@ struct ReachCommand: ParsableCommand {
     @Argument(
         help: ArgumentHelp(
             "HOST, HOST:PORT, [IPV6]:PORT or an address; the port defaults to \(Destination.defaultPort).",
-            valueName: "target"))
-    var targets: [String]
+            valueName: "target"),
+        transform: Self.destination)
+    var targets: [Destination]
 
     func validate() throws {
         if ipv4 && ipv6 { throw ValidationError("-4 and -6 exclude each other; leave both out for either family.") }
-        if targets.isEmpty { throw ValidationError("name at least one target: HOST, HOST:PORT or [IPV6]:PORT.") }
-        for target in targets {
-            do { _ = try Destination(parsing: target) } catch {
-                throw ValidationError("\(error.description).")
-            }
-        }
+    }
+
+    /// A target as `reach` and `wait-online --host` take it.
+    static func destination(_ target: String) throws -> Destination {
+        do { return try Destination(parsing: target) } catch { throw ValidationError("\(error.description).") }
     }
 
     private var family: AddressFamily? { ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil }
 
     func run() throws {
-        // validate() parsed every target already.
-        let destinations = targets.map { try! Destination(parsing: $0) }
         let query = DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family)
-        if watch { try follow(destinations, query) }
+        if watch { try follow(targets, query) }
         let answers: DestinationAnswers
         do {
-            answers = try query.answer(destinations)
+            answers = try query.answer(targets)
         } catch {
-            switch error {
-            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
-            case .inProcessFailed: throw error
-            }
+            throw connection.failure(error)
         }
-        if answers.lines == nil, !answers.daemonFailures.isEmpty {
-            let failures = answers.daemonFailures.map(\.briefDescription)
-            Console.error("reachd: \(failures.joined(separator: "; ")); computed in-process from netlink")
-        }
+        if answers.lines == nil { connection.reportComputedInProcess(after: answers.daemonFailures) }
         for (position, status) in answers.statuses.enumerated() {
             print(status, line: answers.lines?[position])
         }
@@ -92,10 +84,7 @@ struct ReachCommand: ParsableCommand {
                 return true
             }
         } catch {
-            switch error {
-            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
-            case .inProcessFailed: throw error
-            }
+            throw connection.failure(error)
         }
         throw ExitCode.notOnline
     }
@@ -123,8 +112,7 @@ struct ReachCommand: ParsableCommand {
         default: text += " (table \(via.table))"
         }
         if let gateway = via.gateway { text += ", gateway \(gateway.escapingControlCharacters)" }
-        let others = status.addresses.count - 1
-        if others > 0 { text += " (\(status.addresses.filter(\.isReachable).count) of \(status.addresses.count) addresses)" }
+        if status.addresses.count > 1 { text += " (\(status.addresses.filter(\.isReachable).count) of \(status.addresses.count) addresses)" }
         return text
     }
 

@@ -43,18 +43,11 @@ struct StatusCommand: AsyncParsableCommand {
         do {
             answer = try connection.query.answer()
         } catch {
-            switch error {
-            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
-            case .inProcessFailed: throw error
-            }
+            throw connection.failure(error)
         }
         let (status, line) = (answer.status, answer.line)
         // On stderr in every form, so stdout stays what the form promises.
-        // Asked for no daemon, the user needs no notice that none answered.
-        if line == nil, !answer.daemonFailures.isEmpty {
-            let failures = answer.daemonFailures.map(\.briefDescription)
-            Console.error("reachd: \(failures.joined(separator: "; ")); computed in-process from netlink")
-        }
+        if line == nil { connection.reportComputedInProcess(after: answer.daemonFailures) }
         if let interface {
             guard let link = status.interfaces.first(where: { $0.name == interface }) else {
                 Console.error("reachd: no interface \(interface); the host has \(status.interfaces.map(\.name.escapingControlCharacters).joined(separator: ", "))")

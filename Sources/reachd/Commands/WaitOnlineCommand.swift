@@ -66,8 +66,9 @@ struct WaitOnlineCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "Wait until this server is reachable (HOST, HOST:PORT, [IPV6]:PORT or an address) instead of the host being online. Repeatable: all of them.",
-            valueName: "target"))
-    var host: [String] = []
+            valueName: "target"),
+        transform: ReachCommand.destination)
+    var host: [Destination] = []
 
     @Flag(name: [.short, .long], help: "Print nothing.")
     var quiet = false
@@ -78,9 +79,6 @@ struct WaitOnlineCommand: ParsableCommand {
         }
         guard SecondsRange.waitTimeout.duration(timeout) != nil else {
             throw ValidationError("--timeout must be \(SecondsRange.waitTimeout), not \(timeout).")
-        }
-        for target in host {
-            do { _ = try Destination(parsing: target) } catch { throw ValidationError("--host: \(error.description).") }
         }
         if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any {
             throw ValidationError("--host waits for servers, --interface, --ignore and --any for the host's route out; pick one.")
@@ -125,24 +123,19 @@ struct WaitOnlineCommand: ParsableCommand {
     /// Waits until every `--host` target is reachable, on the daemon's
     /// watches or in-process, as the source allows.
     private func waitForHosts() throws {
-        // validate() parsed every target already.
-        let destinations = host.map { try! Destination(parsing: $0) }
         let family: AddressFamily? = ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil
         let follower = try DestinationFollower(
             DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family))
-        var latest = [DestinationStatus?](repeating: nil, count: destinations.count)
+        var latest = [DestinationStatus?](repeating: nil, count: host.count)
         do {
-            try follower.run(destinations, until: timeoutDuration.map { ContinuousClock.now + $0 }) { update in
+            try follower.run(host, until: timeoutDuration.map { ContinuousClock.now + $0 }) { update in
                 latest[update.position] = update.status
                 return !latest.allSatisfy { $0?.isReachable == true }
             }
         } catch {
-            switch error {
-            case .noDaemonAnswered: throw connection.namedDaemonFailed(error.description)
-            case .inProcessFailed: throw error
-            }
+            throw connection.failure(error)
         }
-        let waiting = zip(destinations, latest).filter { $0.1?.isReachable != true }
+        let waiting = zip(host, latest).filter { $0.1?.isReachable != true }
         guard waiting.isEmpty else {
             if !quiet {
                 let states = waiting.map { destination, status in

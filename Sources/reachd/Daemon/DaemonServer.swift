@@ -84,7 +84,7 @@ final class DaemonServer {
         destinations = try DestinationWatches(limits: destinationLimits, firstSeq: NetworkWatcher.firstSequenceNumber())
         try poll.add(destinations.tracker.resolverDescriptor, token: Token.resolver.rawValue, interest: .readable)
         do {
-            let files = try FileChangeWatch(directory: "/etc", names: ["resolv.conf", "hosts", "nsswitch.conf"])
+            let files = try FileChangeWatch.resolverConfiguration()
             try poll.add(files.fileDescriptor, token: Token.resolverConfiguration.rawValue, interest: .readable)
             resolverConfiguration = files
         } catch {
@@ -129,7 +129,7 @@ final class DaemonServer {
                 case .resolver:
                     if destinations.tracker.collectResolutions() { evaluateDestinations() }
                 case .resolverConfiguration:
-                    if resolverConfiguration?.takeChanges() == true { destinations.tracker.resolveAgain(now: now) }
+                    if resolverConfiguration?.takeChanges() == true { destinations.tracker.resolveAgain() }
                 case nil: break
                 }
             }
@@ -366,7 +366,7 @@ final class DaemonServer {
             fanOut(published.summary, to: clients.subscribers(.summary), now)
             // The way out changed (a family came or went, a VPN took the
             // default): the resolver may answer differently now.
-            destinations.tracker.resolveAgain(now: now)
+            destinations.tracker.resolveAgain()
         }
         checker?.observe(status, now: now)
         // Subscribers first: the log line and systemd's STATUS= cost about
