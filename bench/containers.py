@@ -24,13 +24,6 @@ import time
 
 import reachd_bench
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
 def subscribe(path, detail):
@@ -80,7 +73,7 @@ def churn(pairs=100, summaries=1000):
             time.sleep(0.01)
         kernel = subprocess.Popen(["ip", "-n", net.host, "monitor", "link"], stdout=subprocess.PIPE)
         time.sleep(0.2)  # ip monitor is listening
-        before = cpu_seconds(daemon.pid)
+        before = reachd_bench.cpu_seconds(daemon.pid)
         net.batch([f"link add ct{i} type veth peer name ce{i}" for i in range(pairs)]
                   + [f"link set ct{i} up" for i in range(pairs)] + [f"link set ce{i} up" for i in range(pairs)]
                   + [f"link del ct{i}" for i in range(pairs)])
@@ -91,7 +84,7 @@ def churn(pairs=100, summaries=1000):
             if any(b'"online":false' in line for line in full.lines):
                 break
             select.select([full.sock], [], [], 0.05)
-        after = cpu_seconds(daemon.pid)
+        after = reachd_bench.cpu_seconds(daemon.pid)
         time.sleep(0.3)  # the summary lines, if any, are on their way
         for r in readers:
             r.drain()

@@ -84,6 +84,13 @@ def start_daemon(net, *extra):
     return daemon, elapsed
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of `pid` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:

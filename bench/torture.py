@@ -142,12 +142,6 @@ def daemon_pid(net):
     return net.children[0].pid
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def rss_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -303,7 +297,7 @@ def flood():
         try:
             daemon = net.daemon()
             pid = daemon_pid(net)
-            rss_idle, cpu_before, start = rss_mib(pid), cpu_seconds(pid), time.monotonic()
+            rss_idle, cpu_before, start = rss_mib(pid), reachd_bench.cpu_seconds(pid), time.monotonic()
             peak, sampling = [rss_idle], threading.Event()
 
             def sample():
@@ -312,7 +306,7 @@ def flood():
                     time.sleep(0.05)
             threading.Thread(target=sample, daemon=True).start()
             latencies, missed = flips_seen(net, flooder)
-            cpu = (cpu_seconds(pid) - cpu_before) / (time.monotonic() - start)
+            cpu = (reachd_bench.cpu_seconds(pid) - cpu_before) / (time.monotonic() - start)
             sampling.set()
             late = get(net.sock, timeout=5) is not None
             rows.append(f"  {name:26} flips seen {len(latencies)}/{len(latencies) + missed}, "
@@ -427,7 +421,7 @@ def refused():
                              stderr=subprocess.PIPE, text=True)
         t0 = time.monotonic()
         time.sleep(6)
-        cpu, elapsed, connects = cpu_seconds(monitor.pid), time.monotonic() - t0, accepts[0]
+        cpu, elapsed, connects = reachd_bench.cpu_seconds(monitor.pid), time.monotonic() - t0, accepts[0]
         monitor.kill()
         out, err = monitor.communicate()
         lines = out.splitlines()

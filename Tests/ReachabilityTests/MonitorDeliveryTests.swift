@@ -82,6 +82,20 @@ struct ReachabilityMonitorDeliveryTests {
         #expect(monitor.currentStatus == status)
     }
 
+    /// The monitor asks the daemon for summaries (its default), and from a
+    /// daemon that predates them, which answers in full, it and a one-shot
+    /// answer still deliver summaries.
+    @Test func summariesAreAskedForAndMadeFromAnOldDaemonsStatuses() async throws {
+        let daemon = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine)
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path)
+        let status = try await monitor.firstStatus()
+        #expect(status.isSummary && status.seq == 7)
+        #expect(daemon.requests.first == #"{"op":"subscribe","detail":"summary"}"#, "\(daemon.requests)")
+        let once = try await ReachabilityMonitor.currentStatus(source: .daemon, socketPath: daemon.path, detail: .summary)
+        #expect(once.isSummary && once.seq == 7, "an old daemon's full answer, made a summary")
+        #expect(daemon.requests.last == #"{"op":"get","detail":"summary"}"#, "\(daemon.requests)")
+    }
+
     @Test func firstStatusThrowsWhenTheMonitorIsCancelledFirst() async throws {
         let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")
         monitor.cancel()

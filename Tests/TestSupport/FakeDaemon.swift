@@ -23,6 +23,7 @@ package final class FakeDaemon: @unchecked Sendable {
     /// Shared with the thread, which must not keep the daemon itself alive.
     private final class Counter: Sendable {
         let times = Mutex<[ContinuousClock.Instant]>([])
+        let requests = Mutex<[String]>([])
     }
 
     private let accepted = Counter()
@@ -47,8 +48,10 @@ package final class FakeDaemon: @unchecked Sendable {
                 if readsRequest {
                     var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
                     var byte: UInt8 = 0
+                    var request: [UInt8] = []
                     // Up to the request's newline, for a second at most.
-                    while poll(&pending, 1, 1000) > 0, recv(client, &byte, 1, 0) == 1, byte != 10 {}
+                    while poll(&pending, 1, 1000) > 0, recv(client, &byte, 1, 0) == 1, byte != 10 { request.append(byte) }
+                    accepted.requests.withLock { $0.append(String(decoding: request, as: UTF8.self)) }
                 }
                 try? UnixSocket.writeAll(client, line)
                 close(client)
@@ -59,6 +62,9 @@ package final class FakeDaemon: @unchecked Sendable {
 
     /// Connections accepted so far.
     package var connections: Int { connectionTimes.count }
+
+    /// The request line each connection sent, without its newline.
+    package var requests: [String] { accepted.requests.withLock { $0 } }
 
     /// When each connection was accepted.
     package var connectionTimes: [ContinuousClock.Instant] { accepted.times.withLock { $0 } }

@@ -52,7 +52,18 @@ public struct DaemonClient: Sendable {
         guard let answer = try connection.nextStatus(&reader, deadline: deadline, timeout: timeout) else {
             throw .closed(path: socketPath)
         }
-        return answer
+        return Self.inDetail(answer, request.detail)
+    }
+
+    /// A status as `detail` asked for it: a daemon that predates summaries
+    /// answers every request in full, so the summary is made here, and its
+    /// line re-encoded (what `--json` prints).
+    static func inDetail(
+        _ answer: (status: NetworkStatus, line: [UInt8]), _ detail: StatusDetail
+    ) -> (status: NetworkStatus, line: [UInt8]) {
+        guard detail == .summary, !answer.status.isSummary else { return answer }
+        let summary = answer.status.summary()
+        return (summary, Array(DaemonMessage.status(summary).line().dropLast()))
     }
 
     /// Subscribes: the current status first, then one per change the daemon

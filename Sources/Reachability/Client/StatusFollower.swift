@@ -231,7 +231,8 @@ package final class StatusFollower {
             lastWarned = nil
             watcher = nil
         }
-        try offer(status, line)
+        let answer = DaemonClient.inDetail((status, line), detail)
+        try offer(answer.status, answer.line)
         return false
     }
 
@@ -260,14 +261,12 @@ package final class StatusFollower {
 
     /// Delivers a status unless it describes what was delivered last (from
     /// the same source: a resubscription renumbers them).
+    /// A daemon's status comes in the form asked for (``DaemonClient/inDetail(_:_:)``);
+    /// an in-process one is reduced here.
     private func offer(_ status: NetworkStatus, _ line: [UInt8]? = nil) throws {
-        // A daemon that predates summaries sends full statuses to every
-        // subscriber: reduced here, its line with it (monitor --json prints it).
-        let reduced = status.detailed(detail)
+        let reduced = line == nil ? status.detailed(detail) : status
         if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
         current = reduced
-        let wasReduced = detail == .summary && !status.isSummary
-        let line = wasReduced ? line.map { _ in Array(DaemonMessage.status(reduced).line().dropLast()) } : line
         try pass(StatusUpdate(reduced, line: line))
     }
 

@@ -38,7 +38,6 @@ final class DaemonServer {
     /// Clients that asked for a check and wait for its answer.
     private var checkWaiters: [(client: ClientConnection, detail: StatusDetail)] = []
     private var nextWatchdogPing: ContinuousClock.Instant?
-    private var netlinkDescriptor: Int32
     /// The published status, encoded once per change in each form.
     private var published: PublishedLines
     /// The last status logged, to say what the next one changed.
@@ -75,10 +74,9 @@ final class DaemonServer {
         let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
-        netlinkDescriptor = watcher.fileDescriptor
         poll = try EventPoll()
         try poll.add(stop.fileDescriptor, token: Token.stop.rawValue, interest: .readable)
-        try poll.add(netlinkDescriptor, token: Token.netlink.rawValue, interest: .readable)
+        try poll.add(watcher.fileDescriptor, token: Token.netlink.rawValue, interest: .readable)
         try poll.add(listener.fd, token: Token.listener.rawValue, interest: .readable)
         if let checker { try poll.add(checker.wake.fileDescriptor, token: Token.checker.rawValue, interest: .readable) }
         destinations = try DestinationWatches(limits: destinationLimits, firstSeq: NetworkWatcher.firstSequenceNumber())
@@ -347,23 +345,22 @@ final class DaemonServer {
                          metadata: ["error": "\(error)"])
             let status = try watcher.reopen()
             // The old descriptor left the poll when it was closed.
-            netlinkDescriptor = watcher.fileDescriptor
-            try poll.add(netlinkDescriptor, token: Token.netlink.rawValue, interest: .readable)
+            try poll.add(watcher.fileDescriptor, token: Token.netlink.rawValue, interest: .readable)
             if let status { publish(status) }
             evaluateDestinations()
         }
     }
 
     /// Writes the new status to every subscriber that wants it, before
-    /// anything else: each line is encoded once, and a subscriber still
-    /// writing an older line only has it replaced (no system call), so the
-    /// ones ready to read get it first.
+    /// anything else: each line is encoded once, and only when someone reads
+    /// it; a subscriber still writing an older line only has it replaced.
     private func publish(_ status: NetworkStatus) {
         let summaryChanged = published.update(status)
         let now = ContinuousClock.now
-        fanOut(published.full, to: clients.subscribers(.full), now)
+        let full = clients.subscribers(.full)
+        if !full.isEmpty { fanOut(published.line(.full), to: full, now) }
         if summaryChanged {
-            fanOut(published.summary, to: clients.subscribers(.summary), now)
+            fanOut(published.line(.summary), to: clients.subscribers(.summary), now)
             // The way out changed (a family came or went, a VPN took the
             // default): the resolver may answer differently now.
             destinations.tracker.resolveAgain()
@@ -375,19 +372,18 @@ final class DaemonServer {
     }
 
     private func fanOut(_ line: [UInt8], to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
-        var backlogged: [ClientConnection] = []
         var broken: [ClientConnection] = []
         for client in subscribers {
-            if client.hasPendingOutput {
-                backlogged.append(client)
-            } else if !client.send(line, now: now) {
+            // One still writing an older line only has it replaced, without a
+            // system call; it already waits to write.
+            let waitedToWrite = client.hasPendingOutput
+            if !client.send(line, now: now) {
                 broken.append(client)
-            } else if client.hasPendingOutput {
+            } else if !waitedToWrite, client.hasPendingOutput {
                 // Only now waits to write: the usual case costs no epoll_ctl.
                 updateInterest(of: client)
             }
         }
-        for client in backlogged where !client.send(line, now: now) { broken.append(client) }
         // Dropped after the loop: dropping reorders the list being walked.
         for client in broken { drop(client) }
     }

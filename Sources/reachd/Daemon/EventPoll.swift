@@ -53,12 +53,6 @@ final class EventPoll {
         try control(EPOLL_CTL_MOD, descriptor, token: token, interest: interest)
     }
 
-    /// Closing a descriptor removes it too; this is for one that stays open.
-    func remove(_ descriptor: Int32) {
-        var unused = epoll_event()
-        _ = epoll_ctl(fd, EPOLL_CTL_DEL, descriptor, &unused)
-    }
-
     private func control(_ operation: Int32, _ descriptor: Int32, token: UInt64, interest: Interest) throws(SystemError) {
         var event = epoll_event()
         event.events = interest.rawValue

@@ -118,5 +118,6 @@ struct NewerDaemonCommandTests {
         let first = try await eventually("a status") { monitor.outputLines.first }
         #expect(!first.contains("\"interfaces\"") && first.contains(#""detail":"summary""#), "\(first)")
         #expect(first.contains(#""seq":7"#) && first.contains(#""source":"daemon""#), "\(first)")
+        #expect(daemon.requests.first == #"{"op":"subscribe","detail":"summary"}"#, "\(daemon.requests)")
     }
 }
