@@ -93,7 +93,8 @@ struct ReachabilityMonitorDeliveryTests {
         #expect(daemon.requests.first == #"{"op":"subscribe","detail":"summary"}"#, "\(daemon.requests)")
         let once = try await ReachabilityMonitor.currentStatus(source: .daemon, socketPath: daemon.path, detail: .summary)
         #expect(once.isSummary && once.seq == 7, "an old daemon's full answer, made a summary")
-        #expect(daemon.requests.last == #"{"op":"get","detail":"summary"}"#, "\(daemon.requests)")
+        // The monitor reconnects meanwhile (the fake hangs up): its requests come and go.
+        #expect(daemon.requests.contains(#"{"op":"get","detail":"summary"}"#), "\(daemon.requests)")
     }
 
     @Test func firstStatusThrowsWhenTheMonitorIsCancelledFirst() async throws {
