@@ -30,20 +30,28 @@ package final class FakeDaemon: @unchecked Sendable {
 
     /// `readsRequest`: wait for the client's request line before answering, as
     /// the daemon does; a refusal, like the daemon's, is written without reading.
-    package init(answering answer: String = fromTheFuture) throws {
-        let readsRequest = answer != Self.refusing
+    package convenience init(answering answer: String = fromTheFuture) throws {
+        try self.init(answeringInTurn: [answer])
+    }
+
+    /// Answers the first connection with `answers[0]`, the next with
+    /// `answers[1]`, and the rest with the last: a daemon that restarts.
+    package init(answeringInTurn answers: [String]) throws {
+        precondition(!answers.isEmpty, "a fake daemon needs an answer")
+        let readsRequest = !answers.contains(Self.refusing)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("reachd.sock").path
         listener = try UnixSocket.listen(at: path, mode: 0o666)
         stop = try WakeSignal()
-        let (listener, stop, line) = (listener, stop, Array(answer.utf8) + [10])
+        let (listener, stop, lines) = (listener, stop, answers.map { Array($0.utf8) + [10] })
         startDetachedThread { [accepted] in
             var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)]
             while poll(&descriptors, 2, -1) >= 0, descriptors[1].revents == 0 {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { continue }
+                let line = lines[min(accepted.times.withLock { $0.count }, lines.count - 1)]
                 accepted.times.withLock { $0.append(.now) }
                 if readsRequest {
                     var pending = pollfd(fd: client, events: Int16(POLLIN), revents: 0)

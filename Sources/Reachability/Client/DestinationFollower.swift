@@ -5,9 +5,10 @@ import Synchronization
 
 /// Follows destinations on the calling thread: each one's answer, then one
 /// per change. From the daemon (one `watch` per destination on one
-/// connection) while one answers; in-process (``EmbeddedDestinationMonitor``)
-/// where none does, or once it goes away, for `.automatic`; a `.daemon`
-/// follower that has had answers reconnects with capped backoff instead.
+/// connection) while one answers. Where none does, or once it goes away,
+/// `.automatic` answers in-process (``EmbeddedDestinationMonitor``) and asks
+/// the daemon again with capped backoff, going back to it once it answers;
+/// a `.daemon` follower that has had answers waits for it the same way.
 package final class DestinationFollower: Sendable {
     package let query: DestinationQuery
     private let backoff: ReachabilityMonitor.Backoff
@@ -36,11 +37,15 @@ package final class DestinationFollower: Sendable {
     package func run(
         _ destinations: [Destination], until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool
     ) throws(StatusQueryError) {
-        // A reconnection sends every answer again: only changes go on.
+        // A reconnection sends every answer again: only changes go on. A
+        // source says `pending` only before its first resolution of a name (a
+        // restarted daemon, the in-process monitor taking over): the answer
+        // delivered stands until that source knows better.
         var delivered = [DestinationStatus?](repeating: nil, count: destinations.count)
         func forward(_ update: Update) -> Bool {
-            if let last = delivered[update.position], last.source == update.status.source,
-                last.hasSameAnswer(as: update.status)
+            if let last = delivered[update.position],
+                update.status.state == .pending
+                    || (last.source == update.status.source && last.hasSameAnswer(as: update.status))
             {
                 return true
             }
@@ -50,42 +55,127 @@ package final class DestinationFollower: Sendable {
         var failures: [DaemonClientError] = []
         var retry = RetrySchedule(backoff)
         var answered = false
-        while query.source != .embedded {
-            for path in query.socketPaths {
+        // `.automatic`, while no daemon answers: kept between tries of the
+        // daemon, so that asking again starts nothing over.
+        var inProcess: EmbeddedDestinationMonitor?
+        func forwardInProcess(_ position: Int, _ status: DestinationStatus) -> Bool {
+            forward(Update(position: position, status: status, line: nil))
+        }
+        while true {
+            paths: for path in query.source == .embedded ? [] : query.socketPaths {
+                let connection: DaemonConnection
+                let firstBy: ContinuousClock.Instant
+                switch try attempt(path, destinations, until: deadline, meanwhile: inProcess, forwardInProcess) {
+                case .stopped: return
+                case .failed(let error):
+                    failures.append(error)
+                    continue paths
+                case .sent(let sent, let by):
+                    connection = sent
+                    firstBy = by
+                }
+                defer { connection.close() }
                 do throws(DaemonClientError) {
-                    let connection = try DaemonConnection(path: path, timeout: DaemonClient.defaultTimeout)
-                    guard adopt(connection) else { return }
-                    defer { connection.close() }
-                    let outcome = try follow(connection, destinations, until: deadline) { update in
+                    let wentAway = try follow(connection, destinations, firstBy: firstBy, until: deadline) { update in
                         answered = true
+                        inProcess = nil
                         retry.succeeded()
+                        failures.removeAll()
                         return forward(update)
                     }
-                    if outcome == false { return }
-                    // The daemon went away.
+                    guard wentAway else { return }
                     failures = [.closed(path: path)]
-                    break
+                    break paths
                 } catch {
                     if isCancelled { return }
                     failures.append(error)
                 }
             }
-            // `.automatic` follows in-process from here on; `.daemon` waits for
-            // a daemon with capped backoff, once one has answered.
-            guard query.source == .daemon, answered else { break }
-            retry.failed()
-            guard let due = retry.due, sleep(until: min(due, deadline ?? due)), deadline.map({ .now < $0 }) ?? true
-            else { return }
+            switch query.source {
+            case .daemon:
+                // Waits for a daemon with capped backoff, once one has answered.
+                guard answered else { throw .noDaemonAnswered(failures) }
+                retry.failed()
+                guard let due = retry.due, sleep(until: min(due, deadline ?? due)), deadline.map({ .now < $0 }) ?? true
+                else { return }
+            case .automatic, .embedded:
+                // In-process until the daemon is due to be asked again, as a
+                // status follower does; for good with `.embedded`.
+                if query.source == .automatic { retry.failed() }
+                let until = query.source == .automatic ? [deadline, retry.due].compactMap { $0 }.min() : deadline
+                do throws(NetlinkError) {
+                    let monitor: EmbeddedDestinationMonitor
+                    if let inProcess { monitor = inProcess } else {
+                        monitor = try EmbeddedDestinationMonitor(destinations, family: query.family)
+                        inProcess = monitor
+                    }
+                    switch try monitor.run(until: until, stop: stop, deliver: forwardInProcess) {
+                    case .stopped, .woken: return
+                    case .deadlinePassed: if let deadline, .now >= deadline { return }
+                    }
+                } catch {
+                    throw .inProcessFailed(error, daemonFailures: failures)
+                }
+            }
             failures.removeAll()
         }
-        guard query.source != .daemon else { throw .noDaemonAnswered(failures) }
-        do throws(NetlinkError) {
-            try EmbeddedDestinationMonitor(destinations, family: query.family).run(until: deadline, stop: stop) {
-                position, status in
-                forward(Update(position: position, status: status, line: nil))
+    }
+
+    /// How a try of one daemon socket went.
+    private enum Attempt {
+        /// The watches were sent; the first answers are due by the instant.
+        case sent(DaemonConnection, firstAnswersBy: ContinuousClock.Instant)
+        /// No daemon there, or none that answered.
+        case failed(DaemonClientError)
+        /// Told to stop, or the deadline passed.
+        case stopped
+    }
+
+    /// Connects to `path` and sends the watches. While `inProcess` answers,
+    /// it goes on until the daemon's first answers arrive, so that a stopped
+    /// daemon holds up nothing: the connect may block only briefly (a full
+    /// listen queue), and the answers are awaited in the monitor's `poll`.
+    private func attempt(
+        _ path: String, _ destinations: [Destination], until deadline: ContinuousClock.Instant?,
+        meanwhile inProcess: EmbeddedDestinationMonitor?, _ deliverInProcess: (Int, DestinationStatus) -> Bool
+    ) throws(StatusQueryError) -> Attempt {
+        let connection: DaemonConnection
+        do throws(DaemonClientError) {
+            connection = try DaemonConnection(
+                path: path, timeout: inProcess == nil ? DaemonClient.defaultTimeout : .milliseconds(100))
+            guard adopt(connection) else { return .stopped }
+            do throws(DaemonClientError) {
+                for (position, destination) in destinations.enumerated() {
+                    try connection.send(
+                        ClientRequest(.watch, destination: destination, id: String(position), family: query.family))
+                }
+            } catch {
+                connection.close()
+                throw error
             }
         } catch {
-            throw .inProcessFailed(error, daemonFailures: failures)
+            return isCancelled ? .stopped : .failed(error)
+        }
+        let firstBy = ContinuousClock.now + DaemonClient.defaultTimeout
+        guard let inProcess else { return .sent(connection, firstAnswersBy: firstBy) }
+        let ending: EmbeddedDestinationMonitor.Ending
+        do throws(NetlinkError) {
+            ending = try inProcess.run(
+                until: min(firstBy, deadline ?? firstBy), stop: stop, wake: connection.fd, deliver: deliverInProcess)
+        } catch {
+            connection.close()
+            throw .inProcessFailed(error, daemonFailures: [])
+        }
+        switch ending {
+        case .woken:
+            return .sent(connection, firstAnswersBy: firstBy)
+        case .stopped:
+            connection.close()
+            return .stopped
+        case .deadlinePassed:
+            connection.close()
+            if let deadline, .now >= deadline { return .stopped }
+            return .failed(.timedOut(path: path, timeout: DaemonClient.defaultTimeout))
         }
     }
 
@@ -122,17 +212,13 @@ package final class DestinationFollower: Sendable {
         return !cancelled
     }
 
-    /// Returns `false` when told to stop or at `deadline`, `true` when the
-    /// daemon went away.
+    /// Reads the answers to the watches sent on `connection`. Returns `false`
+    /// when told to stop or at `deadline`, `true` when the daemon went away.
     private func follow(
-        _ connection: DaemonConnection, _ destinations: [Destination], until deadline: ContinuousClock.Instant?,
-        _ deliver: (Update) -> Bool
+        _ connection: DaemonConnection, _ destinations: [Destination], firstBy: ContinuousClock.Instant,
+        until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool
     ) throws(DaemonClientError) -> Bool {
-        for (position, destination) in destinations.enumerated() {
-            try connection.send(ClientRequest(.watch, destination: destination, id: String(position), family: query.family))
-        }
         var reader = DaemonLineReader()
-        let firstBy = ContinuousClock.now + DaemonClient.defaultTimeout
         var first = true
         while true {
             let lines: [[UInt8]]?

@@ -257,6 +257,11 @@ public final class ReachabilityMonitor: Sendable {
     /// addresses. Routing changes that leave the answer alone deliver
     /// nothing. Ends when the monitor is cancelled or the sequence is dropped.
     ///
+    /// An `.automatic` monitor answers in-process while no daemon does and
+    /// goes back to the daemon once it answers again (the answer's
+    /// ``DestinationStatus/source`` says which); a name the new source has
+    /// yet to resolve keeps its last answer rather than turning `pending`.
+    ///
     /// ```swift
     /// let monitor = ReachabilityMonitor()
     /// let api = try Destination(parsing: "api.example.com:443")

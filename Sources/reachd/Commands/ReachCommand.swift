@@ -76,8 +76,9 @@ struct ReachCommand: ParsableCommand {
         do {
             try follower.run(destinations) { update in
                 let viaDaemon = update.line != nil
-                if viaDaemon != fromDaemon, !viaDaemon, !connection.noDaemon {
-                    Console.error("reachd: no daemon answers; following netlink in-process")
+                if viaDaemon != fromDaemon {
+                    if viaDaemon, fromDaemon != nil { Console.error("reachd: following the daemon again") }
+                    if !viaDaemon, !connection.noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
                 }
                 fromDaemon = viaDaemon
                 print(update.status, line: update.line)

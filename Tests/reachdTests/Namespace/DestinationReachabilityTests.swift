@@ -244,7 +244,8 @@ struct DestinationReachabilityTests {
 
     /// The daemon restarts under `reach --watch`: with `--socket` the watch
     /// reconnects and hears the change made meanwhile from the new daemon;
-    /// from the default socket it goes on in-process at once.
+    /// from the default socket it goes on in-process at once, and back to
+    /// the daemon once one answers again.
     @Test(arguments: [true, false])
     func aWatchOutlivesTheDaemon(namedSocket: Bool) async throws {
         let network = try await TestNetwork()
@@ -265,6 +266,20 @@ struct DestinationReachabilityTests {
         }
         #expect(reachable.contains(source), "\(reachable)")
         #expect(watch.isRunning, "\(watch.errorOutput)")
+        if !namedSocket {
+            let linesInProcess = watch.outputLines.count
+            daemon = try await network.startDaemon()
+            let fromDaemon = try await eventually("the daemon's answer once it runs again", timeout: .seconds(15)) {
+                watch.outputLines.dropFirst(linesInProcess).first
+            }
+            #expect(fromDaemon.contains(#""state":"reachable""#) && fromDaemon.contains(#""source":"daemon""#), "\(fromDaemon)")
+            #expect(watch.errorOutput.contains("following the daemon again"), "\(watch.errorOutput)")
+            try await network.inHost("route del 10.99.0.0/16 via 10.77.0.1")
+            let gone = try await eventually("the route's removal, from the daemon") {
+                watch.outputLines.dropFirst(linesInProcess + 1).first
+            }
+            #expect(gone.contains(#""reason":"no_route""#) && gone.contains(#""source":"daemon""#), "\(gone)")
+        }
         watch.signal(SIGTERM)
         _ = daemon
     }
