@@ -107,6 +107,27 @@ final class TestNetwork: @unchecked Sendable {
         ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=\(user)", "--clear-groups"]
     }
 
+    /// The command prefix that runs a program in the host namespace; with
+    /// `etc`, in a mount namespace of its own where that directory is /etc.
+    /// `ip netns exec` mounts files from /etc/netns over /etc, and a file
+    /// mounted over can be neither replaced, as editors and resolvconf
+    /// replace /etc/hosts and /etc/resolv.conf, nor watched through /etc.
+    func inHost(etc: URL?) -> [String] {
+        let namespace = ["/usr/bin/env", "ip", "netns", "exec", host]
+        guard let etc else { return namespace }
+        return namespace + [
+            "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", #"mount --bind "$0" /etc && exec "$@""#,
+            etc.path,
+        ]
+    }
+
+    /// A copy of the host's /etc in the test's directory, for ``inHost(etc:)``.
+    func copyOfEtc() async throws -> URL {
+        let copy = directory.appendingPathComponent("etc")
+        try await Self.sh("cp -a /etc \(copy.path)")
+        return copy
+    }
+
     func startReachd(_ arguments: String...) throws -> Subprocess {
         try Subprocess(["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary] + arguments)
     }
@@ -157,15 +178,16 @@ final class TestNetwork: @unchecked Sendable {
 
     /// Starts `reachd daemon` on this network's socket, with `arguments` and at
     /// most `descriptorLimit` open files, and waits until it answers.
-    func startDaemon(_ arguments: String..., descriptorLimit: Int? = nil) async throws -> Subprocess {
-        try await startDaemon(arguments, descriptorLimit: descriptorLimit)
+    func startDaemon(_ arguments: String..., descriptorLimit: Int? = nil, etc: URL? = nil) async throws -> Subprocess {
+        try await startDaemon(arguments, descriptorLimit: descriptorLimit, etc: etc)
     }
 
-    func startDaemon(_ arguments: [String], descriptorLimit: Int? = nil) async throws -> Subprocess {
+    /// - Parameter etc: mounted on /etc for the daemon alone (see ``inHost(etc:)``).
+    func startDaemon(_ arguments: [String], descriptorLimit: Int? = nil, etc: URL? = nil) async throws -> Subprocess {
         let limit = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)"] } ?? []
         let daemon = try Subprocess(
-            limit + ["/usr/bin/env", "ip", "netns", "exec", host, Reachd.binary, "daemon", "--socket", socketPath,
-                     "--log-level", "debug"] + arguments)
+            limit + inHost(etc: etc) + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"]
+                + arguments)
         _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")

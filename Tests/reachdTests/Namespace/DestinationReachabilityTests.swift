@@ -186,6 +186,57 @@ struct DestinationReachabilityTests {
         _ = daemon
     }
 
+    /// Editing /etc/hosts resolves a watched name again, through the daemon
+    /// and in-process: the file replaced as editors and resolvconf do (a new
+    /// file renamed over it), then rewritten in place.
+    @Test(arguments: [true, false])
+    func aWatchedNameFollowsEtcHosts(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        let etc = try await network.copyOfEtc()
+        let hosts = etc.appendingPathComponent("hosts")
+        // Either may be a link into the real /etc or /run: replaced, not written through.
+        func replace(_ name: String, with text: String) throws {
+            let file = etc.appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: file)
+            try text.write(to: file, atomically: false, encoding: .utf8)
+        }
+        try replace("hosts", with: "127.0.0.1 localhost\n10.99.1.1 api.intranet.test\n")
+        // A name server that refuses at once: the hosts file decides.
+        try replace("resolv.conf", with: "nameserver 127.0.0.1\n")
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon(etc: etc) }
+        // Through the daemon, the client never sees the copy: the daemon resolves.
+        let watch = try Subprocess(
+            network.inHost(etc: throughDaemon ? nil : etc)
+                + [Reachd.binary, "reach", "--watch", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon",
+                   "api.intranet.test:22"])
+        func newest(_ addresses: [String]) -> DestinationStatus? {
+            for line in watch.outputLines.reversed() {
+                guard case .destination(let status)? = try? DaemonMessage.decode(Array(line.utf8)) else { continue }
+                return status.addresses.map(\.address) == addresses ? status : nil
+            }
+            return nil
+        }
+        let first = try await eventually("the name's answer from the first hosts file") { newest(["10.99.1.1"]) }
+        #expect(first.state == .reachable && first.via?.interface == "vh", "\(first)")
+
+        let replacement = etc.appendingPathComponent("hosts.new")
+        try "127.0.0.1 localhost\n10.98.1.1 api.intranet.test\n".write(to: replacement, atomically: false, encoding: .utf8)
+        #expect(rename(replacement.path, hosts.path) == 0)
+        let moved = try await eventually("the answer once the file is replaced") { newest(["10.98.1.1"]) }
+        #expect(moved.state == .unreachable && moved.reason == .noRoute, "\(moved)")
+
+        try "127.0.0.1 localhost\n10.99.1.2 api.intranet.test\n".write(to: hosts, atomically: false, encoding: .utf8)
+        let rewritten = try await eventually("the answer once the file is rewritten") { newest(["10.99.1.2"]) }
+        #expect(rewritten.state == .reachable, "\(rewritten)")
+        #expect(rewritten.source == (throughDaemon ? .daemon : .embedded))
+        #expect(watch.isRunning, "\(watch.errorOutput)")
+        watch.signal(SIGTERM)
+        _ = daemon
+    }
+
     /// The limits answer with an error line that names the flag, and leave
     /// the connection and its other watches alone; so do a reused id, an
     /// unknown id and a target that is not one.
