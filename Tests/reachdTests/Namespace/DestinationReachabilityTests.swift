@@ -194,30 +194,13 @@ struct DestinationReachabilityTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
-        let etc = try await network.copyOfEtc()
+        let etc = try await Self.resolverFiles(network, hosts: "10.99.1.1 api.intranet.test", nameServer: "127.0.0.1")
         let hosts = etc.appendingPathComponent("hosts")
-        // Either may be a link into the real /etc or /run: replaced, not written through.
-        func replace(_ name: String, with text: String) throws {
-            let file = etc.appendingPathComponent(name)
-            try? FileManager.default.removeItem(at: file)
-            try text.write(to: file, atomically: false, encoding: .utf8)
-        }
-        try replace("hosts", with: "127.0.0.1 localhost\n10.99.1.1 api.intranet.test\n")
-        // A name server that refuses at once: the hosts file decides.
-        try replace("resolv.conf", with: "nameserver 127.0.0.1\n")
         var daemon: Subprocess?
         if throughDaemon { daemon = try await network.startDaemon(etc: etc) }
-        // Through the daemon, the client never sees the copy: the daemon resolves.
-        let watch = try Subprocess(
-            network.inHost(etc: throughDaemon ? nil : etc)
-                + [Reachd.binary, "reach", "--watch", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon",
-                   "api.intranet.test:22"])
+        let watch = try Self.watch("api.intranet.test:22", network, etc: etc, throughDaemon: throughDaemon)
         func newest(_ addresses: [String]) -> DestinationStatus? {
-            for line in watch.outputLines.reversed() {
-                guard case .destination(let status)? = try? DaemonMessage.decode(Array(line.utf8)) else { continue }
-                return status.addresses.map(\.address) == addresses ? status : nil
-            }
-            return nil
+            Self.newestAnswer(watch).flatMap { $0.addresses.map(\.address) == addresses ? $0 : nil }
         }
         let first = try await eventually("the name's answer from the first hosts file") { newest(["10.99.1.1"]) }
         #expect(first.state == .reachable && first.via?.interface == "vh", "\(first)")
@@ -235,6 +218,68 @@ struct DestinationReachabilityTests {
         #expect(watch.isRunning, "\(watch.errorOutput)")
         watch.signal(SIGTERM)
         _ = daemon
+    }
+
+    /// A name that failed while the host had no way to its name server
+    /// resolves once the path out comes up: a change of the host's path
+    /// resolves watched names again, with no polling in between.
+    @Test(arguments: [true, false])
+    func aNameThatFailedOfflineResolvesOnceThePathComesUp(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let nameServer = try await NameServer(in: network, records: ["api.example.test": "10.99.1.1"])
+        let etc = try await Self.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon(etc: etc) }
+        let watch = try Self.watch("api.example.test", network, etc: etc, throughDaemon: throughDaemon)
+        let failed = try await eventually("the name fails while the name server is out of reach") {
+            Self.newestAnswer(watch).flatMap { $0.state == .unresolved ? $0 : nil }
+        }
+        // Not "no such name": the resolver could not ask.
+        #expect(failed.addresses.isEmpty && failed.reason == .resolverFailed, "\(failed)")
+        try await network.inHost("route add default via 10.77.0.1")
+        let resolved = try await eventually("the name resolves once the default route is up") {
+            Self.newestAnswer(watch).flatMap { $0.state == .reachable ? $0 : nil }
+        }
+        #expect(resolved.addresses.map(\.address) == ["10.99.1.1"] && resolved.via?.interface == "vh", "\(resolved)")
+        #expect(watch.isRunning, "\(watch.errorOutput)")
+        watch.signal(SIGTERM)
+        _ = (daemon, nameServer)
+    }
+
+    /// A copy of /etc for ``TestNetwork/inHost(etc:)`` whose resolver reads
+    /// `hosts` (beside localhost) and then asks `nameServer`, once, for a
+    /// second at most.
+    static func resolverFiles(_ network: TestNetwork, hosts: String?, nameServer: String) async throws -> URL {
+        let etc = try await network.copyOfEtc()
+        // Any of them may be a link into the real /etc or /run: replaced, not written through.
+        func replace(_ name: String, with text: String) throws {
+            let file = etc.appendingPathComponent(name)
+            try? FileManager.default.removeItem(at: file)
+            try text.write(to: file, atomically: false, encoding: .utf8)
+        }
+        try replace("hosts", with: "127.0.0.1 localhost\n" + (hosts.map { "\($0)\n" } ?? ""))
+        try replace("resolv.conf", with: "nameserver \(nameServer)\noptions timeout:1 attempts:1\n")
+        try replace("nsswitch.conf", with: "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n")
+        return etc
+    }
+
+    /// `reach --watch --json TARGET`, through the network's daemon or
+    /// in-process with `etc` as /etc. Through the daemon the client never
+    /// sees the copy: the daemon resolves.
+    static func watch(_ target: String, _ network: TestNetwork, etc: URL, throughDaemon: Bool) throws -> Subprocess {
+        try Subprocess(
+            network.inHost(etc: throughDaemon ? nil : etc)
+                + [Reachd.binary, "reach", "--watch", "--json",
+                   throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon", target])
+    }
+
+    /// The newest answer a `reach --watch --json` printed.
+    static func newestAnswer(_ watch: Subprocess) -> DestinationStatus? {
+        for line in watch.outputLines.reversed() {
+            if case .destination(let status)? = try? DaemonMessage.decode(Array(line.utf8)) { return status }
+        }
+        return nil
     }
 
     /// The limits answer with an error line that names the flag, and leave

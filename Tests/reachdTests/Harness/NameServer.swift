@@ -1,0 +1,55 @@
+import TestSupport
+import Foundation
+
+/// A DNS server in a network's gateway namespace, on 10.53.0.53 port 53 over
+/// UDP: answers A queries for the names it was given, an empty answer for
+/// their other types, NXDOMAIN for any other name. What a resolver behind the
+/// uplink looks like to a host that has no route to it yet.
+final class NameServer: @unchecked Sendable {
+    static let address = "10.53.0.53"
+
+    static let script = #"""
+        import socket, struct, sys
+        records = dict(pair.split("=") for pair in sys.argv[1:])
+        server = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        server.bind(("10.53.0.53", 53))
+        def answer(query, client):
+            labels, offset = [], 12
+            while offset < len(query) and query[offset] != 0:
+                length = query[offset]
+                labels.append(query[offset + 1:offset + 1 + length].decode("ascii", "replace"))
+                offset += 1 + length
+            question = query[12:offset + 5]
+            qtype = struct.unpack("!H", query[offset + 1:offset + 3])[0]
+            name = ".".join(labels).lower()
+            known = name in records
+            answers = b""
+            if known and qtype == 1:
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(records[name])
+            flags = 0x8180 if known else 0x8183
+            header = query[:2] + struct.pack("!HHHHH", flags, 1, 1 if answers else 0, 0, 0)
+            server.sendto(header + question + answers, client)
+        print("ready", flush=True)
+        while True:
+            query, client = server.recvfrom(512)
+            try:
+                answer(query, client)
+            except Exception:
+                pass  # a query too short to answer
+        """#
+
+    private let process: Subprocess
+
+    /// Serves `records` (name to IPv4 address) from the gateway namespace,
+    /// which gains the server's address.
+    init(in network: TestNetwork, records: [String: String]) async throws {
+        try await network.inGateway("addr add \(Self.address)/32 dev vg")
+        let server = try Subprocess(
+            ["/usr/bin/env", "ip", "netns", "exec", network.gateway, "/usr/bin/python3", "-c", Self.script]
+                + records.map { "\($0.key)=\($0.value)" })
+        process = server
+        _ = try await eventually("the name server listens") { server.outputLines.first == "ready" ? true : nil }
+    }
+
+    deinit { process.signal(SIGKILL) }
+}
