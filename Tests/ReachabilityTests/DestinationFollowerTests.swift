@@ -20,9 +20,10 @@ struct DestinationFollowerTests {
     }
 
     /// A restarted daemon resolves the name afresh and says `pending` first:
-    /// the app keeps the answer it had rather than flashing a spinner.
+    /// the app keeps the answer it had rather than flashing a spinner, and
+    /// hears the answer that follows.
     @Test func aRestartedDaemonsFirstPendingIsNotDelivered() throws {
-        let daemon = try FakeDaemon(answeringInTurn: [Self.line(.reachable), Self.line(.pending) + "\n" + Self.line(.reachable)])
+        let daemon = try FakeDaemon(answeringInTurn: [Self.line(.reachable), Self.line(.pending) + "\n" + Self.line(.unreachable)])
         let follower = try DestinationFollower(
             DestinationQuery(source: .daemon, socketPaths: [daemon.path], family: nil), backoff: Self.backoff)
         var states: [DestinationState] = []
@@ -31,7 +32,26 @@ struct DestinationFollowerTests {
             return true
         }
         #expect(daemon.connections >= 3, "the follower went back to the daemon after each hang-up")
-        #expect(states == [.reachable])
+        #expect(states == [.reachable, .unreachable])
+    }
+
+    /// A daemon that refuses a watch over its limits refuses it again: an
+    /// automatic follower answers in-process from then on instead of asking
+    /// it again and again.
+    @Test func aRefusedWatchIsAnsweredInProcessWithoutAskingAgain() throws {
+        let refusal = String(decoding: DaemonMessage.errorLine(
+            code: RequestError.tooManyWatches, message: "over 1 watch per connection", id: "1").dropLast(), as: UTF8.self)
+        let daemon = try FakeDaemon(answeringInTurn: [Self.line(.reachable) + "\n" + refusal])
+        let follower = try DestinationFollower(
+            DestinationQuery(source: .automatic, socketPaths: [daemon.path], family: nil), backoff: Self.backoff)
+        var sources: [StatusSource] = []
+        let destinations = try ["api.example.com", "127.0.0.1:443"].map { try Destination(parsing: $0) }
+        try follower.run(destinations, until: .now + .milliseconds(800)) { update in
+            sources.append(update.status.source)
+            return true
+        }
+        #expect(daemon.connections == 1, "asked once")
+        #expect(sources.first == .daemon && sources.contains(.embedded), "\(sources)")
     }
 
     /// Answered in-process while no daemon runs, an automatic follower asks

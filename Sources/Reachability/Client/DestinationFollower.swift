@@ -58,11 +58,13 @@ package final class DestinationFollower: Sendable {
         // `.automatic`, while no daemon answers: kept between tries of the
         // daemon, so that asking again starts nothing over.
         var inProcess: EmbeddedDestinationMonitor?
+        // The daemon refused a watch over a limit: it is not asked again.
+        var refused: DaemonClientError?
         func forwardInProcess(_ position: Int, _ status: DestinationStatus) -> Bool {
             forward(Update(position: position, status: status, line: nil))
         }
         while true {
-            paths: for path in query.source == .embedded ? [] : query.socketPaths {
+            paths: for path in query.source == .embedded || refused != nil ? [] : query.socketPaths {
                 let connection: DaemonConnection
                 let firstBy: ContinuousClock.Instant
                 switch try attempt(path, destinations, until: deadline, meanwhile: inProcess, forwardInProcess) {
@@ -75,22 +77,31 @@ package final class DestinationFollower: Sendable {
                     firstBy = by
                 }
                 defer { connection.close() }
+                var answeredHere = false
                 do throws(DaemonClientError) {
                     let wentAway = try follow(connection, destinations, firstBy: firstBy, until: deadline) { update in
                         answered = true
+                        answeredHere = true
                         inProcess = nil
                         retry.succeeded()
                         failures.removeAll()
                         return forward(update)
                     }
                     guard wentAway else { return }
-                    failures = [.closed(path: path)]
-                    break paths
+                    failures.append(.closed(path: path))
+                    // Closed before a word: the next socket may hold a daemon.
+                    if answeredHere { break paths }
                 } catch {
                     if isCancelled { return }
                     failures.append(error)
+                    if case .rejected(let code, _) = error, code == RequestError.tooManyWatches {
+                        refused = error
+                        break paths
+                    }
+                    if answeredHere { break paths }
                 }
             }
+            if let refused, query.source != .automatic { throw .noDaemonAnswered([refused]) }
             switch query.source {
             case .daemon:
                 // Waits for a daemon with capped backoff, once one has answered.
@@ -100,9 +111,11 @@ package final class DestinationFollower: Sendable {
                 else { return }
             case .automatic, .embedded:
                 // In-process until the daemon is due to be asked again, as a
-                // status follower does; for good with `.embedded`.
-                if query.source == .automatic { retry.failed() }
-                let until = query.source == .automatic ? [deadline, retry.due].compactMap { $0 }.min() : deadline
+                // status follower does; for good with `.embedded`, or once the
+                // daemon refused a watch.
+                let askingAgain = query.source == .automatic && refused == nil
+                if askingAgain { retry.failed() }
+                let until = askingAgain ? [deadline, retry.due].compactMap { $0 }.min() : deadline
                 do throws(NetlinkError) {
                     let monitor: EmbeddedDestinationMonitor
                     if let inProcess { monitor = inProcess } else {
@@ -213,31 +226,59 @@ package final class DestinationFollower: Sendable {
     }
 
     /// Reads the answers to the watches sent on `connection`. Returns `false`
-    /// when told to stop or at `deadline`, `true` when the daemon went away.
+    /// when told to stop or at `deadline`, `true` when the daemon closed the
+    /// connection; throws when it stops answering. The first answers
+    /// (`pending` ones for names) come at once: a daemon that sends none by
+    /// `firstBy` is as good as gone. After them, a daemon that stops
+    /// answering (SIGSTOP) is noticed as the status follower notices it
+    /// (``DaemonLiveness``), when the kernel reports something it should
+    /// have published; a quiet network costs no system calls.
     private func follow(
         _ connection: DaemonConnection, _ destinations: [Destination], firstBy: ContinuousClock.Instant,
         until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool
     ) throws(DaemonClientError) -> Bool {
         var reader = DaemonLineReader()
         var first = true
+        // Without netlink a stopped daemon goes unnoticed, as it did before.
+        var liveness = try? DaemonLiveness(path: connection.path)
+        defer { liveness?.close() }
         while true {
-            let lines: [[UInt8]]?
-            do {
-                // The first answers (pending ones for names) come at once; a
-                // daemon that sends none is as good as gone.
-                let wait = first ? min(firstBy, deadline ?? firstBy) : deadline
-                lines = try connection.nextLines(&reader, deadline: wait, timeout: DaemonClient.defaultTimeout)
-            } catch {
-                if connection.isInterrupted { return false }
-                if let deadline, ContinuousClock.now >= deadline { return false }
-                throw error
+            var descriptors = [
+                pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: first ? -1 : liveness?.sentinelDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: liveness?.probeDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
+            ]
+            let wake = [first ? firstBy : nil, deadline, liveness?.nextDeadline].compactMap { $0 }.min()
+            if poll(&descriptors, nfds_t(descriptors.count), wake.map(pollMilliseconds(until:)) ?? -1) < 0 {
+                guard errno == EINTR else { throw .connectionFailed(path: connection.path, cause: SystemError("poll")) }
+                continue
             }
-            guard let lines else { return !connection.isInterrupted }
-            first = false
-            for line in lines {
-                guard let (position, status) = try DaemonClient.destinationAnswer(from: line, among: destinations.count)
-                else { continue }
-                if !deliver(Update(position: position, status: status, line: line)) { return false }
+            if descriptors[1].revents != 0 || isCancelled { return false }
+            let now = ContinuousClock.now
+            if let deadline, now >= deadline { return false }
+            if descriptors[0].revents != 0 {
+                // Whole lines come in one write: the rest of one is due at once.
+                guard let lines = try connection.nextLines(
+                    &reader, deadline: now + DaemonClient.defaultTimeout, timeout: DaemonClient.defaultTimeout)
+                else { return true }
+                first = false
+                for line in lines {
+                    guard let (position, status) = try DaemonClient.destinationAnswer(from: line, among: destinations.count)
+                    else { continue }
+                    if !deliver(Update(position: position, status: status, line: line)) { return false }
+                }
+            } else if first, now >= firstBy {
+                throw .timedOut(path: connection.path, timeout: DaemonClient.defaultTimeout)
+            }
+            guard var probing = liveness else { continue }
+            var verdict = descriptors[3].revents != 0 ? probing.probeReadable(now: now) : .none
+            if case .none = verdict, descriptors[2].revents != 0 { verdict = probing.kernelChanged(now: now) }
+            if case .none = verdict { verdict = probing.check(now: now) }
+            liveness = probing
+            switch verdict {
+            case .none, .answeringAgain: break
+            case .notAnswering(let error), .gone(let error): throw error
             }
         }
     }

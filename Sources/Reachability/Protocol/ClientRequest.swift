@@ -173,6 +173,9 @@ package struct RequestError: Error, Sendable, Equatable {
 
     /// The error line the daemon sends.
     package var line: [UInt8] { DaemonMessage.errorLine(code: code, message: message, id: id) }
+
+    /// A watch over one of the daemon's limits: asking again gets the same.
+    package static let tooManyWatches = "too_many_watches"
 }
 
 private struct RequestEnvelope: Codable {

@@ -56,7 +56,7 @@ final class DestinationWatches {
                 connectionCount: client.destinationRequests, userCount: perUser[client.user, default: 0],
                 totalCount: watchCount)
             {
-                return [refusal(to: client, code: "too_many_watches", id: request.id, reason)]
+                return [refusal(to: client, code: RequestError.tooManyWatches, id: request.id, reason)]
             }
             if request.operation == .watch {
                 let id = request.id ?? ""

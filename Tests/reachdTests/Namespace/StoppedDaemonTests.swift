@@ -84,6 +84,31 @@ struct StoppedDaemonTests {
         #expect(reach.error.contains("computed in-process") && reach.error.contains("1"), "\(reach.error)")
     }
 
+    /// A daemon stopped after it answered a watch: the watch notices when
+    /// the kernel reports a change the daemon should have published, goes on
+    /// in-process, and back to the daemon once it resumes.
+    @Test func aWatchNoticesADaemonStoppedAfterItAnsweredAndReturnsToIt() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let watch = try network.startReachd(defaultSocket: network.socketPath, ["reach", "--watch", "--json", "10.99.1.1"])
+        let first = try await eventually("the daemon's answer") { watch.outputLines.first }
+        #expect(first.contains(#""state":"reachable""#) && first.contains(#""source":"daemon""#), "\(first)")
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route add blackhole 10.99.0.0/16")
+        let inProcess = try await eventually("the blackhole, computed in-process", timeout: .seconds(10)) {
+            watch.outputLines.last { $0.contains(#""reason":"blackhole_route""#) }
+        }
+        #expect(inProcess.contains(#""source":"embedded""#), "\(inProcess)")
+        daemon.signal(SIGCONT)
+        let resumed = try await eventually("the daemon's answer once it resumed", timeout: .seconds(15)) {
+            watch.outputLines.last { $0.contains(#""reason":"blackhole_route""#) && $0.contains(#""source":"daemon""#) }
+        }
+        #expect(watch.isRunning, "\(watch.errorOutput) \(resumed)")
+        watch.signal(SIGTERM)
+    }
+
     /// The library, through `ReachabilityMonitor(source: .daemon)`: no
     /// fallback, so it records why it delivers nothing, and resumes.
     @Test func aDaemonOnlyMonitorRecordsWhyAndResumes() async throws {
