@@ -31,10 +31,25 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # systemd-container to boot a real systemd around the units, man-db to check
 # the manual renders without warnings, dpkg-dev and debootstrap to build the
 # .deb and install it on a minimal Debian 12.
-BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap
+# The GIO module: GLib's and json-glib's headers. Its tests drive the real
+# GLib from Python (python3-gi).
+GIO_DEPS     := libglib2.0-dev libjson-glib-dev
+BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi
 
-.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb
+# The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib
+# program, which must not load Swift's runtime with it. GIO looks for
+# modules only in its own directory (GIOMODULEDIR), whatever PREFIX says.
+GIO_MODULE   := .build/gio/libgioreachd.so
+GIO_SOURCES  := $(wildcard Sources/ReachdGIO/*.c Sources/ReachdGIO/*.h)
+GIO_PACKAGES := gio-2.0 gio-unix-2.0 json-glib-1.0
+GIOMODULEDIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
+CFLAGS       ?= -O2 -g
+GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmissing-prototypes \
+                -DG_LOG_DOMAIN='"reachd-gio"' \
+                -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74 -DGLIB_VERSION_MAX_ALLOWED=GLIB_VERSION_2_74
+
+.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb gio-module
 
 all: build
 
@@ -58,6 +73,16 @@ test-deps:
 
 build: deps
 	$(SWIFT) build
+	$(MAKE) gio-module
+
+gio-module: $(GIO_MODULE)
+
+# Only the module's entry points are exported; -z defs finds a missing library at build time, not in an app.
+$(GIO_MODULE): $(GIO_SOURCES)
+	@pkg-config --exists $(GIO_PACKAGES) || { echo "the GIO module needs $(GIO_DEPS) (make deps installs them)" >&2; exit 1; }
+	mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(GIO_CFLAGS) $(CFLAGS) $$(pkg-config --cflags $(GIO_PACKAGES)) -shared \
+	  -o $@ $(filter %.c,$^) $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed $$(pkg-config --libs $(GIO_PACKAGES))
 
 release: deps
 	$(RELEASE)
@@ -83,6 +108,7 @@ test: test-deps
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(MAKE) deb
 	$(SWIFT) build
+	$(MAKE) gio-module CFLAGS="-O2 -g -Werror"
 	$(SWIFT) test --disable-xctest
 	$(MAKE) docs
 	$(MAKE) fuzz FUZZ_RUNS=$(TEST_FUZZ_RUNS)

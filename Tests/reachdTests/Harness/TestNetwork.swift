@@ -121,6 +121,13 @@ final class TestNetwork: @unchecked Sendable {
         ]
     }
 
+    /// Connections a daemon in the host namespace has accepted on `socket`
+    /// and not yet closed.
+    func connections(to socket: String) async throws -> Int {
+        let listing = try await Subprocess.run(["/usr/bin/env", "ip", "netns", "exec", host, "ss", "-xHn", "state", "connected"])
+        return listing.output.split(separator: "\n").filter { $0.contains(" \(socket) ") }.count
+    }
+
     /// A copy of the host's /etc in the test's directory, for ``inHost(etc:)``.
     func copyOfEtc() async throws -> URL {
         let copy = directory.appendingPathComponent("etc")

@@ -1,0 +1,207 @@
+#include "reachd-daemon-line.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+void
+reachd_line_clear (ReachdLine *line)
+{
+  g_clear_pointer (&line->id, g_free);
+  g_clear_pointer (&line->target, g_free);
+  g_clear_pointer (&line->reason, g_free);
+}
+
+/* A member's string, or NULL when it is missing or of another type: a
+ * daemon's bytes are checked, never assumed (json-glib's getters warn on a
+ * wrong type, and a warning may be fatal in the host program). */
+static const char *
+string_member (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
+static gboolean
+boolean_member (JsonObject *object, const char *name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+    return FALSE;
+  return json_node_get_boolean (node);
+}
+
+static gint64
+integer_member (JsonObject *object, const char *name, gint64 missing)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
+    return missing;
+  return json_node_get_int (node);
+}
+
+/* reachd's verdict in GLib's words. Connectivity "unknown" means no check
+ * runs (or the first of a new path is under way): routes decide, as they
+ * do for GLib's own backends. A word from a newer daemon counts the same. */
+static void
+parse_status (JsonObject *object, ReachdHostState *host)
+{
+  host->available = g_strcmp0 (string_member (object, "ipv4"), "online") == 0
+                    || g_strcmp0 (string_member (object, "ipv6"), "online") == 0;
+  host->metered = boolean_member (object, "metered");
+  const char *connectivity = string_member (object, "connectivity");
+  if (!host->available || g_strcmp0 (connectivity, "none") == 0)
+    host->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  else if (g_strcmp0 (connectivity, "limited") == 0)
+    host->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
+  else if (g_strcmp0 (connectivity, "portal") == 0)
+    host->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
+  else
+    host->connectivity = G_NETWORK_CONNECTIVITY_FULL;
+}
+
+static ReachdDestinationState
+destination_state (const char *state)
+{
+  if (g_strcmp0 (state, "reachable") == 0)
+    return REACHD_DESTINATION_REACHABLE;
+  if (g_strcmp0 (state, "unreachable") == 0)
+    return REACHD_DESTINATION_UNREACHABLE;
+  if (g_strcmp0 (state, "unresolved") == 0)
+    return REACHD_DESTINATION_UNRESOLVED;
+  return REACHD_DESTINATION_UNDECIDED;
+}
+
+gboolean
+reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **error)
+{
+  memset (line, 0, sizeof *line);
+  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr (GError) parse_error = NULL;
+  if (length > REACHD_MAX_LINE || !json_parser_load_from_data (parser, bytes, (gssize) length, &parse_error))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a line that is not JSON: %s",
+                   parse_error != NULL ? parse_error->message : "too long");
+      return FALSE;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a line that is not a JSON object");
+      return FALSE;
+    }
+  JsonObject *object = json_node_get_object (root);
+  gint64 version = integer_member (object, "version", -1);
+  if (version != REACHD_PROTOCOL_VERSION)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "reachd speaks protocol version %" G_GINT64_FORMAT ", this GIO module version %d: "
+                   "install matching versions of reachd and reachd-gio",
+                   version, REACHD_PROTOCOL_VERSION);
+      return FALSE;
+    }
+  const char *type = string_member (object, "type");
+  if (g_strcmp0 (type, "error") == 0)
+    {
+      const char *code = string_member (object, "code");
+      const char *message = string_member (object, "message");
+      g_autofree char *printable = g_strescape (message != NULL ? message : "", NULL);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd refused: %s: %s", code != NULL ? code : "unknown",
+                   printable);
+      return FALSE;
+    }
+  if (g_strcmp0 (type, "status") == 0)
+    {
+      line->type = REACHD_LINE_STATUS;
+      parse_status (object, &line->host);
+      return TRUE;
+    }
+  if (g_strcmp0 (type, "destination") == 0)
+    {
+      line->type = REACHD_LINE_DESTINATION;
+      line->state = destination_state (string_member (object, "state"));
+      line->id = g_strdup (string_member (object, "id"));
+      line->target = g_strdup (string_member (object, "target"));
+      line->reason = g_strdup (string_member (object, "reason"));
+      return TRUE;
+    }
+  line->type = REACHD_LINE_OTHER;
+  return TRUE;
+}
+
+void
+reachd_line_buffer_init (ReachdLineBuffer *buffer)
+{
+  buffer->pending = g_byte_array_new ();
+}
+
+void
+reachd_line_buffer_clear (ReachdLineBuffer *buffer)
+{
+  g_clear_pointer (&buffer->pending, g_byte_array_unref);
+}
+
+gboolean
+reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error)
+{
+  g_byte_array_append (buffer->pending, bytes, (guint) length);
+  const guint8 *last_newline = NULL;
+  for (gsize i = buffer->pending->len; i > 0; i--)
+    if (buffer->pending->data[i - 1] == '\n')
+      {
+        last_newline = buffer->pending->data + i - 1;
+        break;
+      }
+  gsize unterminated = buffer->pending->len - (last_newline != NULL ? (gsize) (last_newline - buffer->pending->data) + 1 : 0);
+  if (unterminated > REACHD_MAX_LINE)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                   "reachd sent a line of more than %d bytes: it is not reachd, or it is broken", REACHD_MAX_LINE);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+char *
+reachd_line_buffer_take (ReachdLineBuffer *buffer, gsize *length)
+{
+  const guint8 *newline = memchr (buffer->pending->data, '\n', buffer->pending->len);
+  if (newline == NULL)
+    return NULL;
+  gsize line_length = (gsize) (newline - buffer->pending->data);
+  char *line = g_strndup ((const char *) buffer->pending->data, line_length);
+  g_byte_array_remove_range (buffer->pending, 0, (guint) line_length + 1);
+  *length = line_length;
+  return line;
+}
+
+GError *
+reachd_destination_error (const ReachdLine *line, gboolean host_available)
+{
+  const char *target = line->target != NULL ? line->target : "the destination";
+  const char *reason = line->reason != NULL ? line->reason : "unknown";
+  g_autofree char *printable_target = g_strescape (target, NULL);
+  g_autofree char *printable_reason = g_strescape (reason, NULL);
+  switch (line->state)
+    {
+    case REACHD_DESTINATION_UNRESOLVED:
+      if (g_strcmp0 (reason, "nxdomain") == 0 || g_strcmp0 (reason, "no_address") == 0)
+        return g_error_new (G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND, "%s did not resolve: %s", printable_target,
+                            printable_reason);
+      return g_error_new (G_RESOLVER_ERROR, G_RESOLVER_ERROR_TEMPORARY_FAILURE, "%s did not resolve: %s",
+                          printable_target, printable_reason);
+    case REACHD_DESTINATION_UNREACHABLE:
+      if (!host_available && g_strcmp0 (reason, "no_route") == 0)
+        return g_error_new (G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "%s is unreachable: no route (the network is down)",
+                            printable_target);
+      return g_error_new (G_IO_ERROR, G_IO_ERROR_HOST_UNREACHABLE, "%s is unreachable: %s", printable_target,
+                          printable_reason);
+    case REACHD_DESTINATION_UNDECIDED:
+      return g_error_new (G_RESOLVER_ERROR, G_RESOLVER_ERROR_TEMPORARY_FAILURE, "%s: reachd has no answer yet (%s)",
+                          printable_target, printable_reason);
+    case REACHD_DESTINATION_REACHABLE:
+      break;
+    }
+  return g_error_new (G_IO_ERROR, G_IO_ERROR_FAILED, "%s is reachable", printable_target);
+}

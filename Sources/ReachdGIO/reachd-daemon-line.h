@@ -1,0 +1,74 @@
+/* What the module reads from reachd's socket: newline-delimited JSON
+ * (docs/PROTOCOL.md), turned into the few facts GNetworkMonitor exposes.
+ * Pure functions of bytes: no I/O, no main context. */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+/* A line longer than this is not reachd's: the daemon's longest (a
+ * destination with eight addresses) is a few KiB. */
+#define REACHD_MAX_LINE (64 * 1024)
+
+/* The protocol version this module speaks. */
+#define REACHD_PROTOCOL_VERSION 1
+
+/* The host's state, as GNetworkMonitor's three properties. */
+typedef struct {
+  gboolean available;
+  GNetworkConnectivity connectivity;
+  gboolean metered;
+} ReachdHostState;
+
+typedef enum {
+  REACHD_LINE_STATUS,
+  REACHD_LINE_DESTINATION,
+  /* A type this version does not know: a newer daemon may send more. */
+  REACHD_LINE_OTHER,
+} ReachdLineType;
+
+typedef enum {
+  REACHD_DESTINATION_REACHABLE,
+  REACHD_DESTINATION_UNREACHABLE,
+  REACHD_DESTINATION_UNRESOLVED,
+  /* pending, or a state this version does not know. */
+  REACHD_DESTINATION_UNDECIDED,
+} ReachdDestinationState;
+
+typedef struct {
+  ReachdLineType type;
+  ReachdHostState host;              /* REACHD_LINE_STATUS */
+  ReachdDestinationState state;      /* REACHD_LINE_DESTINATION */
+  char *id;                          /* REACHD_LINE_DESTINATION, or NULL */
+  char *target;                      /* REACHD_LINE_DESTINATION */
+  char *reason;                      /* REACHD_LINE_DESTINATION, or NULL */
+} ReachdLine;
+
+void reachd_line_clear (ReachdLine *line);
+
+/* Decodes one line (without its newline). Fails, in G_IO_ERROR, for what
+ * means the daemon can't be followed: bytes that are not a JSON object, an
+ * error line (its code and message in the error), another protocol version. */
+gboolean reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **error);
+
+/* Bytes read from a socket, split into lines. */
+typedef struct {
+  GByteArray *pending;
+} ReachdLineBuffer;
+
+void reachd_line_buffer_init (ReachdLineBuffer *buffer);
+void reachd_line_buffer_clear (ReachdLineBuffer *buffer);
+
+/* Appends bytes; fails when a line grows past REACHD_MAX_LINE. */
+gboolean reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error);
+
+/* The next complete line (without its newline) or NULL; free with g_free. */
+char *reachd_line_buffer_take (ReachdLineBuffer *buffer, gsize *length);
+
+/* GLib's error for a destination that is not reachable: a GResolverError
+ * for a name that did not resolve, else G_IO_ERROR_NETWORK_UNREACHABLE when
+ * the host has no way out at all, G_IO_ERROR_HOST_UNREACHABLE otherwise. */
+GError *reachd_destination_error (const ReachdLine *line, gboolean host_available);
+
+G_END_DECLS

@@ -1,0 +1,898 @@
+/* GNetworkMonitor from reachd's socket.
+ *
+ * init subscribes to the daemon (the socket `reachd status` would use) and
+ * waits for its first status, at most INIT_DEADLINE_US: GLib calls it on
+ * the app's main thread. Without an answer init fails and GLib takes the
+ * next backend. Afterwards the subscription is read on the thread-default
+ * main context of the monitor's creation, with no thread and no timer of
+ * its own while the daemon is there: the daemon sends a summary only when
+ * it changes, and the module signals only when one of GNetworkMonitor's
+ * three properties changed.
+ *
+ * When the daemon goes away (or sends what reachd never sends) the module
+ * keeps the last state and reconnects with capped backoff; the first status
+ * of the new subscription is compared like any other, so a restart that
+ * changes nothing signals nothing.
+ *
+ * can_reach asks the daemon's per-destination lookup (`{"op":"reach"}`),
+ * which routes as the app's own uid would. */
+#include "reachd-network-monitor.h"
+#include "reachd-daemon-line.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#define INIT_DEADLINE_US (250 * G_TIME_SPAN_MILLISECOND)
+/* As reachd's own clients: a second for the daemon, six for a name. */
+#define REACH_DEADLINE_US (7 * G_TIME_SPAN_SECOND)
+#define RETRY_FIRST_MS 100
+#define RETRY_MAX_MS 5000
+/* Read per wake-up: a daemon that writes without end can't hold the app's
+ * main loop; what is left is read on the next iteration. */
+#define READ_PER_WAKEUP (64 * 1024)
+
+struct _ReachdNetworkMonitor
+{
+  GObject parent_instance;
+
+  GMainContext *context;
+  /* The subscription: -1 while the daemon is away. */
+  int fd;
+  GSource *readable;
+  ReachdLineBuffer lines;
+  /* Pending reconnection, while the daemon is away. */
+  GSource *retry;
+  guint failures;
+
+  /* Read from any thread (the getters); written on `context`. */
+  gint available;
+  gint connectivity;
+  gint metered;
+};
+
+enum
+{
+  PROP_0,
+  PROP_NETWORK_AVAILABLE,
+  PROP_NETWORK_METERED,
+  PROP_CONNECTIVITY,
+};
+
+static void reachd_network_monitor_iface_init (GNetworkMonitorInterface *iface);
+static void reachd_network_monitor_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (ReachdNetworkMonitor, reachd_network_monitor, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_INITABLE, reachd_network_monitor_initable_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_NETWORK_MONITOR, reachd_network_monitor_iface_init))
+
+/* ---- The daemon's socket ---- */
+
+/* Where reachd listens, in the order `reachd status` tries them:
+ * $REACHD_SOCKET alone if set; else the user's own daemon's
+ * ($XDG_RUNTIME_DIR/reachd.sock; root's is the system one), then the
+ * system daemon's. */
+static GStrv
+socket_paths (void)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+  const char *explicit = g_getenv ("REACHD_SOCKET");
+  const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
+  if (explicit != NULL && *explicit != '\0')
+    g_ptr_array_add (paths, g_strdup (explicit));
+  else
+    {
+      if (getuid () != 0 && runtime != NULL && *runtime != '\0')
+        g_ptr_array_add (paths, g_build_filename (runtime, "reachd.sock", NULL));
+      g_ptr_array_add (paths, g_strdup ("/run/reachd/reachd.sock"));
+    }
+  g_ptr_array_add (paths, NULL);
+  return (GStrv) g_ptr_array_free (paths, FALSE);
+}
+
+/* A non-blocking connection: a unix socket connects at once or fails (a
+ * full listen queue fails with EAGAIN), so this never blocks. */
+static int
+connect_to (const char *path, GError **error)
+{
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof address.sun_path)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: the socket path is too long", path);
+      return -1;
+    }
+  strcpy (address.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) < 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "no reachd daemon answers on %s: %s", path,
+                   g_strerror (saved));
+      return -1;
+    }
+  return fd;
+}
+
+/* Requests are a few hundred bytes on a fresh connection: they fit in the
+ * socket's buffer, so a short write means the daemon is gone. */
+static gboolean
+send_line (int fd, const char *line, GError **error)
+{
+  gsize length = strlen (line);
+  ssize_t sent = send (fd, line, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (sent != (ssize_t) length)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE, "reachd took no request: %s",
+                   sent < 0 ? g_strerror (errno) : "short write");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads what is there (at most `limit` bytes). Returns FALSE at the end of
+ * the stream or on an error; TRUE when the socket has nothing more now. */
+static gboolean
+read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error)
+{
+  guint8 chunk[16 * 1024];
+  for (gsize total = 0; total < limit;)
+    {
+      ssize_t count = recv (fd, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (count < 0 && (errno == EAGAIN || errno == EINTR))
+        return TRUE;
+      if (count < 0)
+        {
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "reading from reachd: %s", g_strerror (errno));
+          return FALSE;
+        }
+      if (count == 0)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
+          return FALSE;
+        }
+      if (!reachd_line_buffer_append (lines, chunk, (gsize) count, error))
+        return FALSE;
+      total += (gsize) count;
+    }
+  return TRUE;
+}
+
+/* ---- Following the daemon ---- */
+
+static void schedule_retry (ReachdNetworkMonitor *self);
+static gboolean on_subscription_readable (int fd, GIOCondition condition, gpointer user_data);
+
+static void
+apply (ReachdNetworkMonitor *self, const ReachdHostState *host)
+{
+  gboolean available_changed = g_atomic_int_get (&self->available) != host->available;
+  gboolean connectivity_changed = g_atomic_int_get (&self->connectivity) != (gint) host->connectivity;
+  gboolean metered_changed = g_atomic_int_get (&self->metered) != host->metered;
+  if (!available_changed && !connectivity_changed && !metered_changed)
+    return;
+  g_atomic_int_set (&self->available, host->available);
+  g_atomic_int_set (&self->connectivity, host->connectivity);
+  g_atomic_int_set (&self->metered, host->metered);
+  g_object_freeze_notify (G_OBJECT (self));
+  if (available_changed)
+    g_object_notify (G_OBJECT (self), "network-available");
+  if (connectivity_changed)
+    g_object_notify (G_OBJECT (self), "connectivity");
+  if (metered_changed)
+    g_object_notify (G_OBJECT (self), "network-metered");
+  g_object_thaw_notify (G_OBJECT (self));
+  g_signal_emit_by_name (self, "network-changed", host->available);
+}
+
+static void
+drop_subscription (ReachdNetworkMonitor *self)
+{
+  if (self->readable != NULL)
+    {
+      g_source_destroy (self->readable);
+      g_clear_pointer (&self->readable, g_source_unref);
+    }
+  if (self->fd >= 0)
+    {
+      close (self->fd);
+      self->fd = -1;
+    }
+  reachd_line_buffer_clear (&self->lines);
+  reachd_line_buffer_init (&self->lines);
+}
+
+static void
+follow (ReachdNetworkMonitor *self, int fd)
+{
+  self->fd = fd;
+  self->readable = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_callback (self->readable, G_SOURCE_FUNC (on_subscription_readable), self, NULL);
+  g_source_set_static_name (self->readable, "[reachd-gio] subscription");
+  g_source_attach (self->readable, self->context);
+}
+
+/* The daemon is gone, or sent what reachd never sends: keep the state, try
+ * again later. */
+static void
+lose (ReachdNetworkMonitor *self, const GError *error)
+{
+  g_debug ("reachd: %s; keeping the last state and reconnecting", error->message);
+  drop_subscription (self);
+  schedule_retry (self);
+}
+
+/* Decodes every complete line; the newest status wins. Returns FALSE (with
+ * `error`) when the daemon can't be followed. */
+static gboolean
+take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status, GError **error)
+{
+  gsize length;
+  char *bytes;
+  while ((bytes = reachd_line_buffer_take (lines, &length)) != NULL)
+    {
+      ReachdLine line;
+      gboolean parsed = reachd_line_parse (bytes, length, &line, error);
+      g_free (bytes);
+      if (!parsed)
+        return FALSE;
+      if (line.type == REACHD_LINE_STATUS)
+        {
+          *newest = line.host;
+          *have_status = TRUE;
+        }
+      reachd_line_clear (&line);
+    }
+  return TRUE;
+}
+
+static gboolean
+on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  ReachdNetworkMonitor *self = user_data;
+  (void) condition;
+  g_autoptr (GError) read_error = NULL;
+  g_autoptr (GError) line_error = NULL;
+  ReachdHostState newest;
+  gboolean have_status = FALSE;
+  gboolean open = read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
+  /* What came before the end, or before a bad line, still counts. */
+  gboolean usable = take_lines (&self->lines, &newest, &have_status, &line_error);
+  if (have_status)
+    {
+      self->failures = 0;
+      apply (self, &newest);
+    }
+  if (open && usable)
+    return G_SOURCE_CONTINUE;
+  /* Destroying the source that is dispatching is allowed. */
+  lose (self, line_error != NULL ? line_error : read_error);
+  return G_SOURCE_REMOVE;
+}
+
+static const char *const SUBSCRIBE = "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n";
+
+static gboolean
+on_retry (gpointer user_data)
+{
+  ReachdNetworkMonitor *self = user_data;
+  g_clear_pointer (&self->retry, g_source_unref);
+  g_auto (GStrv) paths = socket_paths ();
+  for (char **path = paths; *path != NULL; path++)
+    {
+      g_autoptr (GError) error = NULL;
+      int fd = connect_to (*path, &error);
+      if (fd >= 0 && send_line (fd, SUBSCRIBE, &error))
+        {
+          /* Its first status is compared with the state kept meanwhile. */
+          follow (self, fd);
+          return G_SOURCE_REMOVE;
+        }
+      if (fd >= 0)
+        close (fd);
+      g_debug ("reachd: %s", error->message);
+    }
+  schedule_retry (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* At once the first time (under reachd.socket the connection restarts the
+ * daemon), then after waits that double up to RETRY_MAX_MS. */
+static void
+schedule_retry (ReachdNetworkMonitor *self)
+{
+  guint delay = 0;
+  if (self->failures > 0)
+    delay = MIN (RETRY_MAX_MS, RETRY_FIRST_MS << MIN (self->failures - 1, 16u));
+  self->failures++;
+  self->retry = g_timeout_source_new (delay);
+  g_source_set_callback (self->retry, on_retry, self, NULL);
+  g_source_set_static_name (self->retry, "[reachd-gio] reconnect");
+  g_source_attach (self->retry, self->context);
+}
+
+/* ---- GInitable ---- */
+
+/* Subscribes on `path` and waits for the first status until `deadline`. */
+static int
+subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, GError **error)
+{
+  int fd = connect_to (path, error);
+  if (fd < 0)
+    return -1;
+  if (!send_line (fd, SUBSCRIBE, error))
+    {
+      close (fd);
+      return -1;
+    }
+  gboolean have_status = FALSE;
+  while (!have_status)
+    {
+      gint64 remaining = deadline - g_get_monotonic_time ();
+      if (remaining <= 0)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd on %s did not answer within %d ms", path,
+                       (int) (INIT_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
+          break;
+        }
+      GPollFD poll_fd = { .fd = fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
+      if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
+        continue;
+      g_autoptr (GError) read_error = NULL;
+      gboolean open = read_available (fd, lines, READ_PER_WAKEUP, &read_error);
+      /* A refusal's error line says more than the end that follows it. */
+      if (!take_lines (lines, host, &have_status, error))
+        {
+          have_status = FALSE;
+          break;
+        }
+      if (!open)
+        {
+          if (have_status)
+            g_set_error (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd on %s closed the subscription", path);
+          else
+            g_propagate_error (error, g_steal_pointer (&read_error));
+          have_status = FALSE;
+          break;
+        }
+    }
+  if (!have_status)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+static gboolean
+reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
+{
+  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (initable);
+  (void) cancellable;
+  gint64 deadline = g_get_monotonic_time () + INIT_DEADLINE_US;
+  g_auto (GStrv) paths = socket_paths ();
+  g_autoptr (GString) failures = g_string_new (NULL);
+  for (char **path = paths; *path != NULL; path++)
+    {
+      g_autoptr (GError) attempt = NULL;
+      ReachdHostState host;
+      int fd = subscribe_now (*path, deadline, &self->lines, &host, &attempt);
+      if (fd >= 0)
+        {
+          g_atomic_int_set (&self->available, host.available);
+          g_atomic_int_set (&self->connectivity, host.connectivity);
+          g_atomic_int_set (&self->metered, host.metered);
+          self->context = g_main_context_ref_thread_default ();
+          follow (self, fd);
+          return TRUE;
+        }
+      reachd_line_buffer_clear (&self->lines);
+      reachd_line_buffer_init (&self->lines);
+      g_string_append_printf (failures, "%s%s", failures->len > 0 ? "; " : "", attempt->message);
+    }
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+               "reachd's network monitor is not available (%s): start reachd (systemctl start reachd.socket)",
+               failures->str);
+  return FALSE;
+}
+
+static void
+reachd_network_monitor_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = reachd_network_monitor_initable_init;
+}
+
+/* ---- can_reach ---- */
+
+/* What the daemon is asked for a connectable: "HOST:PORT" targets, or NULL
+ * (with no error) for one that is not on the network (a Unix socket). */
+static char *
+target (const char *host, guint16 port)
+{
+  gboolean literal_ipv6 = strchr (host, ':') != NULL;
+  if (port == 0)
+    return g_strdup (host);
+  return literal_ipv6 ? g_strdup_printf ("[%s]:%u", host, port) : g_strdup_printf ("%s:%u", host, port);
+}
+
+static GStrv
+targets_of_service_targets (GList *srv_targets)
+{
+  GPtrArray *targets = g_ptr_array_new ();
+  for (GList *each = srv_targets; each != NULL; each = each->next)
+    g_ptr_array_add (targets, target (g_srv_target_get_hostname (each->data), g_srv_target_get_port (each->data)));
+  g_ptr_array_add (targets, NULL);
+  return (GStrv) g_ptr_array_free (targets, FALSE);
+}
+
+/* Targets of a connectable that needs no lookup of its own; `needs_srv`
+ * for a GNetworkService, whose targets come from its SRV records. */
+static GStrv
+targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
+{
+  *needs_srv = FALSE;
+  char *only;
+  if (G_IS_INET_SOCKET_ADDRESS (connectable))
+    {
+      GInetSocketAddress *address = G_INET_SOCKET_ADDRESS (connectable);
+      g_autofree char *host = g_inet_address_to_string (g_inet_socket_address_get_address (address));
+      only = target (host, g_inet_socket_address_get_port (address));
+    }
+  else if (G_IS_NETWORK_ADDRESS (connectable))
+    {
+      GNetworkAddress *address = G_NETWORK_ADDRESS (connectable);
+      only = target (g_network_address_get_hostname (address), g_network_address_get_port (address));
+    }
+  else
+    {
+      *needs_srv = G_IS_NETWORK_SERVICE (connectable);
+      return NULL;
+    }
+  char **targets = g_new0 (char *, 2);
+  targets[0] = only;
+  return targets;
+}
+
+/* One reach question, several targets, on a connection of its own. */
+typedef struct
+{
+  GStrv targets;
+  int fd;
+  ReachdLineBuffer lines;
+  /* The first target's answer once it came, for the error. */
+  ReachdLine *answers;
+  guint answered;
+  gboolean reachable;
+  gboolean host_available;
+  GError *failure;
+} ReachQuery;
+
+static void
+reach_query_free (ReachQuery *query)
+{
+  for (guint i = 0; query->targets != NULL && query->targets[i] != NULL; i++)
+    reachd_line_clear (&query->answers[i]);
+  g_free (query->answers);
+  g_strfreev (query->targets);
+  if (query->fd >= 0)
+    close (query->fd);
+  reachd_line_buffer_clear (&query->lines);
+  g_clear_error (&query->failure);
+  g_free (query);
+}
+
+static ReachQuery *
+reach_query_new (GStrv targets, gboolean host_available)
+{
+  ReachQuery *query = g_new0 (ReachQuery, 1);
+  query->targets = targets;
+  query->fd = -1;
+  query->answers = g_new0 (ReachdLine, g_strv_length (targets) + 1);
+  query->host_available = host_available;
+  reachd_line_buffer_init (&query->lines);
+  return query;
+}
+
+static char *
+reach_request (const char *destination, guint id)
+{
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  g_autofree char *id_text = g_strdup_printf ("%u", id);
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "op");
+  json_builder_add_string_value (builder, "reach");
+  json_builder_set_member_name (builder, "id");
+  json_builder_add_string_value (builder, id_text);
+  json_builder_set_member_name (builder, "target");
+  json_builder_add_string_value (builder, destination);
+  json_builder_end_object (builder);
+  g_autoptr (JsonNode) root = json_builder_get_root (builder);
+  g_autofree char *json = json_to_string (root, FALSE);
+  return g_strconcat (json, "\n", NULL);
+}
+
+/* Connects and sends every question. */
+static gboolean
+reach_query_start (ReachQuery *query, GError **error)
+{
+  g_auto (GStrv) paths = socket_paths ();
+  for (char **path = paths; *path != NULL && query->fd < 0; path++)
+    {
+      g_clear_error (error);
+      query->fd = connect_to (*path, error);
+    }
+  if (query->fd < 0)
+    return FALSE;
+  for (guint i = 0; query->targets[i] != NULL; i++)
+    {
+      g_autofree char *request = reach_request (query->targets[i], i);
+      if (!send_line (query->fd, request, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+reach_query_done (ReachQuery *query)
+{
+  return query->reachable || query->failure != NULL || query->answered == g_strv_length (query->targets);
+}
+
+/* Reads the answers there are. */
+static void
+reach_query_read (ReachQuery *query)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean open = read_available (query->fd, &query->lines, READ_PER_WAKEUP, &error);
+  gsize length;
+  char *bytes;
+  while (!reach_query_done (query) && (bytes = reachd_line_buffer_take (&query->lines, &length)) != NULL)
+    {
+      ReachdLine line;
+      gboolean parsed = reachd_line_parse (bytes, length, &line, &query->failure);
+      g_free (bytes);
+      if (!parsed)
+        return;
+      guint64 id;
+      guint count = g_strv_length (query->targets);
+      if (line.type == REACHD_LINE_DESTINATION && line.id != NULL
+          && g_ascii_string_to_unsigned (line.id, 10, 0, count - 1, &id, NULL) && query->answers[id].target == NULL)
+        {
+          query->reachable = query->reachable || line.state == REACHD_DESTINATION_REACHABLE;
+          query->answers[id] = line;
+          if (query->answers[id].target == NULL)
+            query->answers[id].target = g_strdup (query->targets[id]);
+          query->answered++;
+        }
+      else
+        reachd_line_clear (&line);
+    }
+  if (!open && !reach_query_done (query))
+    query->failure = g_steal_pointer (&error);
+}
+
+/* TRUE, or the most telling error: the first target's answer. */
+static gboolean
+reach_query_result (ReachQuery *query, GError **error)
+{
+  if (query->reachable)
+    return TRUE;
+  if (query->failure != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&query->failure));
+      return FALSE;
+    }
+  for (guint i = 0; query->targets[i] != NULL; i++)
+    if (query->answers[i].target != NULL)
+      {
+        g_propagate_error (error, reachd_destination_error (&query->answers[i], query->host_available));
+        return FALSE;
+      }
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd gave no answer for %s within %d s", query->targets[0],
+               (int) (REACH_DEADLINE_US / G_TIME_SPAN_SECOND));
+  return FALSE;
+}
+
+/* No daemon to ask now (it went away after init): the host's state
+ * answers, as GLib's base monitor does. */
+static gboolean
+answer_without_daemon (ReachdNetworkMonitor *self, GError **error)
+{
+  if (g_atomic_int_get (&self->available))
+    return TRUE;
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "the network is unreachable");
+  return FALSE;
+}
+
+static gboolean
+reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *connectable,
+                                  GCancellable *cancellable, GError **error)
+{
+  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
+  gboolean needs_srv;
+  GStrv targets = targets_of (connectable, &needs_srv);
+  if (needs_srv)
+    {
+      GNetworkService *service = G_NETWORK_SERVICE (connectable);
+      GList *srv = g_resolver_lookup_service (g_resolver_get_default (), g_network_service_get_service (service),
+                                              g_network_service_get_protocol (service),
+                                              g_network_service_get_domain (service), cancellable, error);
+      if (srv == NULL)
+        return FALSE;
+      targets = targets_of_service_targets (srv);
+      g_resolver_free_targets (srv);
+    }
+  if (targets == NULL)
+    return TRUE;
+  ReachQuery *query = reach_query_new (targets, g_atomic_int_get (&self->available));
+  g_autoptr (GError) unavailable = NULL;
+  if (!reach_query_start (query, &unavailable))
+    {
+      reach_query_free (query);
+      return answer_without_daemon (self, error);
+    }
+  gint64 deadline = g_get_monotonic_time () + REACH_DEADLINE_US;
+  GPollFD fds[2] = { { .fd = query->fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR } };
+  gboolean cancellable_fd = g_cancellable_make_pollfd (cancellable, &fds[1]);
+  while (!reach_query_done (query))
+    {
+      gint64 remaining = deadline - g_get_monotonic_time ();
+      if (remaining <= 0 || g_cancellable_is_cancelled (cancellable))
+        break;
+      if (g_poll (fds, cancellable_fd ? 2 : 1, (gint) ((remaining + 999) / 1000)) > 0 && fds[0].revents != 0)
+        reach_query_read (query);
+    }
+  if (cancellable_fd)
+    g_cancellable_release_fd (cancellable);
+  gboolean reachable = FALSE;
+  if (!g_cancellable_set_error_if_cancelled (cancellable, error))
+    reachable = reach_query_result (query, error);
+  reach_query_free (query);
+  return reachable;
+}
+
+/* ---- can_reach_async ---- */
+
+typedef struct
+{
+  ReachQuery *query;
+  GSource *readable;
+  GSource *timeout;
+  GSource *cancelled;
+} AsyncReach;
+
+static void
+async_reach_free (AsyncReach *reach)
+{
+  GSource *sources[] = { reach->readable, reach->timeout, reach->cancelled };
+  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
+    if (sources[i] != NULL)
+      {
+        g_source_destroy (sources[i]);
+        g_source_unref (sources[i]);
+      }
+  if (reach->query != NULL)
+    reach_query_free (reach->query);
+  g_free (reach);
+}
+
+static void
+async_reach_finish (GTask *task)
+{
+  AsyncReach *reach = g_task_get_task_data (task);
+  /* GTask may call back in a later iteration: nothing may fire meanwhile. */
+  GSource **sources[] = { &reach->readable, &reach->timeout, &reach->cancelled };
+  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
+    if (*sources[i] != NULL)
+      {
+        g_source_destroy (*sources[i]);
+        g_clear_pointer (sources[i], g_source_unref);
+      }
+  GError *error = NULL;
+  if (g_cancellable_set_error_if_cancelled (g_task_get_cancellable (task), &error))
+    g_task_return_error (task, error);
+  else if (reach_query_result (reach->query, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
+static gboolean
+on_reach_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  GTask *task = user_data;
+  AsyncReach *reach = g_task_get_task_data (task);
+  (void) fd;
+  (void) condition;
+  reach_query_read (reach->query);
+  if (!reach_query_done (reach->query))
+    return G_SOURCE_CONTINUE;
+  async_reach_finish (task);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_reach_over (gpointer user_data)
+{
+  async_reach_finish (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_reach_cancelled (GCancellable *cancellable, gpointer user_data)
+{
+  (void) cancellable;
+  async_reach_finish (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Asks the daemon without blocking: the answers are read on the task's
+ * main context. Takes `task`. */
+static void
+async_reach_start (GTask *task, GStrv targets)
+{
+  ReachdNetworkMonitor *self = g_task_get_source_object (task);
+  if (targets == NULL)
+    {
+      g_task_return_boolean (task, TRUE);
+      g_object_unref (task);
+      return;
+    }
+  AsyncReach *reach = g_new0 (AsyncReach, 1);
+  reach->query = reach_query_new (targets, g_atomic_int_get (&self->available));
+  g_task_set_task_data (task, reach, (GDestroyNotify) async_reach_free);
+  g_autoptr (GError) unavailable = NULL;
+  if (!reach_query_start (reach->query, &unavailable))
+    {
+      GError *error = NULL;
+      if (answer_without_daemon (self, &error))
+        g_task_return_boolean (task, TRUE);
+      else
+        g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  GMainContext *context = g_task_get_context (task);
+  reach->readable = g_unix_fd_source_new (reach->query->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_callback (reach->readable, G_SOURCE_FUNC (on_reach_readable), task, NULL);
+  g_source_attach (reach->readable, context);
+  reach->timeout = g_timeout_source_new ((guint) (REACH_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
+  g_source_set_callback (reach->timeout, on_reach_over, task, NULL);
+  g_source_attach (reach->timeout, context);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  if (cancellable != NULL)
+    {
+      reach->cancelled = g_cancellable_source_new (cancellable);
+      g_source_set_callback (reach->cancelled, G_SOURCE_FUNC (on_reach_cancelled), task, NULL);
+      g_source_attach (reach->cancelled, context);
+    }
+}
+
+static void
+on_service_resolved (GObject *resolver, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *error = NULL;
+  GList *srv = g_resolver_lookup_service_finish (G_RESOLVER (resolver), result, &error);
+  if (srv == NULL)
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  GStrv targets = targets_of_service_targets (srv);
+  g_resolver_free_targets (srv);
+  async_reach_start (task, targets);
+}
+
+static void
+reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
+                                        GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (monitor, cancellable, callback, user_data);
+  g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
+  gboolean needs_srv;
+  GStrv targets = targets_of (connectable, &needs_srv);
+  if (!needs_srv)
+    {
+      async_reach_start (task, targets);
+      return;
+    }
+  GNetworkService *service = G_NETWORK_SERVICE (connectable);
+  g_resolver_lookup_service_async (g_resolver_get_default (), g_network_service_get_service (service),
+                                   g_network_service_get_protocol (service), g_network_service_get_domain (service),
+                                   cancellable, on_service_resolved, task);
+}
+
+static gboolean
+reachd_network_monitor_can_reach_finish (GNetworkMonitor *monitor, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, monitor), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ---- GObject ---- */
+
+static void
+reachd_network_monitor_init (ReachdNetworkMonitor *self)
+{
+  self->fd = -1;
+  self->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
+  reachd_line_buffer_init (&self->lines);
+}
+
+static void
+reachd_network_monitor_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
+  switch (prop_id)
+    {
+    case PROP_NETWORK_AVAILABLE:
+      g_value_set_boolean (value, g_atomic_int_get (&self->available));
+      break;
+    case PROP_NETWORK_METERED:
+      g_value_set_boolean (value, g_atomic_int_get (&self->metered));
+      break;
+    case PROP_CONNECTIVITY:
+      g_value_set_enum (value, g_atomic_int_get (&self->connectivity));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+    }
+}
+
+static void
+reachd_network_monitor_finalize (GObject *object)
+{
+  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
+  drop_subscription (self);
+  reachd_line_buffer_clear (&self->lines);
+  if (self->retry != NULL)
+    {
+      g_source_destroy (self->retry);
+      g_clear_pointer (&self->retry, g_source_unref);
+    }
+  g_clear_pointer (&self->context, g_main_context_unref);
+  G_OBJECT_CLASS (reachd_network_monitor_parent_class)->finalize (object);
+}
+
+static void
+reachd_network_monitor_class_init (ReachdNetworkMonitorClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->get_property = reachd_network_monitor_get_property;
+  object_class->finalize = reachd_network_monitor_finalize;
+  g_object_class_override_property (object_class, PROP_NETWORK_AVAILABLE, "network-available");
+  g_object_class_override_property (object_class, PROP_NETWORK_METERED, "network-metered");
+  g_object_class_override_property (object_class, PROP_CONNECTIVITY, "connectivity");
+}
+
+static void
+reachd_network_monitor_class_finalize (ReachdNetworkMonitorClass *klass)
+{
+  (void) klass;
+}
+
+static void
+reachd_network_monitor_iface_init (GNetworkMonitorInterface *iface)
+{
+  iface->can_reach = reachd_network_monitor_can_reach;
+  iface->can_reach_async = reachd_network_monitor_can_reach_async;
+  iface->can_reach_finish = reachd_network_monitor_can_reach_finish;
+}
+
+void
+reachd_network_monitor_register (GIOModule *module)
+{
+  reachd_network_monitor_register_type (G_TYPE_MODULE (module));
+  g_io_extension_point_implement (G_NETWORK_MONITOR_EXTENSION_POINT_NAME, REACHD_TYPE_NETWORK_MONITOR, "reachd",
+                                  REACHD_NETWORK_MONITOR_PRIORITY);
+}

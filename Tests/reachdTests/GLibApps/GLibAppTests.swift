@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The GIO module in a real GLib app (python3-gi): what every GLib program
+/// on a machine with reachd installed gets from `GNetworkMonitor`.
+@Suite("GLib apps through the GIO module", .enabled(if: GLibApp.available, GLibApp.reason))
+struct GLibAppTests {
+    /// GLib tries the module first (GIO_USE_NETWORK_MONITOR, as its priority
+    /// does when installed) and takes its own netlink backend when no daemon
+    /// answers: none running, or one stopped, which init waits 250 ms for.
+    @Test func glibTakesTheModuleWhileTheDaemonAnswersAndNetlinkOtherwise() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let withoutDaemon = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(withoutDaemon.ready.type == "GNetworkMonitorNetlink")
+
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor")
+        #expect(app.ready.available && app.ready.connectivity == "full" && !app.ready.metered, "\(app.ready)")
+
+        daemon.signal(SIGSTOP)
+        let stopped = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(stopped.ready.type == "GNetworkMonitorNetlink")
+        let chosen = stopped.ready.chosenMs ?? .infinity
+        // At least the deadline (the module waited), and not much more: a
+        // second's margin for a loaded machine, where no deadline means for ever.
+        #expect(chosen >= 240 && chosen < 1250, "chosen after \(chosen) ms")
+    }
+
+    /// A default route that goes and comes, a carrier lost and found, and a
+    /// default route only a policy rule reaches: each is one signal with the
+    /// properties already changed; IPv6 coming up beside IPv4 and a
+    /// 20,000-change route flood are none.
+    @Test func changesReachTheAppAsOneSignalEach() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.available)
+
+        try await network.inHost("route del default")
+        let down = try await app.signal(1, "the default route's removal")
+        #expect(down.argument == false && !down.available && down.connectivity == "local", "\(down)")
+        #expect(app.events.contains { $0.event == "notify" && $0.property == "network-available" })
+
+        try await network.inHost("route add default via 10.77.0.1")
+        let up = try await app.signal(2, "the default route's return")
+        #expect(up.argument == true && up.connectivity == "full", "\(up)")
+
+        try await network.inGateway("link set vg down")
+        let noCarrier = try await app.signal(3, "the carrier's loss")
+        #expect(noCarrier.argument == false, "\(noCarrier)")
+        try await network.inGateway("link set vg up")
+        #expect(try await app.signal(4, "the carrier's return").argument == true)
+
+        try await network.inHost("route del default")
+        #expect(try await app.signal(5, "offline again").argument == false)
+        try await network.inHost("route add default via 10.77.0.1 table 100", "rule add lookup 100 priority 100")
+        #expect(try await app.signal(6, "the policy-routed default").argument == true)
+
+        // IPv6 coming up beside IPv4 changes reachd's summary, not the
+        // app's three properties: no signal.
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        let routes = (0..<10_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
+        try await network.batchInHost(
+            routes.map { "route add \($0) via 10.77.0.1 table 300" } + routes.map { "route del \($0) table 300" })
+        // A change that signals, to know the flood has been read past.
+        try await network.inHost("rule del lookup 100 priority 100", "-6 route del default")
+        let marker = try await app.signal(7, "both families' way out gone, after the flood")
+        #expect(marker.argument == false)
+        #expect(app.signals.count == 7, "one signal per change: \(app.signals.map(\.argument))")
+        _ = daemon
+    }
+
+    /// can_reach asks the daemon's route lookup for the app's destination:
+    /// an intranet server is reachable on a host with no default route, a
+    /// blackholed prefix is not; sync and async alike.
+    @Test(arguments: [false, true])
+    func canReachAnswersForTheDestination(async: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add blackhole 10.98.0.0/16")
+        let daemon = try await network.startDaemon()
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && !app.ready.available)
+
+        let intranet = try await app.reach("10.99.1.1:443", async: async)
+        #expect(intranet.reachable == true, "\(intranet)")
+        let blackholed = try await app.reach("10.98.1.1:443", async: async)
+        #expect(blackholed.reachable == false && blackholed.error == "host-unreachable", "\(blackholed)")
+        #expect(blackholed.message?.contains("blackhole_route") == true, "\(blackholed)")
+        let nowhere = try await app.reach("192.0.2.1:443", async: async)
+        #expect(nowhere.reachable == false && nowhere.error == "network-unreachable", "\(nowhere)")
+        #expect(app.process.isRunning)
+        _ = daemon
+    }
+
+    /// The daemon killed under the app and started again: the app keeps its
+    /// state through the restart without a signal, then follows again.
+    @Test func aKilledDaemonIsFollowedAgainWithoutAFlap() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        var daemon = try await network.startDaemon()
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        daemon.signal(SIGKILL)
+        _ = try await daemon.wait()
+        daemon = try await network.startDaemon()
+        _ = try await eventually("the app's subscription to the new daemon", timeout: .seconds(15)) {
+            try await network.connections(to: network.socketPath) > 0 ? true : nil
+        }
+        #expect(app.signals.isEmpty, "the new daemon's first status changed nothing")
+        try await network.inHost("route del default")
+        let down = try await app.signal(1, "the change, from the new daemon", timeout: .seconds(15))
+        #expect(down.argument == false)
+        #expect(app.signals.count == 1, "the restart itself signals nothing")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+        _ = daemon
+    }
+}
