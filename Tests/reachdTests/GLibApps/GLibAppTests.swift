@@ -102,6 +102,23 @@ struct GLibAppTests {
         _ = daemon
     }
 
+    /// What reachd never sends counts as no daemon, and never harms the app:
+    /// it gets GLib's netlink backend. A line of 100,000 bytes, bytes that are
+    /// not JSON, another protocol version, a refusal, a status and then the
+    /// end of the stream.
+    @Test(arguments: [
+        String(repeating: "x", count: 100_000), "{\"type\":\"status\",", #"{"type":"status","version":2}"#,
+        FakeDaemon.refusing, FakeDaemon.newerDaemonsLine,
+    ])
+    func whatReachdNeverSendsCountsAsNoDaemon(answer: String) async throws {
+        let network = try await TestNetwork()
+        let fake = try FakeDaemon(answering: answer)
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "GNetworkMonitorNetlink", "\(app.process.errorOutput)")
+        #expect(fake.connections == 1, "the module asked")
+        #expect(app.process.isRunning)
+    }
+
     /// The daemon killed under the app and started again: the app keeps its
     /// state through the restart without a signal, then follows again.
     @Test func aKilledDaemonIsFollowedAgainWithoutAFlap() async throws {
