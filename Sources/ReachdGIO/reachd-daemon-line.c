@@ -11,34 +11,38 @@ reachd_line_clear (ReachdLine *line)
   g_clear_pointer (&line->reason, g_free);
 }
 
-/* A member's string, or NULL when it is missing or of another type: a
- * daemon's bytes are checked, never assumed (json-glib's getters warn on a
- * wrong type, and a warning may be fatal in the host program). */
+/* A member holding a value of `type`, or NULL when it is missing or of
+ * another type: a daemon's bytes are checked, never assumed (json-glib's
+ * getters warn on a wrong type, and a warning may be fatal in the host
+ * program). */
+static JsonNode *
+value_member (JsonObject *object, const char *name, GType type)
+{
+  JsonNode *node = json_object_get_member (object, name);
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != type)
+    return NULL;
+  return node;
+}
+
 static const char *
 string_member (JsonObject *object, const char *name)
 {
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (node);
+  JsonNode *node = value_member (object, name, G_TYPE_STRING);
+  return node != NULL ? json_node_get_string (node) : NULL;
 }
 
 static gboolean
 boolean_member (JsonObject *object, const char *name)
 {
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-    return FALSE;
-  return json_node_get_boolean (node);
+  JsonNode *node = value_member (object, name, G_TYPE_BOOLEAN);
+  return node != NULL && json_node_get_boolean (node);
 }
 
 static gint64
 integer_member (JsonObject *object, const char *name, gint64 missing)
 {
-  JsonNode *node = json_object_get_member (object, name);
-  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64)
-    return missing;
-  return json_node_get_int (node);
+  JsonNode *node = value_member (object, name, G_TYPE_INT64);
+  return node != NULL ? json_node_get_int (node) : missing;
 }
 
 /* reachd's verdict in GLib's words. Connectivity "unknown" means no check
