@@ -146,6 +146,12 @@ reachd_line_buffer_clear (ReachdLineBuffer *buffer)
   g_clear_pointer (&buffer->pending, g_byte_array_unref);
 }
 
+void
+reachd_line_buffer_reset (ReachdLineBuffer *buffer)
+{
+  g_byte_array_set_size (buffer->pending, 0);
+}
+
 gboolean
 reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error)
 {

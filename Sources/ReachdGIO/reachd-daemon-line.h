@@ -59,6 +59,8 @@ typedef struct {
 
 void reachd_line_buffer_init (ReachdLineBuffer *buffer);
 void reachd_line_buffer_clear (ReachdLineBuffer *buffer);
+/* Drops what is pending: a new connection starts a new stream. */
+void reachd_line_buffer_reset (ReachdLineBuffer *buffer);
 
 /* Appends bytes; fails when a line grows past REACHD_MAX_LINE. */
 gboolean reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error);

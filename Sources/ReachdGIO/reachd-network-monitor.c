@@ -120,20 +120,25 @@ connect_to (const char *path, GError **error)
   return fd;
 }
 
-/* Requests are a few hundred bytes on a fresh connection: they fit in the
- * socket's buffer, so a short write means the daemon is gone. */
-static gboolean
-send_line (int fd, const char *line, GError **error)
+/* Connects and sends `requests` in one write. Requests are a few hundred
+ * bytes on a fresh connection: they fit in the socket's buffer, so a short
+ * write means the daemon is gone. */
+static int
+connect_and_send (const char *path, const char *requests, GError **error)
 {
-  gsize length = strlen (line);
-  ssize_t sent = send (fd, line, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+  int fd = connect_to (path, error);
+  if (fd < 0)
+    return -1;
+  gsize length = strlen (requests);
+  ssize_t sent = send (fd, requests, length, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (sent != (ssize_t) length)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE, "reachd took no request: %s",
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE, "reachd on %s took no request: %s", path,
                    sent < 0 ? g_strerror (errno) : "short write");
-      return FALSE;
+      close (fd);
+      return -1;
     }
-  return TRUE;
+  return fd;
 }
 
 /* Reads what is there (at most `limit` bytes). Returns FALSE at the end of
@@ -204,8 +209,7 @@ drop_subscription (ReachdNetworkMonitor *self)
       close (self->fd);
       self->fd = -1;
     }
-  reachd_line_buffer_clear (&self->lines);
-  reachd_line_buffer_init (&self->lines);
+  reachd_line_buffer_reset (&self->lines);
 }
 
 static void
@@ -287,15 +291,13 @@ on_retry (gpointer user_data)
   for (char **path = paths; *path != NULL; path++)
     {
       g_autoptr (GError) error = NULL;
-      int fd = connect_to (*path, &error);
-      if (fd >= 0 && send_line (fd, SUBSCRIBE, &error))
+      int fd = connect_and_send (*path, SUBSCRIBE, &error);
+      if (fd >= 0)
         {
           /* Its first status is compared with the state kept meanwhile. */
           follow (self, fd);
           return G_SOURCE_REMOVE;
         }
-      if (fd >= 0)
-        close (fd);
       g_debug ("reachd: %s", error->message);
     }
   schedule_retry (self);
@@ -323,14 +325,9 @@ schedule_retry (ReachdNetworkMonitor *self)
 static int
 subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, GError **error)
 {
-  int fd = connect_to (path, error);
+  int fd = connect_and_send (path, SUBSCRIBE, error);
   if (fd < 0)
     return -1;
-  if (!send_line (fd, SUBSCRIBE, error))
-    {
-      close (fd);
-      return -1;
-    }
   gboolean have_status = FALSE;
   while (!have_status)
     {
@@ -392,8 +389,7 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
           follow (self, fd);
           return TRUE;
         }
-      reachd_line_buffer_clear (&self->lines);
-      reachd_line_buffer_init (&self->lines);
+      reachd_line_buffer_reset (&self->lines);
       g_string_append_printf (failures, "%s%s", failures->len > 0 ? "; " : "", attempt->message);
     }
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
@@ -410,8 +406,8 @@ reachd_network_monitor_initable_iface_init (GInitableIface *iface)
 
 /* ---- can_reach ---- */
 
-/* What the daemon is asked for a connectable: "HOST:PORT" targets, or NULL
- * (with no error) for one that is not on the network (a Unix socket). */
+/* A target as reachd reads one: HOST, HOST:PORT or [IPV6]:PORT; without a
+ * port the daemon's default (443). */
 static char *
 target (const char *host, guint16 port)
 {
@@ -431,8 +427,9 @@ targets_of_service_targets (GList *srv_targets)
   return (GStrv) g_ptr_array_free (targets, FALSE);
 }
 
-/* Targets of a connectable that needs no lookup of its own; `needs_srv`
- * for a GNetworkService, whose targets come from its SRV records. */
+/* What the daemon is asked for a connectable that needs no lookup of its
+ * own. NULL for a GNetworkService (`needs_srv`: its targets come from its
+ * SRV records) and for one that is not on the network (a Unix socket). */
 static GStrv
 targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
 {
@@ -463,9 +460,10 @@ targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
 typedef struct
 {
   GStrv targets;
+  guint count;
   int fd;
   ReachdLineBuffer lines;
-  /* The first target's answer once it came, for the error. */
+  /* Each target's answer once it came (`target` set), by position. */
   ReachdLine *answers;
   guint answered;
   gboolean reachable;
@@ -476,7 +474,7 @@ typedef struct
 static void
 reach_query_free (ReachQuery *query)
 {
-  for (guint i = 0; query->targets != NULL && query->targets[i] != NULL; i++)
+  for (guint i = 0; i < query->count; i++)
     reachd_line_clear (&query->answers[i]);
   g_free (query->answers);
   g_strfreev (query->targets);
@@ -492,15 +490,16 @@ reach_query_new (GStrv targets, gboolean host_available)
 {
   ReachQuery *query = g_new0 (ReachQuery, 1);
   query->targets = targets;
+  query->count = g_strv_length (targets);
   query->fd = -1;
-  query->answers = g_new0 (ReachdLine, g_strv_length (targets) + 1);
+  query->answers = g_new0 (ReachdLine, query->count);
   query->host_available = host_available;
   reachd_line_buffer_init (&query->lines);
   return query;
 }
 
-static char *
-reach_request (const char *destination, guint id)
+static void
+append_reach_request (GString *requests, const char *destination, guint id)
 {
   g_autoptr (JsonBuilder) builder = json_builder_new ();
   g_autofree char *id_text = g_strdup_printf ("%u", id);
@@ -514,34 +513,29 @@ reach_request (const char *destination, guint id)
   json_builder_end_object (builder);
   g_autoptr (JsonNode) root = json_builder_get_root (builder);
   g_autofree char *json = json_to_string (root, FALSE);
-  return g_strconcat (json, "\n", NULL);
+  g_string_append_printf (requests, "%s\n", json);
 }
 
-/* Connects and sends every question. */
+/* Connects and sends every question, tagged with its position. */
 static gboolean
 reach_query_start (ReachQuery *query, GError **error)
 {
+  g_autoptr (GString) requests = g_string_new (NULL);
+  for (guint i = 0; i < query->count; i++)
+    append_reach_request (requests, query->targets[i], i);
   g_auto (GStrv) paths = socket_paths ();
   for (char **path = paths; *path != NULL && query->fd < 0; path++)
     {
       g_clear_error (error);
-      query->fd = connect_to (*path, error);
+      query->fd = connect_and_send (*path, requests->str, error);
     }
-  if (query->fd < 0)
-    return FALSE;
-  for (guint i = 0; query->targets[i] != NULL; i++)
-    {
-      g_autofree char *request = reach_request (query->targets[i], i);
-      if (!send_line (query->fd, request, error))
-        return FALSE;
-    }
-  return TRUE;
+  return query->fd >= 0;
 }
 
 static gboolean
 reach_query_done (ReachQuery *query)
 {
-  return query->reachable || query->failure != NULL || query->answered == g_strv_length (query->targets);
+  return query->reachable || query->failure != NULL || query->answered == query->count;
 }
 
 /* Reads the answers there are. */
@@ -560,9 +554,9 @@ reach_query_read (ReachQuery *query)
       if (!parsed)
         return;
       guint64 id;
-      guint count = g_strv_length (query->targets);
       if (line.type == REACHD_LINE_DESTINATION && line.id != NULL
-          && g_ascii_string_to_unsigned (line.id, 10, 0, count - 1, &id, NULL) && query->answers[id].target == NULL)
+          && g_ascii_string_to_unsigned (line.id, 10, 0, query->count - 1, &id, NULL)
+          && query->answers[id].target == NULL)
         {
           query->reachable = query->reachable || line.state == REACHD_DESTINATION_REACHABLE;
           query->answers[id] = line;
@@ -588,7 +582,7 @@ reach_query_result (ReachQuery *query, GError **error)
       g_propagate_error (error, g_steal_pointer (&query->failure));
       return FALSE;
     }
-  for (guint i = 0; query->targets[i] != NULL; i++)
+  for (guint i = 0; i < query->count; i++)
     if (query->answers[i].target != NULL)
       {
         g_propagate_error (error, reachd_destination_error (&query->answers[i], query->host_available));
@@ -668,17 +662,22 @@ typedef struct
 } AsyncReach;
 
 static void
+async_reach_stop (AsyncReach *reach)
+{
+  GSource **sources[] = { &reach->readable, &reach->timeout, &reach->cancelled };
+  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
+    if (*sources[i] != NULL)
+      {
+        g_source_destroy (*sources[i]);
+        g_clear_pointer (sources[i], g_source_unref);
+      }
+}
+
+static void
 async_reach_free (AsyncReach *reach)
 {
-  GSource *sources[] = { reach->readable, reach->timeout, reach->cancelled };
-  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    if (sources[i] != NULL)
-      {
-        g_source_destroy (sources[i]);
-        g_source_unref (sources[i]);
-      }
-  if (reach->query != NULL)
-    reach_query_free (reach->query);
+  async_reach_stop (reach);
+  reach_query_free (reach->query);
   g_free (reach);
 }
 
@@ -687,13 +686,7 @@ async_reach_finish (GTask *task)
 {
   AsyncReach *reach = g_task_get_task_data (task);
   /* GTask may call back in a later iteration: nothing may fire meanwhile. */
-  GSource **sources[] = { &reach->readable, &reach->timeout, &reach->cancelled };
-  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    if (*sources[i] != NULL)
-      {
-        g_source_destroy (*sources[i]);
-        g_clear_pointer (sources[i], g_source_unref);
-      }
+  async_reach_stop (reach);
   GError *error = NULL;
   if (g_cancellable_set_error_if_cancelled (g_task_get_cancellable (task), &error))
     g_task_return_error (task, error);
