@@ -35,6 +35,17 @@ struct HostileNetlinkTests {
         #expect(results.count > message && results[message] == .failed(errno: EPROTO), "\(results)")
     }
 
+    /// A frame of a lookup's sequence that is no route (an NLMSG_DONE here)
+    /// answers that lookup with EPROTO: a hole in the answers trapped.
+    @Test func aFrameOfOurSequenceThatIsNoRouteAnswersAsAProtocolError() {
+        let done: [UInt8] = hex("14000000030000000700000000000000 00000000")  // NLMSG_DONE, sequence 7
+        var answers: [RouteLookupResult?] = [nil, nil]
+        let answered = done.withUnsafeBytes {
+            NetlinkQuerySocket.takeAnswers(in: $0, sequences: [7: 1], into: &answers)
+        }
+        #expect(answered == 1 && answers[1] == .failed(errno: EPROTO) && answers[0] == nil)
+    }
+
     /// What the decoder makes of each message in `bytes` as a route-lookup answer.
     static func routeLookupResults(in bytes: [UInt8]) -> [RouteLookupResult?] {
         bytes.withUnsafeBytes { buffer in

@@ -78,13 +78,25 @@ final class NetlinkQuerySocket {
         while missing > 0 {
             guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
             else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
-            NetlinkFrame.forEach(in: bytes) { frame in
-                guard let position = sequences[frame.sequence], answers[position] == nil else { return }
-                answers[position] = NetlinkDecoder.routeLookupResult(for: frame)
-                missing -= 1
-            }
+            missing -= Self.takeAnswers(in: bytes, sequences: sequences, into: &answers)
         }
         return answers.map { $0! }
+    }
+
+    /// Files each frame of one datagram under the position its sequence
+    /// number was sent for; returns how many positions it answered. A frame
+    /// of ours that is no route (or that libnl can't parse) answers too, as
+    /// EPROTO: it must not leave a hole.
+    static func takeAnswers(
+        in bytes: UnsafeRawBufferPointer, sequences: [UInt32: Int], into answers: inout [RouteLookupResult?]
+    ) -> Int {
+        var answered = 0
+        NetlinkFrame.forEach(in: bytes) { frame in
+            guard let position = sequences[frame.sequence], answers[position] == nil else { return }
+            answers[position] = NetlinkDecoder.routeLookupResult(for: frame) ?? .failed(errno: EPROTO)
+            answered += 1
+        }
+        return answered
     }
 
     private func dump(_ type: Int32) throws(NetlinkError) -> [NetlinkEvent] {
