@@ -63,6 +63,16 @@ struct DaemonLiveness {
         return probePending ? nextProbeAllowed : nil
     }
 
+    /// What the readable descriptors and the clock say, in the order that
+    /// matters: the probe's answer, then a kernel change, then a due probe
+    /// or an overdue answer.
+    mutating func verdict(probeReadable: Bool, kernelChanged: Bool, now: ContinuousClock.Instant) -> Verdict {
+        var verdict = probeReadable ? self.probeReadable(now: now) : .none
+        if case .none = verdict, kernelChanged { verdict = self.kernelChanged(now: now) }
+        if case .none = verdict { verdict = check(now: now) }
+        return verdict
+    }
+
     /// The sentinel is readable: the kernel reported something.
     mutating func kernelChanged(now: ContinuousClock.Instant) -> Verdict {
         try? sentinel.discardQueued()

@@ -66,20 +66,24 @@ package final class DestinationFollower: Sendable {
         while true {
             paths: for path in query.source == .embedded || refused != nil ? [] : query.socketPaths {
                 let connection: DaemonConnection
+                let liveness: DaemonLiveness?
                 let firstBy: ContinuousClock.Instant
                 switch try attempt(path, destinations, until: deadline, meanwhile: inProcess, forwardInProcess) {
                 case .stopped: return
                 case .failed(let error):
                     failures.append(error)
                     continue paths
-                case .sent(let sent, let by):
+                case .sent(let sent, let watcher, let by):
                     connection = sent
+                    liveness = watcher
                     firstBy = by
                 }
                 defer { connection.close() }
                 var answeredHere = false
                 do throws(DaemonClientError) {
-                    let wentAway = try follow(connection, destinations, firstBy: firstBy, until: deadline) { update in
+                    let wentAway = try follow(
+                        connection, liveness, destinations, firstBy: firstBy, until: deadline
+                    ) { update in
                         answered = true
                         answeredHere = true
                         inProcess = nil
@@ -137,7 +141,8 @@ package final class DestinationFollower: Sendable {
     /// How a try of one daemon socket went.
     private enum Attempt {
         /// The watches were sent; the first answers are due by the instant.
-        case sent(DaemonConnection, firstAnswersBy: ContinuousClock.Instant)
+        /// The watcher of the daemon's liveness was made before the connection.
+        case sent(DaemonConnection, DaemonLiveness?, firstAnswersBy: ContinuousClock.Instant)
         /// No daemon there, or none that answered.
         case failed(DaemonClientError)
         /// Told to stop, or the deadline passed.
@@ -152,6 +157,9 @@ package final class DestinationFollower: Sendable {
         _ path: String, _ destinations: [Destination], until deadline: ContinuousClock.Instant?,
         meanwhile inProcess: EmbeddedDestinationMonitor?, _ deliverInProcess: (Int, DestinationStatus) -> Bool
     ) throws(StatusQueryError) -> Attempt {
+        // Listening before connecting: see DaemonLiveness.init. Without
+        // netlink, a stopped daemon goes unnoticed once it has answered.
+        let liveness = try? DaemonLiveness(path: path)
         let connection: DaemonConnection
         do throws(DaemonClientError) {
             connection = try DaemonConnection(
@@ -170,7 +178,7 @@ package final class DestinationFollower: Sendable {
             return isCancelled ? .stopped : .failed(error)
         }
         let firstBy = ContinuousClock.now + DaemonClient.defaultTimeout
-        guard let inProcess else { return .sent(connection, firstAnswersBy: firstBy) }
+        guard let inProcess else { return .sent(connection, liveness, firstAnswersBy: firstBy) }
         let ending: EmbeddedDestinationMonitor.Ending
         do throws(NetlinkError) {
             ending = try inProcess.run(
@@ -181,7 +189,7 @@ package final class DestinationFollower: Sendable {
         }
         switch ending {
         case .woken:
-            return .sent(connection, firstAnswersBy: firstBy)
+            return .sent(connection, liveness, firstAnswersBy: firstBy)
         case .stopped:
             connection.close()
             return .stopped
@@ -234,13 +242,12 @@ package final class DestinationFollower: Sendable {
     /// (``DaemonLiveness``), when the kernel reports something it should
     /// have published; a quiet network costs no system calls.
     private func follow(
-        _ connection: DaemonConnection, _ destinations: [Destination], firstBy: ContinuousClock.Instant,
-        until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool
+        _ connection: DaemonConnection, _ liveness: DaemonLiveness?, _ destinations: [Destination],
+        firstBy: ContinuousClock.Instant, until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool
     ) throws(DaemonClientError) -> Bool {
         var reader = DaemonLineReader()
         var first = true
-        // Without netlink a stopped daemon goes unnoticed, as it did before.
-        var liveness = try? DaemonLiveness(path: connection.path)
+        var liveness = liveness
         defer { liveness?.close() }
         while true {
             var descriptors = [
@@ -271,12 +278,9 @@ package final class DestinationFollower: Sendable {
             } else if first, now >= firstBy {
                 throw .timedOut(path: connection.path, timeout: DaemonClient.defaultTimeout)
             }
-            guard var probing = liveness else { continue }
-            var verdict = descriptors[3].revents != 0 ? probing.probeReadable(now: now) : .none
-            if case .none = verdict, descriptors[2].revents != 0 { verdict = probing.kernelChanged(now: now) }
-            if case .none = verdict { verdict = probing.check(now: now) }
-            liveness = probing
-            switch verdict {
+            switch liveness?.verdict(
+                probeReadable: descriptors[3].revents != 0, kernelChanged: descriptors[2].revents != 0, now: now) ?? .none
+            {
             case .none, .answeringAgain: break
             case .notAnswering(let error), .gone(let error): throw error
             }

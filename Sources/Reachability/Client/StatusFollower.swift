@@ -157,12 +157,8 @@ package final class StatusFollower {
     /// What the liveness probe says about a daemon that has answered. Returns
     /// whether the daemon followed changed (so the pass starts again).
     private func checkLiveness(kernelChanged: Bool, probeReadable: Bool) throws -> Bool {
-        guard var probing = liveness else { return false }
-        let now = ContinuousClock.now
-        var verdict = probeReadable ? probing.probeReadable(now: now) : .none
-        if case .none = verdict, kernelChanged { verdict = probing.kernelChanged(now: now) }
-        if case .none = verdict { verdict = probing.check(now: now) }
-        liveness = probing
+        guard let verdict = liveness?.verdict(probeReadable: probeReadable, kernelChanged: kernelChanged, now: .now)
+        else { return false }
         switch verdict {
         case .none:
             return false
