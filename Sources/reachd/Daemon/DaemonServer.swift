@@ -56,7 +56,7 @@ final class DaemonServer {
     /// it is ready: the first client is always answered from a consistent state.
     init(
         socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
-        destinationLimits: DestinationLimits = DestinationLimits(),
+        destinationLimits: DestinationLimits,
         meteredOverrides: [String: Bool], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
     ) throws {
         self.stop = stop
@@ -277,10 +277,16 @@ final class DaemonServer {
         for (client, detail) in waiters where clients.contains(client) {
             client.awaitsCheck = false
             deliver(published.line(detail), to: client, now)
-            guard clients.contains(client) else { continue }
-            // `printf '{"op":"check"}' | socat ...` has said all it will.
-            if client.isFinished { drop(client) } else { updateInterest(of: client) }
+            settle(client)
         }
+    }
+
+    /// After an answer that came later than its request: a client that has
+    /// said all it will (`printf '{"op":"check"}' | socat ...`) and has been
+    /// answered in full goes; any other waits for what is left to write.
+    private func settle(_ client: ClientConnection) {
+        guard clients.contains(client) else { return }
+        if client.isFinished { drop(client) } else { updateInterest(of: client) }
     }
 
     /// Finished probes come back as an input to the watcher.
@@ -304,7 +310,7 @@ final class DaemonServer {
     /// changed: after a batch of netlink notifications that could change a
     /// lookup, or when names resolved.
     private func evaluateDestinations() {
-        guard !destinations.isEmpty else {
+        guard !destinations.tracker.isEmpty else {
             evaluatedGeneration = watcher.generation
             return
         }
@@ -332,7 +338,7 @@ final class DaemonServer {
     private func send(_ deliveries: [DestinationWatches.Delivery], _ now: ContinuousClock.Instant) {
         for delivery in deliveries where clients.contains(delivery.client) {
             deliver(delivery.line, to: delivery.client, now, stream: delivery.stream)
-            if clients.contains(delivery.client), delivery.client.hasPendingOutput { updateInterest(of: delivery.client) }
+            settle(delivery.client)
         }
     }
 

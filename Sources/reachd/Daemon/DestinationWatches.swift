@@ -28,8 +28,6 @@ final class DestinationWatches {
         tracker = try DestinationTracker(source: .daemon, firstSeq: firstSeq)
     }
 
-    var isEmpty: Bool { tracker.isEmpty }
-
     /// Serves `reach`, `watch` or `unwatch` from `client`. Returns the lines
     /// to send: the answer to the request, and the new answer to every other
     /// watcher of an entry that the evaluation changed.
@@ -58,8 +56,8 @@ final class DestinationWatches {
             {
                 return [refusal(to: client, code: RequestError.tooManyWatches, id: request.id, reason)]
             }
-            if request.operation == .watch {
-                let id = request.id ?? ""
+            // The parser guarantees an id for `watch`.
+            if request.operation == .watch, let id = request.id {
                 guard byClient[client.token]?[id] == nil else {
                     return [refusal(to: client, code: "duplicate_id", id: id,
                                     "this connection already has a watch \"\(id.escapingControlCharacters)\"; "
@@ -90,7 +88,8 @@ final class DestinationWatches {
     ) throws -> [Delivery] {
         let changed = try tracker.evaluate(with: watcher, only: [key])
         guard changed.isEmpty, let status = tracker.status(of: key) else { return deliveries(for: changed) }
-        if let id, byClient[client.token]?[id] == key { return [line(status, id: id, to: client)] }
+        // A watch was just added under `id`; without one, a `reach` waits.
+        if let id { return [line(status, id: id, to: client)] }
         return answerWaiting(key, status)
     }
 

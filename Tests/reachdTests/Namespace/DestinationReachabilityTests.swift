@@ -282,6 +282,27 @@ struct DestinationReachabilityTests {
         return nil
     }
 
+    /// `printf '{"op":"reach",...}' | socat ...`: a client that has said all
+    /// it will is closed once its name's answer is written, not kept until
+    /// the idle limit (10 s) runs out.
+    @Test func aReachThatSaidAllItWillIsClosedAfterItsAnswer() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let hosts = URL(fileURLWithPath: "/etc/netns/\(network.host)")
+        try FileManager.default.createDirectory(at: hosts, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: hosts) }
+        try "127.0.0.1 localhost\n10.77.0.1 gateway.test\n".write(
+            to: hosts.appendingPathComponent("hosts"), atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon()
+        let client = try SocketClient(path: network.socketPath)
+        try client.send(#"{"op":"reach","target":"gateway.test"}"# + "\n")
+        shutdown(client.fd, Int32(SHUT_WR))
+        let answer = try await client.readLine()
+        #expect(answer?.contains(#""state":"reachable""#) == true, "\(answer ?? "nil")")
+        #expect(try await client.readLine(timeout: .seconds(3)) == nil, "closed after the answer")
+        _ = daemon
+    }
+
     /// The limits answer with an error line that names the flag, and leave
     /// the connection and its other watches alone; so do a reused id, an
     /// unknown id and a target that is not one.
