@@ -35,6 +35,11 @@ struct ConnectionOptions: ParsableArguments {
     /// in-process unless the user named the daemon.
     var query: StatusQuery { StatusQuery(source: source, socketPaths: socketPaths) }
 
+    /// Answers about destinations for these options, `family`'s addresses only when given.
+    func destinationQuery(family: AddressFamily?) -> DestinationQuery {
+        DestinationQuery(source: source, socketPaths: socketPaths, family: family)
+    }
+
     /// What a ``ReachabilityMonitor`` follows for these options.
     var source: ReachabilityMonitor.Source {
         noDaemon ? .embedded : socket == nil ? .automatic : .daemon
@@ -63,6 +68,15 @@ struct ConnectionOptions: ParsableArguments {
         Console.error("reachd: \(failures.map(\.briefDescription).joined(separator: "; ")); computed in-process from netlink")
     }
 
+    /// Says on stderr that what is printed now comes from another source:
+    /// computed in-process when no daemon answers (unless --no-daemon asked
+    /// for that), or from the daemon again.
+    func announceSource(fromDaemon: Bool, after previous: Bool?) {
+        guard fromDaemon != previous else { return }
+        if fromDaemon, previous != nil { Console.error("reachd: following the daemon again") }
+        if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
+    }
+
     /// Follows the network on this thread: the current status, then every
     /// change, from the daemon while one answers and in-process otherwise (as
     /// ``source`` allows), saying so on stderr when the source changes if
@@ -84,10 +98,7 @@ struct ConnectionOptions: ParsableArguments {
             try follower.run(until: deadline) { update in
                 // A daemon's line is a daemon's status: no decoding needed to say so.
                 let fromDaemon = update.line != nil
-                if announcingSource, fromDaemon != followingDaemon {
-                    if fromDaemon, followingDaemon != nil { Console.error("reachd: following the daemon again") }
-                    if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
-                }
+                if announcingSource { announceSource(fromDaemon: fromDaemon, after: followingDaemon) }
                 followingDaemon = fromDaemon
                 return deliver(update)
             }

@@ -54,7 +54,7 @@ struct ReachCommand: ParsableCommand {
     private var family: AddressFamily? { ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil }
 
     func run() throws {
-        let query = DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family)
+        let query = connection.destinationQuery(family: family)
         if watch { try follow(targets, query) }
         let answers: DestinationAnswers
         do {
@@ -76,10 +76,7 @@ struct ReachCommand: ParsableCommand {
         do {
             try follower.run(destinations) { update in
                 let viaDaemon = update.line != nil
-                if viaDaemon != fromDaemon {
-                    if viaDaemon, fromDaemon != nil { Console.error("reachd: following the daemon again") }
-                    if !viaDaemon, !connection.noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
-                }
+                connection.announceSource(fromDaemon: viaDaemon, after: fromDaemon)
                 fromDaemon = viaDaemon
                 print(update.status, line: update.line)
                 return true

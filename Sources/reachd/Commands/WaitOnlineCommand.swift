@@ -124,8 +124,7 @@ struct WaitOnlineCommand: ParsableCommand {
     /// watches or in-process, as the source allows.
     private func waitForHosts() throws {
         let family: AddressFamily? = ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil
-        let follower = try DestinationFollower(
-            DestinationQuery(source: connection.source, socketPaths: connection.socketPaths, family: family))
+        let follower = try DestinationFollower(connection.destinationQuery(family: family))
         var latest = [DestinationStatus?](repeating: nil, count: host.count)
         do {
             try follower.run(host, until: timeoutDuration.map { ContinuousClock.now + $0 }) { update in

@@ -54,31 +54,30 @@ final class ClientTable {
         byToken[client.token] = nil
         unsubscribed[client.token] = nil
         waiting[client.token] = nil
-        if let slot = client.subscriberSlot {
-            switch client.detail {
-            case .full: Self.removeSubscriber(at: slot, from: &full)
-            case .summary: Self.removeSubscriber(at: slot, from: &summary)
-            }
-        }
+        if let slot = client.subscriberSlot { removeSubscriber(client, at: slot) }
         let left = perUser[client.user, default: 1] - 1
         perUser[client.user] = left > 0 ? left : nil
     }
 
-    private static func removeSubscriber(at slot: Int, from list: inout [ClientConnection]) {
-        let last = list.removeLast()
-        guard slot < list.count else { return }
-        list[slot] = last
-        last.subscriberSlot = slot
+    /// Takes `client` out of its form's list by moving the last one into its slot.
+    private func removeSubscriber(_ client: ClientConnection, at slot: Int) {
+        func remove(from list: inout [ClientConnection]) {
+            let last = list.removeLast()
+            guard slot < list.count else { return }
+            list[slot] = last
+            last.subscriberSlot = slot
+        }
+        switch client.detail {
+        case .full: remove(from: &full)
+        case .summary: remove(from: &summary)
+        }
     }
 
     /// Makes `client` a subscriber of `detail`; a second subscribe changes the form.
     func subscribe(_ client: ClientConnection, _ detail: StatusDetail) {
         if let slot = client.subscriberSlot {
             guard client.detail != detail else { return }
-            switch client.detail {
-            case .full: Self.removeSubscriber(at: slot, from: &full)
-            case .summary: Self.removeSubscriber(at: slot, from: &summary)
-            }
+            removeSubscriber(client, at: slot)
         }
         client.detail = detail
         unsubscribed[client.token] = nil
