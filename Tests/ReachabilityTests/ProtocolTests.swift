@@ -120,6 +120,8 @@ struct ProtocolTests {
         #expect(json["type"] as? String == "error")
         #expect(json["version"] as? Int == 1)
         #expect(try DaemonMessage.decode(line.dropLast()) == .error(code: "bad_request", message: "unknown op \"x\""))
+        #expect(DaemonMessage.errorLine(code: "bad_request", message: "unknown op \"x\"", id: nil) == line,
+                "an error about a request without an id is the same line")
     }
 
     @Test func garbageFromTheDaemonIsMalformed() {

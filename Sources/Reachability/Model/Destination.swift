@@ -21,9 +21,11 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
     /// A destination, with the host and port checked.
     public init(host: String, port: Int = defaultPort) throws(DestinationError) {
         guard (1...65535).contains(port) else { throw .portOutOfRange(String(port)) }
-        if IPAddress(host) == nil { try Self.checkName(host) }
+        let address = IPAddress(host)
+        if address == nil { try Self.checkName(host) }
         self.host = host
         self.port = port
+        self.address = address
     }
 
     /// Parses a target as `reachd reach` takes it: `HOST`, `HOST:PORT`,
@@ -63,7 +65,8 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The address, when the host is a literal: it needs no resolving.
-    var address: IPAddress? { IPAddress(host) }
+    /// Parsed once: it is read at every evaluation.
+    let address: IPAddress?
 
     private static func port(_ text: String) throws(DestinationError) -> Int {
         guard let port = Int(text), text.allSatisfy(\.isASCII), (1...65535).contains(port) else {

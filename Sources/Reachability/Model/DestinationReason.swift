@@ -47,7 +47,18 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
 
     /// The route reason of the same name.
     public init(_ reason: UnreachableReason) {
-        self.init(rawValue: reason.rawValue)
+        switch reason {
+        case .noRoute: self = .noRoute
+        case .unreachableRoute: self = .unreachableRoute
+        case .blackholeRoute: self = .blackholeRoute
+        case .prohibitedRoute: self = .prohibitedRoute
+        case .unusableRoute: self = .unusableRoute
+        case .linkDown: self = .linkDown
+        case .noCarrier: self = .noCarrier
+        case .loopbackRoute: self = .loopbackRoute
+        case .noUsableAddress: self = .noUsableAddress
+        case .unrecognized(let rawValue): self.init(rawValue: rawValue)
+        }
     }
 
     /// The route reason of the same name, for the reasons a route lookup
@@ -69,7 +80,6 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
 
     /// The wire spelling.
     public var rawValue: String {
-        if let routeReason { return routeReason.rawValue }
         switch self {
         case .nxdomain: return "nxdomain"
         case .noAddress: return "no_address"
@@ -83,7 +93,6 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
     }
 
     public var description: String {
-        if let routeReason { return routeReason.description }
         switch self {
         case .nxdomain: return "no such name"
         case .noAddress: return "the name has no address"

@@ -98,7 +98,8 @@ package final class DestinationTracker {
     /// The answer last published for `key`, `nil` before its first evaluation.
     package func status(of key: Key) -> DestinationStatus? { entries[key]?.status }
 
-    /// Whether `key`'s name still waits for its first answer.
+    /// Whether `key`'s name still waits for its first answer (for tests:
+    /// the published answer says `pending` too).
     package func isPending(_ key: Key) -> Bool {
         key.destination.address == nil && names[key.destination.host]?.answer == nil
     }
@@ -159,15 +160,16 @@ package final class DestinationTracker {
         var plans: [(Key, Plan)] = []
         plans.reserveCapacity(entries.count)
         for key in keys ?? Array(entries.keys) where entries[key] != nil {
-            let plan = plan(for: key)
-            if case .lookUp(let addresses) = plan {
-                for address in addresses {
+            var plan = plan(for: key)
+            if case .lookUp(let addresses, _) = plan {
+                let asked = addresses.map { address in
                     let query = RouteQuery(address, uid: key.uid, tcpPort: UInt16(key.destination.port))
-                    if positions[query] == nil {
-                        positions[query] = queries.count
-                        queries.append(query)
-                    }
+                    if let position = positions[query] { return position }
+                    positions[query] = queries.count
+                    queries.append(query)
+                    return queries.count - 1
                 }
+                plan = .lookUp(addresses, asked: asked)
             }
             plans.append((key, plan))
         }
@@ -180,11 +182,8 @@ package final class DestinationTracker {
                 status = Self.status(key.destination, state: .pending, reason: nil, verdicts: [], source: source)
             case .failed(let reason):
                 status = Self.status(key.destination, state: .unresolved, reason: reason, verdicts: [], source: source)
-            case .lookUp(let addresses):
-                let judged = addresses.map { address in
-                    verdicts[positions[RouteQuery(address, uid: key.uid, tcpPort: UInt16(key.destination.port))]!]
-                }
-                status = Self.status(key.destination, verdicts: judged, source: source)
+            case .lookUp(_, let asked):
+                status = Self.status(key.destination, verdicts: asked.map { verdicts[$0] }, source: source)
             }
             if let old = entries[key]?.status, old.hasSameAnswer(as: status) { continue }
             seq += 1
@@ -199,7 +198,8 @@ package final class DestinationTracker {
     private enum Plan {
         case pending
         case failed(DestinationReason)
-        case lookUp([IPAddress])
+        /// The addresses, and once the queries are gathered, each one's position among them.
+        case lookUp([IPAddress], asked: [Int])
     }
 
     private func plan(for key: Key) -> Plan {
@@ -214,7 +214,7 @@ package final class DestinationTracker {
             }
         }
         let wanted = key.family.map { family in addresses.filter { $0.family == family } } ?? addresses
-        return wanted.isEmpty ? .failed(.noAddress) : .lookUp(wanted)
+        return wanted.isEmpty ? .failed(.noAddress) : .lookUp(wanted, asked: [])
     }
 
     /// The answer for a destination from its addresses' verdicts: reachable

@@ -66,12 +66,8 @@ package struct ClientRequest: Sendable, Hashable {
             case .summary: return Array("{\"op\":\"\(operation.rawValue)\",\"detail\":\"summary\"}\n".utf8)
             }
         case .reach, .watch, .unwatch:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let envelope = RequestEnvelope(
-                op: operation.rawValue, id: id, target: destination?.description, family: family?.rawValue)
-            // Strings only: encoding cannot fail.
-            return Array(try! encoder.encode(envelope)) + [UInt8(ascii: "\n")]
+            return DaemonMessage.jsonLine(RequestEnvelope(
+                op: operation.rawValue, id: id, target: destination?.description, family: family?.rawValue))
         }
     }
 
@@ -98,16 +94,17 @@ package struct ClientRequest: Sendable, Hashable {
         var detail = StatusDetail.full
         if let asked = envelope.detail {
             guard let known = StatusDetail(rawValue: asked) else {
-                return .failure(RequestError("unknown detail \"\(asked)\"; expected \"full\" or \"summary\""))
+                return .failure(RequestError(
+                    "unknown detail \"\(asked.escapingControlCharacters)\"; expected \"full\" or \"summary\""))
             }
             detail = known
         }
-        var request = ClientRequest(operation, detail: detail)
+        let request = ClientRequest(operation, detail: detail)
         switch operation {
         case .get, .subscribe, .check:
             return .success(request)
         case .reach, .watch, .unwatch:
-            return destinationRequest(&request, envelope)
+            return destinationRequest(request, envelope)
         }
     }
 
@@ -116,8 +113,9 @@ package struct ClientRequest: Sendable, Hashable {
     /// a target that is not a destination is answered `bad_destination`,
     /// with the id, and the connection and its other watches go on.
     private static func destinationRequest(
-        _ request: inout ClientRequest, _ envelope: RequestEnvelope
+        _ request: ClientRequest, _ envelope: RequestEnvelope
     ) -> Result<ClientRequest, RequestError> {
+        var request = request
         let op = request.operation.rawValue
         if let id = envelope.id {
             guard (1...maximumIDLength).contains(id.utf8.count) else {
@@ -128,8 +126,9 @@ package struct ClientRequest: Sendable, Hashable {
             return .failure(RequestError("\"\(op)\" needs an \"id\": the name its answers are tagged with"))
         }
         if let family = envelope.family {
-            switch AddressFamily(rawValue: family) {
-            case .ipv4, .ipv6: request.family = AddressFamily(rawValue: family)
+            let named = AddressFamily(rawValue: family)
+            switch named {
+            case .ipv4, .ipv6: request.family = named
             case .unrecognized:
                 return .failure(RequestError(
                     "unknown family \"\(family.escapingControlCharacters)\"; expected \"ipv4\" or \"ipv6\""))

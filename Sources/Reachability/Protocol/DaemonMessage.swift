@@ -33,11 +33,8 @@ public enum DaemonMessage: Sendable, Equatable {
 
     /// An error line about one request, with its `id` when it had one.
     package static func errorLine(code: String, message: String, id: String?) -> [UInt8] {
-        guard let id else { return DaemonMessage.error(code: code, message: message).line() }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let wire = IdentifiedError(type: "error", version: ProtocolVersion.current, code: code, message: message, id: id)
-        return Array(try! encoder.encode(wire)) + [UInt8(ascii: "\n")]
+        // Without an id, the `id` key is left out, as in `.error(...).line()`.
+        jsonLine(IdentifiedError(type: "error", version: ProtocolVersion.current, code: code, message: message, id: id))
     }
 
     private struct IdentifiedError: Encodable {
@@ -45,18 +42,21 @@ public enum DaemonMessage: Sendable, Equatable {
         var version: Int
         var code: String
         var message: String
-        var id: String
+        var id: String?
     }
 
     /// The same bytes through `Codable`: the reference ``StatusLineWriter`` is tested against.
     package func lineThroughCodable() -> [UInt8] {
+        Self.jsonLine(Wire(message: self))
+    }
+
+    /// One line of the protocol's JSON: sorted keys (the same value always
+    /// encodes to the same bytes), slashes as they are, and the newline.
+    package static func jsonLine(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
-        // Sorted keys: the same status always encodes to the same bytes.
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding our own value types cannot fail: no floats, no custom throws.
-        var bytes = [UInt8](try! encoder.encode(Wire(message: self)))
-        bytes.append(UInt8(ascii: "\n"))
-        return bytes
+        return Array(try! encoder.encode(value)) + [UInt8(ascii: "\n")]
     }
 
     /// Decodes one line (without its newline). Unknown keys are ignored, as the

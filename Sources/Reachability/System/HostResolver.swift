@@ -11,7 +11,7 @@ import Synchronization
 /// Written by hand because `getaddrinfo` blocks and has no timeout of its
 /// own, and `getaddrinfo_a` reports by signal or by a thread per request.
 /// A name the resolver is slow on holds one thread, never the loop; the
-/// owner decides when a name has taken too long (``ResolutionTracker``) and a
+/// owner decides when a name has taken too long (``DestinationTracker``) and a
 /// late answer still arrives. A thread exists only while a name resolves:
 /// nothing runs when nothing resolves.
 final class HostResolver: Sendable {
