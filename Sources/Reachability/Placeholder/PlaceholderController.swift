@@ -78,10 +78,14 @@ public final class PlaceholderController: Sendable {
         follow { [weak self] in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { [weak self] in
-                    for try await status in statuses { self?.networkChanged(latest.update(host: status)) }
+                    for try await status in statuses {
+                        latest.update({ $0.host = status }) { self?.networkChanged($0, portalURL: $1) }
+                    }
                 }
                 group.addTask { [weak self] in
-                    for try await answer in answers { self?.networkChanged(latest.update(destination: answer)) }
+                    for try await answer in answers {
+                        latest.update({ $0.destination = answer }) { self?.networkChanged($0, portalURL: $1) }
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -89,33 +93,24 @@ public final class PlaceholderController: Sendable {
         }
     }
 
-    /// The condition from the newest host status and destination answer;
-    /// nothing before the destination's first answer.
-    private func networkChanged(_ condition: (NetworkCondition, portalURL: String?)?) {
-        guard let (condition, portalURL) = condition else { return }
-        networkChanged(condition, portalURL: portalURL)
-    }
-
     /// The newest of both inputs of ``follow(_:destination:)``.
     private final class LatestAnswers: Sendable {
         private let state = Mutex<(host: NetworkStatus?, destination: DestinationStatus?)>((nil, nil))
 
-        func update(host: NetworkStatus) -> (NetworkCondition, portalURL: String?)? {
-            condition { $0.host = host }
-        }
-
-        func update(destination: DestinationStatus) -> (NetworkCondition, portalURL: String?)? {
-            condition { $0.destination = destination }
-        }
-
-        private func condition(
-            _ change: (inout (host: NetworkStatus?, destination: DestinationStatus?)) -> Void
-        ) -> (NetworkCondition, portalURL: String?)? {
+        /// Applies `change` and hands the condition from the newest host
+        /// status and destination answer to `deliver`, nothing before the
+        /// destination's first answer. Under the lock: the two inputs'
+        /// conditions reach the engine in the order they were made, so the
+        /// last one shown is the newest.
+        func update(
+            _ change: (inout (host: NetworkStatus?, destination: DestinationStatus?)) -> Void,
+            deliver: (NetworkCondition, _ portalURL: String?) -> Void
+        ) {
             state.withLock { latest in
                 change(&latest)
-                guard let answer = latest.destination else { return nil }
+                guard let answer = latest.destination else { return }
                 let condition = NetworkCondition(answer, host: latest.host)
-                return (condition, condition == .portal ? latest.host?.portalURL : nil)
+                deliver(condition, condition == .portal ? latest.host?.portalURL : nil)
             }
         }
     }
