@@ -10,7 +10,7 @@ import Synchronization
 /// the daemon again with capped backoff, going back to it once it answers;
 /// a `.daemon` follower that has had answers waits for it the same way.
 package final class DestinationFollower: Sendable {
-    package let query: DestinationQuery
+    private let query: DestinationQuery
     private let backoff: ReachabilityMonitor.Backoff
     private let stop: WakeSignal
     private let state = Mutex((connection: DaemonConnection?.none, cancelled: false))

@@ -65,7 +65,10 @@ package struct DestinationQuery: Sendable {
         defer { connection.close() }
         try connection.send(.get)
         var reader = DaemonLineReader()
-        var pending = try linesAfterStatus(connection, &reader, path: path, by: ContinuousClock.now + timeout, timeout)
+        // The reach requests go only after this answer: nothing comes behind it.
+        guard try connection.nextStatus(&reader, deadline: .now + timeout, timeout: timeout) != nil else {
+            throw .closed(path: path)
+        }
         let deadline = ContinuousClock.now + timeout + Self.resolutionAllowance
         var statuses = [DestinationStatus?](repeating: nil, count: destinations.count)
         var lines = [[UInt8]?](repeating: nil, count: destinations.count)
@@ -76,13 +79,10 @@ package struct DestinationQuery: Sendable {
                 try connection.send(ClientRequest(.reach, destination: destinations[sent], id: String(sent), family: family))
                 sent += 1
             }
-            if pending.isEmpty {
-                guard let received = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
-                    throw .closed(path: path)
-                }
-                pending = received
+            guard let received = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
+                throw .closed(path: path)
             }
-            for line in pending {
+            for line in received {
                 guard let (position, status) = try DaemonClient.destinationAnswer(from: line, among: destinations.count),
                     statuses[position] == nil
                 else { continue }
@@ -90,28 +90,9 @@ package struct DestinationQuery: Sendable {
                 lines[position] = line
                 answered += 1
             }
-            pending.removeAll()
         }
         return DestinationAnswers(
             statuses: statuses.map { $0! }, lines: lines.map { $0! }, daemonFailures: [])
-    }
-
-    /// Reads until the answer to the `get`, due by `deadline`, and returns the
-    /// lines that came after it in the same read.
-    private func linesAfterStatus(
-        _ connection: DaemonConnection, _ reader: inout DaemonLineReader, path: String,
-        by deadline: ContinuousClock.Instant, _ timeout: Duration
-    ) throws(DaemonClientError) -> [[UInt8]] {
-        while true {
-            guard let lines = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
-                throw .closed(path: path)
-            }
-            if let status = lines.firstIndex(where: { StatusUpdate.isStatusLine($0) }) {
-                return Array(lines[(status + 1)...])
-            }
-            // An error line (a refusal) is thrown; others are skipped.
-            for line in lines { _ = try DaemonClient.status(from: line) }
-        }
     }
 }
 

@@ -88,7 +88,7 @@ public final class ReachabilityMonitor: Sendable {
         self.source = source
         let hub = StatusHub()
         self.hub = hub
-        let paths = socketPath.map { [$0] } ?? SocketPath.forClients()
+        let paths = SocketPath.forClients(orOnly: socketPath)
         socketPaths = paths
         let stop = try? WakeSignal()
         self.stop = stop
@@ -142,7 +142,7 @@ public final class ReachabilityMonitor: Sendable {
         source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .full,
         timeout: Duration = DaemonClient.defaultTimeout
     ) async throws -> NetworkStatus {
-        let query = StatusQuery(source: source, socketPaths: socketPath.map { [$0] } ?? SocketPath.forClients(), detail: detail)
+        let query = StatusQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), detail: detail)
         // Blocking for up to `timeout`: on a thread of its own, not one of the
         // runtime's few cooperative threads.
         return try await withCheckedThrowingContinuation { continuation in
@@ -242,7 +242,7 @@ public final class ReachabilityMonitor: Sendable {
         socketPath: String? = nil, timeout: Duration = DaemonClient.defaultTimeout
     ) async throws -> DestinationStatus {
         let query = DestinationQuery(
-            source: source, socketPaths: socketPath.map { [$0] } ?? SocketPath.forClients(), family: family)
+            source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), family: family)
         return try await withCheckedThrowingContinuation { continuation in
             startDetachedThread {
                 continuation.resume(with: Result { () throws(StatusQueryError) in

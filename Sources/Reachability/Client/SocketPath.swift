@@ -39,6 +39,11 @@ public enum SocketPath {
         }
     }
 
+    /// `path` alone when the caller named one, else ``forClients(environment:isRoot:)``.
+    package static func forClients(orOnly path: String?) -> [String] {
+        path.map { [$0] } ?? forClients()
+    }
+
     /// The variables the defaults above read (``environmentVariable`` and
     /// `XDG_RUNTIME_DIR`), from this process's environment.
     public static func currentEnvironment() -> [String: String] {

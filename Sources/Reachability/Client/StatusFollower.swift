@@ -19,7 +19,6 @@ package final class StatusFollower {
 
     private let source: ReachabilityMonitor.Source
     private let socketPaths: [String]
-    private let backoff: ReachabilityMonitor.Backoff
     private let logger: Logger
     private let stop: WakeSignal?
     private let recordError: ErrorSink
@@ -54,7 +53,6 @@ package final class StatusFollower {
         self.detail = detail
         self.source = source
         self.socketPaths = socketPaths
-        self.backoff = backoff
         retry = RetrySchedule(backoff)
         self.logger = logger
         self.stop = stop
@@ -92,7 +90,7 @@ package final class StatusFollower {
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (StatusUpdate) -> Bool) throws {
         try withoutActuallyEscaping(deliver) { deliver in
             self.deliver = deliver
-            retry = RetrySchedule(backoff)
+            retry = RetrySchedule(retry.backoff)
             answered = false
             defer {
                 dropDaemon()
@@ -236,23 +234,22 @@ package final class StatusFollower {
     /// reopened, or retried on the schedule.
     private func serviceNetlink() throws {
         guard let active = watcher else { return }
+        let status: NetworkStatus?
         do {
-            if let status = try active.handleReadable() { try offer(status) }
-        } catch is Stopped {
-            throw Stopped()
+            status = try active.handleReadable()
         } catch {
             recordError(error)
             logger.warning("netlink failed; reopening its sockets", metadata: ["error": "\(error)"])
             do {
-                if let status = try active.reopen() { try offer(status) }
-            } catch is Stopped {
-                throw Stopped()
+                status = try active.reopen()
             } catch {
                 // Again after a while: in-process, or (automatic) with the daemon's next try.
                 watcher = nil
                 if source == .embedded || (!retry.isScheduled && daemon == nil) { retry.failed() }
+                return
             }
         }
+        if let status { try offer(status) }
     }
 
     /// Delivers a status unless it describes what was delivered last (from

@@ -54,13 +54,7 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
                 self = .online
                 return
             }
-            let hostPath: NetworkPath?
-            switch via.family {
-            case .ipv4: hostPath = host.ipv4.path
-            case .ipv6: hostPath = host.ipv6.path
-            case .unrecognized: hostPath = nil
-            }
-            guard hostPath?.index == via.index else {
+            guard host.family(via.family).path?.index == via.index else {
                 self = .online
                 return
             }

@@ -28,7 +28,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// Where to look for a daemon, in order; empty with `--no-daemon`.
     var socketPaths: [String] {
-        noDaemon ? [] : socket.map { [$0] } ?? SocketPath.forClients()
+        noDaemon ? [] : SocketPath.forClients(orOnly: socket)
     }
 
     /// One answer for these options: the first daemon that answers, else
