@@ -14,7 +14,6 @@ exactly that one line.
 
 Needs root. Usage: python3 bench/containers.py [PAIRS] [SUMMARY_SUBSCRIBERS]
 """
-import os
 import resource
 import select
 import socket

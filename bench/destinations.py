@@ -125,7 +125,6 @@ def main():
     for row in latency.measure(40, [
         ("reachd reach --watch, through the daemon",
          [REACHD, "reach", "--watch", "--json", "--socket", "SOCKET", "192.0.2.80"]),
-    ]) + latency.measure(40, [
         ("reachd reach --watch, in-process", [REACHD, "reach", "--watch", "--json", "--no-daemon", "192.0.2.80"]),
     ]):
         print(row)

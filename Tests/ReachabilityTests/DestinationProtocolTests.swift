@@ -113,17 +113,28 @@ struct DestinationProtocolTests {
     func fuzzedDestinationRequestsGetARequestOrAReason(seed: UInt64) throws {
         var generator = SeededGenerator(seed: seed)
         let ops = ["reach", "watch", "unwatch", "get", "watch"]
+        // Half the targets are whole, so that the accepting branch is taken too.
+        let wholeTargets = ["10.1.2.3:80", "api.example.com", "[fd00::1]:8443", "fd00::2"]
+        var acceptedDestinations = 0
         for _ in 0..<2_000 {
             var object: [String: Any] = ["op": ops[Int(generator.next() % UInt64(ops.count))]]
             if generator.next() % 4 != 0 { object["id"] = String(decoding: generator.bytes(maxLength: 80), as: UTF8.self) }
-            if generator.next() % 4 != 0 { object["target"] = String(decoding: generator.bytes(maxLength: 40), as: UTF8.self) }
+            if generator.next() % 4 != 0 {
+                object["target"] = generator.next() % 2 == 0
+                    ? wholeTargets[Int(generator.next() % UInt64(wholeTargets.count))]
+                    : String(decoding: generator.bytes(maxLength: 40), as: UTF8.self)
+            }
             if generator.next() % 3 == 0 { object["family"] = ["ipv4", "ipv6", "x"][Int(generator.next() % 3)] }
             let line = try JSONSerialization.data(withJSONObject: object)
             switch ClientRequest.parse(Array(line)) {
             case .success(let request):
                 switch request.operation {
-                case .reach: #expect(request.destination != nil)
-                case .watch: #expect(request.destination != nil && request.id != nil)
+                case .reach:
+                    #expect(request.destination != nil)
+                    acceptedDestinations += 1
+                case .watch:
+                    #expect(request.destination != nil && request.id != nil)
+                    acceptedDestinations += 1
                 case .unwatch: #expect(request.id != nil)
                 case .get, .subscribe, .check: break
                 }
@@ -134,5 +145,6 @@ struct DestinationProtocolTests {
                         "\(error.message.debugDescription)")
             }
         }
+        #expect(acceptedDestinations > 0, "the fuzz reached the accepting branch")
     }
 }

@@ -49,7 +49,6 @@ struct DestinationTests {
 
     @Test func aNameOver253BytesIsRefusedByLength() {
         let long = Array(repeating: String(repeating: "a", count: 50), count: 6).joined(separator: ".")
-        #expect(long.utf8.count == 305)
         #expect(throws: DestinationError.hostTooLong(305)) { try Destination(parsing: long) }
         #expect(!DestinationError.hostTooLong(305).description.isEmpty)
         #expect(!DestinationError.malformed("\u{1b}").description.contains("\u{1b}"), "escaped for the terminal")

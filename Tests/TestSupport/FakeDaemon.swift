@@ -28,8 +28,9 @@ package final class FakeDaemon: @unchecked Sendable {
 
     private let accepted = Counter()
 
-    /// `readsRequest`: wait for the client's request line before answering, as
-    /// the daemon does; a refusal, like the daemon's, is written without reading.
+    /// Answers every connection with `answer`. It waits for the client's
+    /// request line before answering, as the daemon does; a refusal, like the
+    /// daemon's, is written without reading.
     package convenience init(answering answer: String = fromTheFuture) throws {
         try self.init(answeringInTurn: [answer])
     }

@@ -102,13 +102,42 @@ struct GLibAppTests {
         _ = daemon
     }
 
+    /// A GNetworkService: its SRV records name the server, and the daemon is
+    /// asked about that server's name and port (resolving the name itself).
+    @Test func canReachFollowsAServicesRecordsToItsServer() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add 10.53.0.53/32 via 10.77.0.1",
+                                 "route add blackhole 10.98.0.0/16")
+        let nameServer = try await NameServer(in: network, records: [
+            "_api._tcp.intranet.test": "api.intranet.test:8443", "api.intranet.test": "10.99.1.1",
+            "_old._tcp.intranet.test": "old.intranet.test:8443", "old.intranet.test": "10.98.1.1",
+        ])
+        // `ip netns exec` mounts these over /etc for the daemon and the app.
+        let etc = URL(fileURLWithPath: "/etc/netns/\(network.host)")
+        try FileManager.default.createDirectory(at: etc, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: etc) }
+        try "nameserver \(NameServer.address)\noptions timeout:1 attempts:1\n".write(
+            to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon()
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+
+        let reachable = try await app.reachService("api", "tcp", "intranet.test")
+        #expect(reachable.reachable == true, "\(reachable)")
+        let blackholed = try await app.reachService("old", "tcp", "intranet.test")
+        #expect(blackholed.reachable == false && blackholed.error == "host-unreachable", "\(blackholed)")
+        #expect(blackholed.message?.contains("old.intranet.test:8443") == true, "\(blackholed)")
+        _ = (daemon, nameServer)
+    }
+
     /// What reachd never sends counts as no daemon, and never harms the app:
     /// it gets GLib's netlink backend. A line of 100,000 bytes, bytes that are
-    /// not JSON, another protocol version, a refusal, a status and then the
-    /// end of the stream.
+    /// not JSON, another protocol version, a refusal, a status followed by
+    /// bytes that are not JSON. (A status and then the end of the stream
+    /// would race: read before the end, it is a daemon that answered.)
     @Test(arguments: [
         String(repeating: "x", count: 100_000), "{\"type\":\"status\",", #"{"type":"status","version":2}"#,
-        FakeDaemon.refusing, FakeDaemon.newerDaemonsLine,
+        FakeDaemon.refusing, FakeDaemon.newerDaemonsLine + "\nnot json",
     ])
     func whatReachdNeverSendsCountsAsNoDaemon(answer: String) async throws {
         let network = try await TestNetwork()

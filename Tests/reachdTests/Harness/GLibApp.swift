@@ -90,6 +90,16 @@ final class GLibApp: @unchecked Sendable {
         }
     }
 
+    /// Asks `can_reach_async` of a GNetworkService and waits for the answer.
+    func reachService(_ service: String, _ protocol: String, _ domain: String) async throws -> Event {
+        let before = events.count
+        let target = "\(service) \(`protocol`) \(domain)"
+        try send("reach-service \(target)")
+        return try await eventually("the answer for \(target)") {
+            events.dropFirst(before).first { $0.event == "reach" && $0.target == target }
+        }
+    }
+
     /// Waits for signal number `count` (from 1).
     func signal(_ count: Int, _ what: String, timeout: Duration = .seconds(10)) async throws -> Event {
         try await eventually(what, timeout: timeout) { () -> Event? in

@@ -2,9 +2,10 @@ import TestSupport
 import Foundation
 
 /// A DNS server in a network's gateway namespace, on 10.53.0.53 port 53 over
-/// UDP: answers A queries for the names it was given, an empty answer for
-/// their other types, NXDOMAIN for any other name. What a resolver behind the
-/// uplink looks like to a host that has no route to it yet.
+/// UDP: answers A queries for the names it was given an address, SRV queries
+/// for those given `TARGET:PORT`, an empty answer for their other types,
+/// NXDOMAIN for any other name. What a resolver behind the uplink looks like
+/// to a host that has no route to it yet.
 final class NameServer: @unchecked Sendable {
     static let address = "10.53.0.53"
 
@@ -24,8 +25,14 @@ final class NameServer: @unchecked Sendable {
             name = ".".join(labels).lower()
             known = name in records
             answers = b""
-            if known and qtype == 1:
-                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(records[name])
+            value = records.get(name, "")
+            if known and qtype == 1 and ":" not in value:
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(value)
+            if known and qtype == 33 and ":" in value:
+                target, port = value.rsplit(":", 1)
+                wire = b"".join(bytes([len(label)]) + label.encode() for label in target.split(".")) + b"\x00"
+                data = struct.pack("!HHH", 0, 0, int(port)) + wire
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 33, 1, 60, len(data)) + data
             flags = 0x8180 if known else 0x8183
             header = query[:2] + struct.pack("!HHHHH", flags, 1, 1 if answers else 0, 0, 0)
             server.sendto(header + question + answers, client)
@@ -40,8 +47,9 @@ final class NameServer: @unchecked Sendable {
 
     private let process: Subprocess
 
-    /// Serves `records` (name to IPv4 address) from the gateway namespace,
-    /// which gains the server's address.
+    /// Serves `records` (a name to an IPv4 address, or an SRV name such as
+    /// `_api._tcp.example.test` to `TARGET:PORT`) from the gateway
+    /// namespace, which gains the server's address.
     init(in network: TestNetwork, records: [String: String]) async throws {
         try await network.inGateway("addr add \(Self.address)/32 dev vg")
         let server = try Subprocess(

@@ -124,8 +124,10 @@ struct ConnectivityCheckTests {
         let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204), defaultRoute: false)
         let offline = try await network.status()
         #expect(offline.status.connectivity == .none && !offline.status.online)
-        // That nothing is scheduled while offline is ConnectivityScheduleTests'
-        // to show, and that nothing runs, QuietClientTests' (strace).
+        // Asked to check while offline, the daemon answers at once and probes
+        // nothing (that nothing is scheduled is ConnectivityScheduleTests').
+        let asked = try await network.reachd("check", "--socket", network.socketPath)
+        #expect(asked.status == 1, "\(asked)")
         #expect(server.requests == 0, "no probe while not online by routes")
 
         let changed = ContinuousClock.now

@@ -331,7 +331,8 @@ struct DestinationReachabilityTests {
         try client.socket.send(#"{"op":"unwatch","id":"two"}"# + "\n")
         try await network.inHost("route add blackhole 10.60.0.0/16", "route add blackhole 10.50.0.0/16")
         let one = try await client.next()
-        #expect(one.id == "one" && one.reason == .blackholeRoute, "\(one)")
+        // Its own target: the reused id's 10.50.1.2 replaced nothing.
+        #expect(one.id == "one" && one.target == "10.50.1.1:443" && one.reason == .blackholeRoute, "\(one)")
         _ = daemon
     }
 

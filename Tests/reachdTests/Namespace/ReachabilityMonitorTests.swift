@@ -60,21 +60,4 @@ struct ReachabilityMonitorTests {
         #expect(fromDaemon.online)
         _ = daemon
     }
-
-    @Test func theCommandKeepsWarningsOffStdout() async throws {
-        // An automatic monitor warns of the mismatch and carries on in-process;
-        // the warning goes to stderr, so stdout stays pure JSON lines.
-        let daemon = try FakeDaemon()
-        let monitor = try Subprocess(
-            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(daemon.path)", Reachd.binary, "monitor", "--json"])
-        _ = try await eventually("a status from the in-process monitor") { monitor.outputLines.first }
-        _ = try await eventually("the warning") { monitor.errorOutput.contains("protocol version 2") ? true : nil }
-        for line in monitor.outputLines {
-            guard case .status = try DaemonMessage.decode(Array(line.utf8)) else {
-                Issue.record("not a status line on stdout: \(line)")
-                continue
-            }
-        }
-        monitor.signal(SIGTERM)
-    }
 }

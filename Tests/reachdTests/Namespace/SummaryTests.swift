@@ -73,8 +73,10 @@ struct SummaryTests {
         _ = try await eventually("the full monitor sees the route go", timeout: .seconds(5)) {
             fullJSON.outputLines.last?.contains(#""online":false"#) == true ? true : nil
         }
+        // The route's removal itself, not any second line: then count.
         _ = try await eventually("the summary monitors see the route go", timeout: .seconds(5)) {
-            human.outputLines.count >= 2 && summaryJSON.outputLines.count >= 2 ? true : nil
+            human.outputLines.last?.contains("ipv4=local") == true
+                && summaryJSON.outputLines.last?.contains(#""online":false"#) == true ? true : nil
         }
         #expect(human.outputLines.count == 2, "\(human.outputLines)")
         #expect(summaryJSON.outputLines.count == 2, "\(summaryJSON.outputLines)")

@@ -90,6 +90,24 @@ struct NewerDaemonCommandTests {
     /// New values in every enum-typed key and new keys at several depths.
     static let futureLine = #"{"changed_at":"2026-11-21T05:10:00.123Z","connectivity":"captive_with_grace","families":{"ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0","mtu":1500},"reachability":"online","reason":null},"ipv6":{"path":null,"reachability":"site","reason":"rate_limited"},"mptcp":{}},"interfaces":[{"addresses":[{"address":"192.0.2.10","family":"ipv4","prefix":24,"scope":"nowhere"},{"address":"aa:bb","family":"mac","prefix":0,"scope":"link"}],"carrier":true,"index":2,"kind":"veth","loopback":false,"metered":"capped","name":"eth0","operstate":"warming","up":true}],"ipv4":"online","ipv6":"site","metered":true,"new_top_level":{"x":[1]},"online":false,"portal_url":null,"primary":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","seq":9,"source":"cache","type":"status","version":1}"#
 
+    /// Needs no namespace: the monitor computes in-process from netlink, as any user may.
+    @Test func theCommandKeepsWarningsOffStdout() async throws {
+        // An automatic monitor warns of the mismatch and carries on in-process;
+        // the warning goes to stderr, so stdout stays pure JSON lines.
+        let daemon = try FakeDaemon()
+        let monitor = try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(daemon.path)", Reachd.binary, "monitor", "--json"])
+        _ = try await eventually("a status from the in-process monitor") { monitor.outputLines.first }
+        _ = try await eventually("the warning") { monitor.errorOutput.contains("protocol version 2") ? true : nil }
+        for line in monitor.outputLines {
+            guard case .status = try DaemonMessage.decode(Array(line.utf8)) else {
+                Issue.record("not a status line on stdout: \(line)")
+                continue
+            }
+        }
+        monitor.signal(SIGTERM)
+    }
+
     @Test func statusShowsANewerDaemonsAnswerInsteadOfFallingBack() async throws {
         let daemon = try FakeDaemon(answering: Self.futureLine)
         let human = try await Subprocess.run([Reachd.binary, "status", "--socket", daemon.path])
