@@ -368,7 +368,9 @@ final class DaemonServer {
         if summaryChanged {
             fanOut(published.line(.summary), to: clients.subscribers(.summary), now)
             // The way out changed (a family came or went, a VPN took the
-            // default): the resolver may answer differently now.
+            // default) or what it reaches did (a portal signed in to, whose
+            // DNS answered for everything): the resolver may answer
+            // differently now.
             destinations.tracker.resolveAgain()
         }
         checker?.observe(status, now: now)
