@@ -210,7 +210,14 @@ final class DaemonConnection: Sendable {
 
     /// Bounded by the connect timeout, which stays set for sending.
     func send(_ request: ClientRequest) throws(DaemonClientError) {
-        do { try UnixSocket.writeAll(fd, request.line) } catch {
+        try send([request])
+    }
+
+    /// Several requests in one write: one system call, and a daemon that
+    /// answers the first and hangs up finds the rest already sent (no EPIPE
+    /// that would hide its answer).
+    func send(_ requests: [ClientRequest]) throws(DaemonClientError) {
+        do { try UnixSocket.writeAll(fd, requests.flatMap(\.line)) } catch {
             // A daemon refusing a connection answers and closes at once, maybe
             // before the request is written: its answer says more than EPIPE.
             var reader = DaemonLineReader()

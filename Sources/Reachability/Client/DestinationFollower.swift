@@ -166,10 +166,9 @@ package final class DestinationFollower: Sendable {
                 path: path, timeout: inProcess == nil ? DaemonClient.defaultTimeout : .milliseconds(100))
             guard adopt(connection) else { return .stopped }
             do throws(DaemonClientError) {
-                for (position, destination) in destinations.enumerated() {
-                    try connection.send(
-                        ClientRequest(.watch, destination: destination, id: String(position), family: query.family))
-                }
+                try connection.send(destinations.enumerated().map { position, destination in
+                    ClientRequest(.watch, destination: destination, id: String(position), family: query.family)
+                })
             } catch {
                 connection.close()
                 throw error

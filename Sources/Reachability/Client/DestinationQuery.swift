@@ -75,9 +75,12 @@ package struct DestinationQuery: Sendable {
         var sent = 0
         var answered = 0
         while answered < destinations.count {
-            while sent < destinations.count, sent - answered < Self.window {
-                try connection.send(ClientRequest(.reach, destination: destinations[sent], id: String(sent), family: family))
-                sent += 1
+            let batch = sent..<min(destinations.count, answered + Self.window)
+            if !batch.isEmpty {
+                try connection.send(batch.map {
+                    ClientRequest(.reach, destination: destinations[$0], id: String($0), family: family)
+                })
+                sent = batch.upperBound
             }
             guard let received = try connection.nextLines(&reader, deadline: deadline, timeout: timeout) else {
                 throw .closed(path: path)
