@@ -2,6 +2,8 @@
 # Debian machine; each installs what it needs first.
 
 SWIFT        ?= swift
+# pipefail, for the test log.
+SHELL        := /bin/bash
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 UNITDIR      ?= $(PREFIX)/lib/systemd/system
@@ -31,9 +33,9 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # systemd-container to boot a real systemd around the units, man-db to check
 # the manual renders without warnings, dpkg-dev and debootstrap to build the
 # .deb and install it on a minimal Debian 12.
-# The GIO module: GLib's and json-glib's headers. Its tests drive the real
-# GLib from Python (python3-gi).
-GIO_DEPS     := libglib2.0-dev libjson-glib-dev
+# The GIO module: a C compiler, GLib's and json-glib's headers. Its tests
+# drive the real GLib from Python (python3-gi).
+GIO_DEPS     := gcc libglib2.0-dev libjson-glib-dev
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi
 
@@ -42,6 +44,10 @@ TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db d
 GIO_MODULE   := .build/gio/libgioreachd.so
 GIO_SOURCES  := $(wildcard Sources/ReachdGIO/*.c Sources/ReachdGIO/*.h)
 GIO_PACKAGES := gio-2.0 gio-unix-2.0 json-glib-1.0
+# GLib's own module directory, whatever PREFIX says: without GIO_EXTRA_MODULES
+# GLib loads modules from there and nowhere else.
+GIOMODULEDIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
+GIO_QUERYMODULES := $(shell pkg-config --variable=gio_querymodules gio-2.0 2>/dev/null)
 CFLAGS       ?= -O2 -g
 GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmissing-prototypes \
                 -DG_LOG_DOMAIN='"reachd-gio"' \
@@ -77,7 +83,7 @@ gio-module: $(GIO_MODULE)
 
 # Only the module's entry points are exported; -z defs finds a missing library at build time, not in an app.
 $(GIO_MODULE): $(GIO_SOURCES)
-	@pkg-config --exists $(GIO_PACKAGES) || { echo "the GIO module needs $(GIO_DEPS) (make deps installs them)" >&2; exit 1; }
+	@pkg-config --exists $(GIO_PACKAGES) && command -v $(CC) >/dev/null || { echo "the GIO module needs $(GIO_DEPS) (make deps installs them)" >&2; exit 1; }
 	mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(GIO_CFLAGS) $(CFLAGS) $$(pkg-config --cflags $(GIO_PACKAGES)) -shared \
 	  -o $@ $(filter %.c,$^) $(LDFLAGS) -Wl,-z,defs -Wl,--as-needed $$(pkg-config --libs $(GIO_PACKAGES))
@@ -108,7 +114,10 @@ test: test-deps
 	$(SWIFT) build
 	# Built again whatever make build left: a warning fails the tests.
 	$(MAKE) -B gio-module CFLAGS="-O2 -g -Werror"
-	$(SWIFT) test --disable-xctest
+	# CI shows the end of the output: the failures are said again there.
+	@set -o pipefail; $(SWIFT) test --disable-xctest 2>&1 | tee .build/test.log || { \
+	  echo "--- what failed (the whole log: .build/test.log) ---"; \
+	  grep -A3 ' recorded an issue' .build/test.log | grep -E '^(✘|↳)' | head -40; exit 1; }
 	$(MAKE) docs
 	$(MAKE) fuzz FUZZ_RUNS=$(TEST_FUZZ_RUNS)
 
@@ -143,20 +152,19 @@ sanitize: test-deps
 docs: deps
 	$(SWIFT) package generate-documentation --target Reachability --warnings-as-errors
 
-# gcc for bench/latency.py's fan-out reader (python3-gi, for GLib's network
-# monitor as its yardstick, comes with the test dependencies).
-BENCH_DEPS   := gcc
-
+# bench/latency.py's fan-out reader is C, built with the module's compiler;
+# python3-gi, for GLib's network monitor as its yardstick, comes with the
+# test dependencies.
 bench: test-deps release
-	$(call apt_install,$(BENCH_DEPS))
 	$(SWIFT) build -c release --product OnlineBanner
 	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner bash bench/run.sh
 
 # The binary, the systemd units pointing at it, a man page generated from the
-# command's own help, and shell completions. DESTDIR stages for packaging.
+# command's own help, shell completions, and the GIO module. DESTDIR stages
+# for packaging.
 # Never runs apt (packagers and admins install build dependencies their own
 # way); a missing one fails the build, which names the package to install.
-install:
+install: $(GIO_MODULE)
 	$(RELEASE)
 	# The plugin builds the package to run it; debug is what make test builds anyway.
 	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
@@ -182,9 +190,16 @@ install:
 	install -Dm644 .build/reachd.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd
 	install -Dm644 .build/_reachd $(DESTDIR)$(ZSHDIR)/_reachd
 	install -Dm644 .build/reachd.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
+	@[ -n "$(GIOMODULEDIR)" ] || { echo "pkg-config does not know gio-2.0's module directory: install $(GIO_DEPS)" >&2; exit 1; }
+	install -Dm644 $(INSTALL_STRIP) $(GIO_MODULE) $(DESTDIR)$(GIOMODULEDIR)/libgioreachd.so
+	# GLib reads which module implements what from the directory's cache. A
+	# package leaves it to libglib2.0's trigger on the directory.
+	[ -n "$(DESTDIR)" ] || $(GIO_QUERYMODULES) $(GIOMODULEDIR)
 
-# A Debian package of the self-contained binary: .build/reachd_VERSION_ARCH.deb.
-# Its Depends come from dpkg-shlibdeps (dpkg-dev); the paths are Debian's.
+# Two Debian packages: .build/reachd_VERSION_ARCH.deb, the self-contained
+# binary and its units, and .build/reachd-gio_VERSION_ARCH.deb, the GIO module,
+# apart so that a server's reachd does not pull in GLib. Their Depends come
+# from dpkg-shlibdeps (dpkg-dev); the paths are Debian's.
 deb:
 	$(call apt_install,$(BUILD_DEPS) dpkg-dev)
 	rm -rf .build/deb-root
@@ -199,6 +214,8 @@ uninstall:
 	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \
 	      $(DESTDIR)$(ZSHDIR)/_reachd \
 	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
+	rm -f $(DESTDIR)$(GIOMODULEDIR)/libgioreachd.so
+	[ -n "$(DESTDIR)" ] || $(GIO_QUERYMODULES) $(GIOMODULEDIR)
 
 clean:
 	rm -rf .build

@@ -9,8 +9,13 @@ import Glibc
 
 /// The package `make test` builds with `make deb`.
 enum DebianPackage {
-    static let path = TestInstallation.packageRoot
-        .appendingPathComponent(".build/reachd_\(ReachdVersion.current)_\(architecture).deb").path
+    static let path = built("reachd")
+    /// The GIO module's package, built beside it.
+    static let gioPath = built("reachd-gio")
+    static func built(_ package: String) -> String {
+        TestInstallation.packageRoot
+            .appendingPathComponent(".build/\(package)_\(ReachdVersion.current)_\(architecture).deb").path
+    }
     static var architecture: String {
         (try? String(contentsOfFile: "/var/lib/dpkg/arch", encoding: .utf8))?
             .split(separator: "\n").first.map(String.init) ?? "amd64"
@@ -35,6 +40,32 @@ struct DebianPackageTests {
         }
         let conffiles = try await Subprocess.run(["/usr/bin/dpkg-deb", "-I", DebianPackage.path, "conffiles"])
         #expect(conffiles.output == "/etc/reachd/reachd.conf\n", "an administrator's edits survive upgrades")
+        #expect(!fields.output.contains("glib"), "a server's reachd pulls in no GLib: \(fields.output)")
+        #expect(!contents.output.contains("gio/modules"), "the module is reachd-gio's")
+    }
+
+    @Test func theModulesPackageHoldsTheModuleAndNeedsTheDaemon() async throws {
+        let fields = try await Subprocess.run(["/usr/bin/dpkg-deb", "-f", DebianPackage.gioPath, "Depends", "Version"])
+        #expect(fields.output.contains("Version: \(ReachdVersion.current)\n"))
+        for package in ["libglib2.0-0", "libjson-glib-1.0-0", "reachd (= \(ReachdVersion.current))"] {
+            #expect(fields.output.contains(package), "\(package) in \(fields.output)")
+        }
+        let directory = try await Subprocess.run(["/usr/bin/pkg-config", "--variable=giomoduledir", "gio-2.0"])
+        let contents = try await Subprocess.run(["/usr/bin/dpkg-deb", "-c", DebianPackage.gioPath])
+        for path in [".\(directory.output.trimmingCharacters(in: .whitespacesAndNewlines))/libgioreachd.so",
+                     "./usr/share/doc/reachd-gio/copyright"] {
+            #expect(contents.output.contains(" \(path)\n"), "\(path) in \(contents.output)")
+        }
+        // Loaded into every GLib program: it must not bring Swift's runtime.
+        let tree = FileManager.default.temporaryDirectory.appendingPathComponent("rd-gio-deb-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let unpacked = try await Subprocess.run(["/usr/bin/dpkg-deb", "-x", DebianPackage.gioPath, tree.path])
+        try #require(unpacked.status == 0, "\(unpacked.error)")
+        let module = tree.path + directory.output.trimmingCharacters(in: .whitespacesAndNewlines) + "/libgioreachd.so"
+        let needed = try await Subprocess.run(["/usr/bin/readelf", "-d", module])
+        #expect(needed.output.contains("[libgio-2.0.so.0]") && needed.output.contains("[libjson-glib-1.0.so.0]"),
+                "\(needed.output)")
+        #expect(!needed.output.lowercased().contains("swift"), "\(needed.output)")
     }
 }
 
@@ -47,7 +78,7 @@ struct DebianPackageTests {
 struct DebianPackageContainerTests {
     static let checks = [
         "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "ipv4-online", "files",
-        "reinstall", "purge",
+        "gio-cache", "gio-libraries", "gio-picked", "reinstall", "purge",
     ]
 
     @Test func aptInstallsItAndSystemdRunsItWithoutTheToolchain() async throws {
@@ -76,6 +107,14 @@ struct DebianPackageContainerTests {
 
         let package = "/root/" + URL(fileURLWithPath: DebianPackage.path).lastPathComponent
         try FileManager.default.copyItem(atPath: DebianPackage.path, toPath: root + package)
+        let gioPackage = "/root/" + URL(fileURLWithPath: DebianPackage.gioPath).lastPathComponent
+        try FileManager.default.copyItem(atPath: DebianPackage.gioPath, toPath: root + gioPackage)
+        // A GLib program, from the same Debian's GLib as the container's.
+        let probe = try await Subprocess.run([
+            "/bin/sh", "-c", "cc -o \"$1\" \"$0\" $(pkg-config --cflags --libs gio-2.0)",
+            scripts.appendingPathComponent("gio-probe.c").path, root + "/root/gio-probe",
+        ])
+        try #require(probe.status == 0, "building the GLib probe: \(probe.error)")
         try FileManager.default.copyItem(
             atPath: scripts.appendingPathComponent("deb-check.sh").path, toPath: root + "/root/deb-check.sh")
         try ReachdVersion.current.write(
@@ -98,10 +137,12 @@ struct DebianPackageContainerTests {
         let install = try await Subprocess.run([
             "/usr/bin/systemd-nspawn", "-q", "-D", root, "-M", "reachd-deb-\(getpid())", "--register=no", "--keep-unit",
             "--private-network", "/usr/bin/env", "DEBIAN_FRONTEND=noninteractive",
-            "apt-get", "install", "-y", "--no-install-recommends", package,
+            "apt-get", "install", "-y", "--no-install-recommends", package, gioPackage,
         ], timeout: .seconds(120))
         try #require(install.status == 0, "apt install: \(install.output.suffix(3000))\(install.error.suffix(3000))")
-        #expect(install.output.contains("libnl-route-3-200"), "apt pulled in libnl: \(install.output.suffix(2000))")
+        for library in ["libnl-route-3-200", "libglib2.0-0", "libjson-glib-1.0-0"] {
+            #expect(install.output.contains(library), "apt pulled in \(library): \(install.output.suffix(2000))")
+        }
 
         let container = try await Subprocess.run([
             "/usr/bin/systemd-nspawn", "-q", "-D", root, "-M", "reachd-deb-\(getpid())", "-b", "--register=no", "--keep-unit",

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Runs inside a minimal Debian 12 booted by SystemdTests.swift (the
-# installed-package suite) as the oneshot check.service, after `apt install
-# ./reachd_*.deb` put reachd there. No Swift toolchain is inside. The
+# Runs inside a minimal Debian 12 booted by DebianPackageTests.swift as the
+# oneshot check.service, after `apt install ./reachd_*.deb
+# ./reachd-gio_*.deb` put both packages there, and with /root/gio-probe, a
+# GLib program built on the host. No Swift toolchain is inside. The
 # container's `vh` is wired to a gateway at 10.77.0.1 (10.77.0.2/24).
 # Each check writes "PASS name" or "FAIL name: why" to /out/results.
 set -u
@@ -39,7 +40,18 @@ wait_for 5 online && pass ipv4-online || fail ipv4-online "$(reachd status --sho
 [ -f /usr/share/man/man1/reachd.1 ] && [ -f /usr/share/bash-completion/completions/reachd ] \
   && [ -f /usr/share/doc/reachd/copyright ] && pass files || fail files "$(dpkg -L reachd | tr '\n' ' ')"
 
-# 3. Reinstalling (dpkg's upgrade path) restarts the running daemon on the new binary.
+# 3. GLib's trigger on its module directory listed the module, and a GLib
+# program takes it (no NetworkManager here: GLib's own choice was netlink).
+module=$(dpkg -L reachd-gio | grep '/libgioreachd\.so$')
+cache=$(dirname "$module")/giomodule.cache
+grep -qx "libgioreachd.so: gio-network-monitor" "$cache" \
+  && pass gio-cache || fail gio-cache "$module; $cache: $(cat "$cache" 2>&1)"
+missing=$(ldd "$module" 2>&1 | grep -i "not found")
+[ -n "$module" ] && [ -z "$missing" ] && pass gio-libraries || fail gio-libraries "$module: $missing"
+probe=$(/root/gio-probe 2>&1)
+[ "$probe" = "ReachdNetworkMonitor available=1" ] && pass gio-picked || fail gio-picked "$probe"
+
+# 4. Reinstalling (dpkg's upgrade path) restarts the running daemon on the new binary.
 before=$(systemctl show -p MainPID --value reachd.service)
 if dpkg -i /root/reachd_*.deb > /out/reinstall.log 2>&1; then
   restarted() { local now; now=$(systemctl show -p MainPID --value reachd.service); [ "$now" != 0 ] && [ "$now" != "$before" ]; }
@@ -49,8 +61,9 @@ else
   fail reinstall "$(tail -5 /out/reinstall.log)"
 fi
 
-# 4. Purging stops everything and leaves nothing behind.
-if dpkg --purge reachd > /out/purge.log 2>&1; then
+# 5. Purging stops everything and leaves nothing behind; GLib goes back to
+# its own backend.
+if dpkg --purge reachd-gio reachd > /out/purge.log 2>&1; then
   left=""
   systemctl is-active -q reachd.socket && left="$left socket-active"
   systemctl is-active -q reachd.service && left="$left service-active"
@@ -58,6 +71,10 @@ if dpkg --purge reachd > /out/purge.log 2>&1; then
   [ -e /usr/bin/reachd ] && left="$left /usr/bin/reachd"
   [ -e /etc/reachd ] && left="$left /etc/reachd"
   [ -e /usr/lib/systemd/system/reachd.socket ] && left="$left unit"
+  [ -e "$module" ] && left="$left $module"
+  grep -q libgioreachd "$cache" && left="$left $cache"
+  probe=$(/root/gio-probe 2>&1)
+  case "$probe" in GNetworkMonitorNetlink*) ;; *) left="$left gio-probe:$probe" ;; esac
   [ -z "$left" ] && pass purge || fail purge "left:$left"
 else
   fail purge "$(tail -5 /out/purge.log)"
