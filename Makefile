@@ -34,10 +34,10 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # the manual renders without warnings, dpkg-dev and debootstrap to build the
 # .deb and install it on a minimal Debian 12.
 # The GIO module: a C compiler, GLib's and json-glib's headers. Its tests
-# drive the real GLib from Python (python3-gi).
+# drive the real GLib from Python (python3-gi), and run it under valgrind.
 GIO_DEPS     := gcc libglib2.0-dev libjson-glib-dev
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind
 
 # The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib
 # program, which must not load Swift's runtime with it.

@@ -349,13 +349,12 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
           have_status = FALSE;
           break;
         }
-      if (!open)
+      /* A status and then the end, in one read or two, is a daemon that
+       * answered and went away (a restart): the end is followed up like any
+       * later one, so that how the bytes arrived decides nothing. */
+      if (!open && !have_status)
         {
-          if (have_status)
-            g_set_error (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd on %s closed the subscription", path);
-          else
-            g_propagate_error (error, g_steal_pointer (&read_error));
-          have_status = FALSE;
+          g_propagate_error (error, g_steal_pointer (&read_error));
           break;
         }
     }

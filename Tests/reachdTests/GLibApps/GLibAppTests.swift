@@ -37,7 +37,7 @@ struct GLibAppTests {
     /// A default route that goes and comes, a carrier lost and found, and a
     /// default route only a policy rule reaches: each is one signal with the
     /// properties already changed; IPv6 coming up beside IPv4 and a
-    /// 20,000-change route flood are none.
+    /// 200,000-change route flood are none.
     @Test func changesReachTheAppAsOneSignalEach() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
@@ -68,14 +68,62 @@ struct GLibAppTests {
         // IPv6 coming up beside IPv4 changes reachd's summary, not the
         // app's three properties: no signal.
         try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
-        let routes = (0..<10_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
+        let routes = (0..<100_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
         try await network.batchInHost(
             routes.map { "route add \($0) via 10.77.0.1 table 300" } + routes.map { "route del \($0) table 300" })
         // A change that signals, to know the flood has been read past.
         try await network.inHost("rule del lookup 100 priority 100", "-6 route del default")
-        let marker = try await app.signal(7, "both families' way out gone, after the flood")
+        let marker = try await app.signal(7, "both families' way out gone, after the flood", timeout: .seconds(60))
         #expect(marker.argument == false)
         #expect(app.signals.count == 7, "one signal per change: \(app.signals.map(\.argument))")
+        _ = daemon
+    }
+
+    /// reachd's connectivity check reaches the app as GLib's words for it:
+    /// a captive portal is PORTAL, signing in makes it FULL, a dead uplink
+    /// is LIMITED; the network stays available through all three (its
+    /// routes do not change), and each is one signal.
+    @Test func theConnectivityCheckShowsAsPortalFullAndLimited() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(
+            in: network, answering: .init(status: 302, headers: ["Location": "http://portal.example/login"]))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        _ = try await network.waitForStatus("the portal") { $0.connectivity == .portal }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor")
+        #expect(app.ready.connectivity == "portal" && app.ready.available, "\(app.ready)")
+
+        try server.answering(.init(status: 204))
+        _ = try await network.reachd("check", "--socket", network.socketPath)
+        let signedIn = try await app.signal(1, "signed in")
+        #expect(signedIn.connectivity == "full" && signedIn.available, "\(signedIn)")
+
+        try await server.stop()
+        _ = try await network.reachd("check", "--socket", network.socketPath)
+        let dead = try await app.signal(2, "the uplink dead")
+        #expect(dead.connectivity == "limited" && dead.available, "\(dead)")
+        #expect(app.signals.count == 2, "\(app.signals)")
+        _ = daemon
+    }
+
+    /// An interface reachd.conf calls metered, on the primary path: GLib's
+    /// `network-metered` (which GNOME Software and PackageKit heed). Without
+    /// the override a veth is not metered (the first test).
+    @Test func aMeteredOverrideShowsAsNetworkMetered() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let configuration = network.directory.appendingPathComponent("reachd.conf")
+        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon(["--config", configuration.path])
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor")
+        #expect(app.ready.metered && app.ready.available, "\(app.ready)")
+        // No way out, no primary path to be metered: one signal for both.
+        try await network.inHost("route del default")
+        let offline = try await app.signal(1, "offline")
+        #expect(!offline.metered && !offline.available, "\(offline)")
+        #expect(app.events.contains { $0.event == "notify" && $0.property == "network-metered" })
         _ = daemon
     }
 
@@ -133,8 +181,8 @@ struct GLibAppTests {
     /// What reachd never sends counts as no daemon, and never harms the app:
     /// it gets GLib's netlink backend. A line of 100,000 bytes, bytes that are
     /// not JSON, another protocol version, a refusal, a status followed by
-    /// bytes that are not JSON. (A status and then the end of the stream
-    /// would race: read before the end, it is a daemon that answered.)
+    /// bytes that are not JSON. (A status and then the end of the stream is
+    /// a daemon that answered: the next test.)
     @Test(arguments: [
         String(repeating: "x", count: 100_000), "{\"type\":\"status\",", #"{"type":"status","version":2}"#,
         FakeDaemon.refusing, FakeDaemon.newerDaemonsLine + "\nnot json",
@@ -146,6 +194,71 @@ struct GLibAppTests {
         #expect(app.ready.type == "GNetworkMonitorNetlink", "\(app.process.errorOutput)")
         #expect(fake.connections == 1, "the module asked")
         #expect(app.process.isRunning)
+    }
+
+    /// A status and then the end of the stream is a daemon that answered,
+    /// however the bytes arrive. The bad bytes that come after it, on each
+    /// reconnection, count as the daemon going away: the app keeps the state
+    /// it had, with no signal, and asks again with backoff, not in a loop.
+    @Test func badBytesAfterInitKeepTheStateAndBackOff() async throws {
+        let network = try await TestNetwork()
+        let fake = try FakeDaemon(answeringInTurn: [
+            FakeDaemon.newerDaemonsLine, String(repeating: "x", count: 100_000), "{\"type\":\"status\",",
+            #"{"type":"status","version":2}"#, "\u{1b}]0;owned\u{7}\u{0}\u{ff}",
+        ])
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available, "\(app.ready)")
+        _ = try await eventually("every kind of bad bytes sent", timeout: .seconds(10)) {
+            fake.connections >= 6 ? true : nil
+        }
+        // The backoff doubles from 100 ms: by 3 s at most 6 more tries.
+        try await Task.sleep(for: .seconds(2))
+        #expect(fake.connections <= 12, "asked \(fake.connections) times")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+        #expect(app.signals.isEmpty && app.events.allSatisfy { $0.available && $0.connectivity == "full" },
+                "\(app.events.map(\.event))")
+    }
+
+    /// The module's whole life in a GLib program (module-lifecycle.c) under
+    /// valgrind's memcheck: init, can_reach sync and async, a change, and
+    /// the monitor finalized behind an async can_reach. No invalid access,
+    /// no definite leak.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
+                   "needs valgrind (make test installs it)"))
+    func theModulesWholeLifeIsCleanUnderMemcheck() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add blackhole 10.98.0.0/16")
+        let daemon = try await network.startDaemon()
+        let source = GLibApp.script.deletingLastPathComponent().appendingPathComponent("module-lifecycle.c").path
+        let program = network.directory.appendingPathComponent("module-lifecycle").path
+        let built = try await Subprocess.run([
+            "/bin/sh", "-c", "cc -g -O0 -Wall -Werror -o \"$1\" \"$0\" $(pkg-config --cflags --libs gio-2.0)",
+            source, program,
+        ])
+        try #require(built.status == 0, "\(built.error)")
+        let report = network.directory.appendingPathComponent("memcheck.log").path
+        let run = try Subprocess(
+            ["/usr/bin/env", "GIO_EXTRA_MODULES=\(GLibApp.moduleDirectory.path)", "GIO_USE_NETWORK_MONITOR=reachd",
+             "REACHD_SOCKET=\(network.socketPath)", "ip", "netns", "exec", network.host,
+             "/usr/bin/valgrind", "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite",
+             "--errors-for-leak-kinds=definite", "--num-callers=40", "--error-exitcode=99", "--log-file=\(report)",
+             program, "10.99.1.1", "10.98.1.1"])
+        _ = try await eventually("the program waits for a change", timeout: .seconds(60)) { () -> Bool? in
+            guard run.isRunning || run.outputLines.contains("ready") else {
+                throw HarnessError.commandFailed("it exited: \(run.output)\(run.errorOutput)")
+            }
+            return run.outputLines.contains("ready") ? true : nil
+        }
+        try await network.inHost("route del default")
+        let status = try await run.wait(timeout: .seconds(60))
+        let memcheck = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""
+        #expect(run.outputLines == [
+            "ok can_reach", "ok can_reach_async: 10.98.1.1:443 is unreachable: blackhole_route", "ready",
+            "ok network-changed to unavailable", "ok can_reach_async", "ok finalized",
+        ], "\(run.output)\(run.errorOutput)")
+        #expect(status == 0 && memcheck.contains("ERROR SUMMARY: 0 errors"), "\(memcheck.suffix(6000))")
+        _ = daemon
     }
 
     /// The daemon killed under the app and started again: the app keeps its
