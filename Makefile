@@ -155,7 +155,7 @@ docs: deps
 # bench/latency.py's fan-out reader is C, built with the module's compiler;
 # python3-gi, for GLib's network monitor as its yardstick, comes with the
 # test dependencies.
-bench: test-deps release
+bench: test-deps release gio-module
 	$(SWIFT) build -c release --product OnlineBanner
 	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner bash bench/run.sh
 

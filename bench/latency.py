@@ -129,7 +129,7 @@ def latency(flips, together=False):
     specs = [
         ("daemon socket, bare subscriber", "bare"),
         ("reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
-        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", "SOCKET"]),
+        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", "@SOCKET@"]),
     ] + ([("GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER])] if python else [])
     if together:
         return measure(flips, specs)
@@ -146,7 +146,7 @@ def measure(flips, specs):
             if argv == "bare":
                 watchers.append(subscriber(net.sock, name))
             else:
-                watchers.append(start(net, name, [net.sock if word == "SOCKET" else word for word in argv]))
+                watchers.append(start(net, name, [word.replace("@SOCKET@", net.sock) for word in argv]))
         poller = select.poll()
         for w in watchers:
             poller.register(w.fd, select.POLLIN)

@@ -5,7 +5,8 @@
 # container host's veth churn under 1,000 summary subscribers (bench/containers.py), and
 # event-to-subscriber latency against `ip monitor`, fan-out to 1,000 and 10,000 subscribers
 # and idle wake-ups of clients (bench/latency.py), and 1,024 watched destinations
-# through a route flood, their latency and their idle cost (bench/destinations.py).
+# through a route flood, their latency and their idle cost (bench/destinations.py), and
+# GLib apps on the GIO module beside GLib's netlink backend (bench/gio.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +18,7 @@ echo
 python3 bench/containers.py
 echo
 python3 bench/destinations.py
+echo
+python3 bench/gio.py
 echo
 exec python3 bench/latency.py

@@ -18,12 +18,26 @@ struct GLibAppTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let withoutDaemon = try await GLibApp(in: network, socket: network.socketPath)
         #expect(withoutDaemon.ready.type == "GNetworkMonitorNetlink")
+        // The README's way to see why, word for word.
+        let why = try await Subprocess.run(
+            ["/usr/bin/env", "GIO_EXTRA_MODULES=\(GLibApp.moduleDirectory.path)", "REACHD_SOCKET=\(network.socketPath)",
+             "G_MESSAGES_DEBUG=GLib-GIO", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c",
+             "from gi.repository import Gio; Gio.NetworkMonitor.get_default()"])
+        // GLib writes debug messages to standard output.
+        #expect(why.output.contains("Failed to initialize reachd (ReachdNetworkMonitor) for gio-network-monitor")
+                && why.output.contains("start reachd"), "\(why.output)\(why.error)")
 
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.type == "ReachdNetworkMonitor")
         #expect(app.ready.available && app.ready.connectivity == "full" && !app.ready.metered, "\(app.ready)")
+        // The module by its priority alone, and the README's one-liner.
+        let which = try await Subprocess.run(
+            ["/usr/bin/env", "GIO_EXTRA_MODULES=\(GLibApp.moduleDirectory.path)", "REACHD_SOCKET=\(network.socketPath)",
+             "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c",
+             "from gi.repository import Gio; print(Gio.NetworkMonitor.get_default().__gtype__.name)"])
+        #expect(which.output == "ReachdNetworkMonitor\n", "\(which.output)\(which.error)")
 
         daemon.signal(SIGSTOP)
         let stopped = try await GLibApp(in: network, socket: network.socketPath)

@@ -61,6 +61,15 @@ struct SystemdUnitTests {
         #expect(exposure <= 1.1, "\(line)")
     }
 
+    /// GLib loads modules from its own directory only (GIO_EXTRA_MODULES
+    /// aside), whatever the prefix: `make install` puts the module there.
+    @Test func theGIOModuleGoesWhereGLibLoadsModulesFrom() async throws {
+        let directory = try await Subprocess.run(["/usr/bin/pkg-config", "--variable=giomoduledir", "gio-2.0"])
+        let module = TestInstallation.packageRoot.appendingPathComponent(".build/test-root").path
+            + directory.output.trimmingCharacters(in: .whitespacesAndNewlines) + "/libgioreachd.so"
+        #expect(directory.status == 0 && FileManager.default.fileExists(atPath: module), "\(module)")
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/man"), "needs man (make test installs man-db)"))
     func theManualRendersWithoutWarningsAndSaysWhatAdminsLookFor() async throws {
         let page = TestInstallation.staged.appendingPathComponent("share/man/man1/reachd.1").path

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""GLib apps on reachd's GIO module, beside GLib's own netlink backend, in one
+run: the figures behind issue 18.
+
+Two copies of one GLib app (latency.GLIB_WATCHER: python3-gi, printing each
+network-changed) watch the same namespace, one on the module that `make
+gio-module` builds (GIO_EXTRA_MODULES, GIO_USE_NETWORK_MONITOR=reachd), one on
+GLib's netlink backend (GIO_USE_NETWORK_MONITOR=netlink). Reported:
+
+- network-changed after `ip monitor route`'s line for the same default-route
+  flip, both apps and `ip monitor` in one run (latency.measure);
+- network-changed signals through a flood of ROUTES route additions and as
+  many deletions in the main table that leave the default route alone
+  (each one spurious), and whether each app still hears the default route's
+  removal afterwards;
+- wake-ups of each app process over 10 s of a network that doesn't change.
+
+Needs root. Usage: python3 bench/gio.py [FLIPS] [ROUTES]
+"""
+import os
+import select
+import subprocess
+import sys
+import time
+
+import latency
+import reachd_bench
+
+MODULES = os.path.abspath(os.environ.get("REACHD_GIO_MODULES", ".build/gio"))
+
+
+def apps(python):
+    """(name, argv) of the app on each backend; @SOCKET@ is the daemon's socket."""
+    app = [python, "-c", latency.GLIB_WATCHER]
+    return [
+        ("GLib app, reachd's module", ["env", f"GIO_EXTRA_MODULES={MODULES}", "GIO_USE_NETWORK_MONITOR=reachd",
+                                       "REACHD_SOCKET=@SOCKET@"] + app),
+        ("GLib app, GLib's netlink backend", ["env", "GIO_USE_NETWORK_MONITOR=netlink"] + app),
+    ]
+
+
+def signals(watcher):
+    return [line for _, line in watcher.lines if line.startswith("network-changed")]
+
+
+def flood_and_idle(specs, routes):
+    net = reachd_bench.Network()
+    rows = []
+    try:
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check")
+        watchers = [latency.start(net, name, [word.replace("@SOCKET@", net.sock) for word in argv])
+                    for name, argv in specs]
+        poller = select.poll()
+        for w in watchers:
+            poller.register(w.fd, select.POLLIN)
+        latency.pump(poller, watchers, lambda: all(w.lines for w in watchers))
+        latency.drain(poller, watchers, 0.5)
+        before = [len(signals(w)) for w in watchers]
+
+        started = time.monotonic()
+        net.batch(reachd_bench.routes(routes, "add") + reachd_bench.routes(routes, "del"))
+        written = time.monotonic() - started
+        # Until every app has been quiet for 2 s: GLib's backend trails.
+        while True:
+            seen = sum(len(w.lines) for w in watchers)
+            latency.drain(poller, watchers, 2)
+            if sum(len(w.lines) for w in watchers) == seen:
+                break
+        flooded = [len(signals(w)) - n for w, n in zip(watchers, before)]
+
+        reachd_bench.sh(f"ip -n {net.host} route del default")
+        latency.drain(poller, watchers, 3)
+        rows.append(f"  a flood of {2 * routes:,} route changes leaving the default route alone "
+                    f"(ip -batch: {written:.1f} s), then the default route removed:")
+        for w, first, count in zip(watchers, before, flooded):
+            heard = any(line.endswith("available=False") for line in signals(w)[first + count:])
+            rows.append(f"    {w.name:36} {count:7,} spurious signals; the removal afterwards: "
+                        + ("heard" if heard else "NOT HEARD"))
+
+        for w in watchers:
+            rows.append(f"  idle, {w.name:36} {latency.wakeups(w.owner.pid):4} wake-ups in 10 s")
+        for w in watchers:
+            w.owner.kill()
+        daemon.terminate()
+        daemon.wait()
+    finally:
+        net.close()
+    return rows
+
+
+def main():
+    flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    routes = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    python = latency.glib_python()
+    if python is None or not os.path.exists(os.path.join(MODULES, "libgioreachd.so")):
+        sys.exit("needs python3-gi and the module (make gio-module): make bench provides both")
+    specs = apps(python)
+    print(f"GLib apps: network-changed after `ip monitor route`, {flips} default-route flips, both in one run:")
+    print("\n".join(latency.measure(flips, specs)))
+    print()
+    print("\n".join(flood_and_idle(specs, routes)))
+
+
+if __name__ == "__main__":
+    main()
