@@ -33,6 +33,10 @@
 #define REACH_DEADLINE_US (7 * G_TIME_SPAN_SECOND)
 #define RETRY_FIRST_MS 100
 #define RETRY_MAX_MS 5000
+/* A subscription that lasted this long was a daemon that worked: its end (a
+ * restart) is retried at once. One that ended sooner, status or not, backs
+ * off, so a daemon that answers and hangs up can't spin the app's loop. */
+#define STABLE_US G_TIME_SPAN_SECOND
 /* Read per wake-up: a daemon that writes without end can't hold the app's
  * main loop; what is left is read on the next iteration. */
 #define READ_PER_WAKEUP (64 * 1024)
@@ -49,6 +53,8 @@ struct _ReachdNetworkMonitor
   /* Pending reconnection, while the daemon is away. */
   GSource *retry;
   guint failures;
+  /* When the subscription began. */
+  gint64 followed_since;
 
   /* Read from any thread (the getters); written on `context`. */
   gint available;
@@ -216,6 +222,7 @@ static void
 follow (ReachdNetworkMonitor *self, int fd)
 {
   self->fd = fd;
+  self->followed_since = g_get_monotonic_time ();
   self->readable = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
   g_source_set_callback (self->readable, G_SOURCE_FUNC (on_subscription_readable), self, NULL);
   g_source_set_static_name (self->readable, "[reachd-gio] subscription");
@@ -228,6 +235,8 @@ static void
 lose (ReachdNetworkMonitor *self, const GError *error)
 {
   g_debug ("reachd: %s; keeping the last state and reconnecting", error->message);
+  if (g_get_monotonic_time () - self->followed_since >= STABLE_US)
+    self->failures = 0;
   drop_subscription (self);
   schedule_retry (self);
 }
@@ -269,10 +278,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   /* What came before the end, or before a bad line, still counts. */
   gboolean usable = take_lines (&self->lines, &newest, &have_status, &line_error);
   if (have_status)
-    {
-      self->failures = 0;
-      apply (self, &newest);
-    }
+    apply (self, &newest);
   if (open && usable)
     return G_SOURCE_CONTINUE;
   /* Destroying the source that is dispatching is allowed. */
