@@ -44,9 +44,11 @@ TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db d
 GIO_MODULE   := .build/gio/libgioreachd.so
 GIO_SOURCES  := $(wildcard Sources/ReachdGIO/*.c Sources/ReachdGIO/*.h)
 GIO_PACKAGES := gio-2.0 gio-unix-2.0 json-glib-1.0
-# GLib's own module directory, whatever PREFIX says: without GIO_EXTRA_MODULES
-# GLib loads modules from there and nowhere else.
-GIOMODULEDIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
+# GLib loads modules from its own directory and nowhere else (but for
+# GIO_EXTRA_MODULES): a system install (PREFIX /usr or /usr/local) puts the
+# module there; any other prefix under itself, for GIO_EXTRA_MODULES.
+GLIB_MODULEDIR   := $(shell pkg-config --variable=giomoduledir gio-2.0 2>/dev/null)
+GIOMODULEDIR     ?= $(if $(filter /usr /usr/local,$(PREFIX)),$(GLIB_MODULEDIR),$(PREFIX)/lib/gio/modules)
 GIO_QUERYMODULES := $(shell pkg-config --variable=gio_querymodules gio-2.0 2>/dev/null)
 CFLAGS       ?= -O2 -g
 GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmissing-prototypes \
@@ -190,11 +192,13 @@ install: $(GIO_MODULE)
 	install -Dm644 .build/reachd.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd
 	install -Dm644 .build/_reachd $(DESTDIR)$(ZSHDIR)/_reachd
 	install -Dm644 .build/reachd.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
-	@[ -n "$(GIOMODULEDIR)" ] || { echo "pkg-config does not know gio-2.0's module directory: install $(GIO_DEPS)" >&2; exit 1; }
+	@[ -n "$(GLIB_MODULEDIR)" ] || { echo "pkg-config does not know gio-2.0's module directory: install $(GIO_DEPS)" >&2; exit 1; }
 	install -Dm644 $(INSTALL_STRIP) $(GIO_MODULE) $(DESTDIR)$(GIOMODULEDIR)/libgioreachd.so
 	# GLib reads which module implements what from the directory's cache. A
 	# package leaves it to libglib2.0's trigger on the directory.
 	[ -n "$(DESTDIR)" ] || $(GIO_QUERYMODULES) $(GIOMODULEDIR)
+	@[ "$(GIOMODULEDIR)" = "$(GLIB_MODULEDIR)" ] || \
+	  echo "GLib loads the module from $(GIOMODULEDIR) only with GIO_EXTRA_MODULES=$(GIOMODULEDIR)"
 
 # Two Debian packages: .build/reachd_VERSION_ARCH.deb, the self-contained
 # binary and its units, and .build/reachd-gio_VERSION_ARCH.deb, the GIO module,
@@ -215,7 +219,8 @@ uninstall:
 	      $(DESTDIR)$(ZSHDIR)/_reachd \
 	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/reachd.fish
 	rm -f $(DESTDIR)$(GIOMODULEDIR)/libgioreachd.so
-	[ -n "$(DESTDIR)" ] || $(GIO_QUERYMODULES) $(GIOMODULEDIR)
+	if [ -z "$(DESTDIR)" ] && [ -n "$(GIO_QUERYMODULES)" ] && [ -d "$(GIOMODULEDIR)" ]; then \
+	  $(GIO_QUERYMODULES) $(GIOMODULEDIR); fi
 
 clean:
 	rm -rf .build

@@ -68,10 +68,13 @@ control() {
       -e "s|@INSTALLED_SIZE@|$size|" "$2" > "$1/DEBIAN/control"
 }
 
+# Assigned on their own: set -e does not see a failure inside an argument.
+daemon_depends=$(shlibdeps "$binary")
+module_depends=$(shlibdeps "$gio/$module")
 # deb-systemd-helper and deb-systemd-invoke, used by the maintainer scripts.
-control "$root" "$here/control.in" "$(shlibdeps "$binary"), init-system-helpers (>= 1.54~)"
+control "$root" "$here/control.in" "$daemon_depends, init-system-helpers (>= 1.54~)"
 # Built together, they speak the same protocol version for sure.
-control "$gio" "$here/control-gio.in" "$(shlibdeps "$gio/$module"), reachd (= $version)"
+control "$gio" "$here/control-gio.in" "$module_depends, reachd (= $version)"
 
 mkdir -p "$out"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out/reachd_${version}_${arch}.deb"

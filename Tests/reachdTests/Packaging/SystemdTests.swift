@@ -62,7 +62,8 @@ struct SystemdUnitTests {
     }
 
     /// GLib loads modules from its own directory only (GIO_EXTRA_MODULES
-    /// aside), whatever the prefix: `make install` puts the module there.
+    /// aside): `make install` with the system prefix /usr/local puts the
+    /// module there, outside the prefix.
     @Test func theGIOModuleGoesWhereGLibLoadsModulesFrom() async throws {
         let directory = try await Subprocess.run(["/usr/bin/pkg-config", "--variable=giomoduledir", "gio-2.0"])
         let module = TestInstallation.packageRoot.appendingPathComponent(".build/test-root").path

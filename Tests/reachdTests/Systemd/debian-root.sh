@@ -27,6 +27,5 @@ if [ ! -e "$root/etc/machine-id" ]; then
     mv "$partial" "$root"
     # Roots of earlier suffixes are never booted again.
     find "$cache" -maxdepth 1 -name 'bookworm-minbase-*' ! -name "${root##*/}" -exec rm -rf {} + >&2
-
 fi
 echo "$root"
