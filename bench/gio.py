@@ -55,6 +55,10 @@ def flood_and_idle(specs, routes):
             poller.register(w.fd, select.POLLIN)
         latency.pump(poller, watchers, lambda: all(w.lines for w in watchers))
         latency.drain(poller, watchers, 0.5)
+        # GLib falls back without a word: each app says which backend it got.
+        for w, expected in zip(watchers, ("ReachdNetworkMonitor", "GNetworkMonitorNetlink")):
+            if not w.lines or w.lines[0][1] != f"ready {expected}":
+                sys.exit(f"{w.name}: expected {expected}, got {w.lines[:1]}")
         before = [len(signals(w)) for w in watchers]
 
         started = time.monotonic()

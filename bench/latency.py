@@ -47,7 +47,7 @@ def changed(_, available):
     sys.stdout.write(f"network-changed available={available}\n")
     sys.stdout.flush()
 monitor.connect("network-changed", changed)
-sys.stdout.write("ready\n")
+sys.stdout.write(f"ready {monitor.__gtype__.name}\n")
 sys.stdout.flush()
 GLib.MainLoop().run()
 """
@@ -174,7 +174,10 @@ def measure(flips, specs):
             times = flip_times(w, starts, lambda line: True)
             differences = [t - r for t, r in zip(times, reference) if t is not None and r is not None]
             missed = sum(1 for t in times if t is None)
-            rows.append(f"  {w.name:44} {summary(differences)}" + (f", {missed} missed" if missed else ""))
+            # A GLib app says which backend it got: GLib falls back without a word.
+            first = w.lines[0][1] if w.lines else ""
+            name = f"{w.name} [{first.split()[1]}]" if first.startswith("ready ") else w.name
+            rows.append(f"  {name:44} {summary(differences)}" + (f", {missed} missed" if missed else ""))
         daemon.terminate()
         daemon.wait()
         for w in watchers:
