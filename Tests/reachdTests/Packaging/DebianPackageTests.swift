@@ -78,7 +78,7 @@ struct DebianPackageTests {
 struct DebianPackageContainerTests {
     static let checks = [
         "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "ipv4-online", "files",
-        "gio-cache", "gio-libraries", "gio-picked", "reinstall", "purge",
+        "gio-cache", "gio-libraries", "gio-picked", "gio-activates", "reinstall", "purge",
     ]
 
     @Test func aptInstallsItAndSystemdRunsItWithoutTheToolchain() async throws {
@@ -152,7 +152,8 @@ struct DebianPackageContainerTests {
         ], timeout: .seconds(150))
 
         let results = (try? String(contentsOf: scratch.appendingPathComponent("out/results"), encoding: .utf8)) ?? ""
-        let context = "container exit \(container.status)\n\(container.error.suffix(2000))\nresults:\n\(results)"
+        let activation = (try? String(contentsOf: scratch.appendingPathComponent("out/activation"), encoding: .utf8)) ?? ""
+        let context = "container exit \(container.status)\n\(container.error.suffix(2000))\nresults:\n\(results)\(activation)"
         #expect(results.hasSuffix("done\n"), "the checks ran to the end: \(context)")
         for check in Self.checks {
             #expect(results.contains("PASS \(check)\n"), "\(check): \(context)")

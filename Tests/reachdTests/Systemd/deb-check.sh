@@ -50,6 +50,15 @@ missing=$(ldd "$module" 2>&1 | grep -i "not found")
 [ -n "$module" ] && [ -z "$missing" ] && pass gio-libraries || fail gio-libraries "$module: $missing"
 probe=$(/root/gio-probe 2>&1)
 [ "$probe" = "ReachdNetworkMonitor available=1" ] && pass gio-picked || fail gio-picked "$probe"
+# The first GLib program after the daemon stopped starts it through the
+# socket, within the module's 250 ms.
+systemctl stop reachd.service
+started=$(date +%s%N)
+probe=$(/root/gio-probe 2>&1)
+took=$(( ($(date +%s%N) - started) / 1000000 ))
+echo "gio-probe with the daemon socket-activated: $took ms" > /out/activation
+[ "$probe" = "ReachdNetworkMonitor available=1" ] && systemctl is-active -q reachd.service \
+  && pass gio-activates || fail gio-activates "$probe after $took ms; reachd.service $(systemctl is-active reachd.service)"
 
 # 4. Reinstalling (dpkg's upgrade path) restarts the running daemon on the new binary.
 before=$(systemctl show -p MainPID --value reachd.service)
