@@ -83,10 +83,10 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
   memset (line, 0, sizeof *line);
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   g_autoptr (GError) parse_error = NULL;
-  if (length > REACHD_MAX_LINE || !json_parser_load_from_data (parser, bytes, (gssize) length, &parse_error))
+  if (!json_parser_load_from_data (parser, bytes, (gssize) length, &parse_error))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a line that is not JSON: %s",
-                   parse_error != NULL ? parse_error->message : "too long");
+                   parse_error->message);
       return FALSE;
     }
   JsonNode *root = json_parser_get_root (parser);
@@ -138,6 +138,7 @@ void
 reachd_line_buffer_init (ReachdLineBuffer *buffer)
 {
   buffer->pending = g_byte_array_new ();
+  buffer->line_start = 0;
 }
 
 void
@@ -150,22 +151,28 @@ void
 reachd_line_buffer_reset (ReachdLineBuffer *buffer)
 {
   g_byte_array_set_size (buffer->pending, 0);
+  buffer->line_start = 0;
 }
 
 gboolean
 reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error)
 {
   g_byte_array_append (buffer->pending, bytes, (guint) length);
-  const guint8 *last_newline = NULL;
-  for (gsize i = buffer->pending->len; i > 0; i--)
-    if (buffer->pending->data[i - 1] == '\n')
-      {
-        last_newline = buffer->pending->data + i - 1;
-        break;
-      }
-  gsize unterminated = buffer->pending->len - (last_newline != NULL ? (gsize) (last_newline - buffer->pending->data) + 1 : 0);
-  if (unterminated > REACHD_MAX_LINE)
+  /* Each line is measured once, as its bytes arrive: only the new ones are
+   * read. An over-long line is dropped with what follows it, so that the
+   * lines before it can still be taken and it never can. */
+  const guint8 *data = buffer->pending->data;
+  gsize end = buffer->pending->len;
+  for (const guint8 *newline = data + end - length;
+       (newline = memchr (newline, '\n', (gsize) (data + end - newline))) != NULL; newline++)
     {
+      if ((gsize) (newline - data) - buffer->line_start > REACHD_MAX_LINE)
+        break;
+      buffer->line_start = (gsize) (newline - data) + 1;
+    }
+  if (buffer->pending->len - buffer->line_start > REACHD_MAX_LINE)
+    {
+      g_byte_array_set_size (buffer->pending, (guint) buffer->line_start);
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
                    "reachd sent a line of more than %d bytes: it is not reachd, or it is broken", REACHD_MAX_LINE);
       return FALSE;
@@ -182,6 +189,7 @@ reachd_line_buffer_take (ReachdLineBuffer *buffer, gsize *length)
   gsize line_length = (gsize) (newline - buffer->pending->data);
   char *line = g_strndup ((const char *) buffer->pending->data, line_length);
   g_byte_array_remove_range (buffer->pending, 0, (guint) line_length + 1);
+  buffer->line_start -= line_length + 1;
   *length = line_length;
   return line;
 }

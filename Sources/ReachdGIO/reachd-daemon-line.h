@@ -55,6 +55,8 @@ gboolean reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, G
 /* Bytes read from a socket, split into lines. */
 typedef struct {
   GByteArray *pending;
+  /* Where the unterminated line in `pending` begins. */
+  gsize line_start;
 } ReachdLineBuffer;
 
 void reachd_line_buffer_init (ReachdLineBuffer *buffer);
@@ -62,7 +64,8 @@ void reachd_line_buffer_clear (ReachdLineBuffer *buffer);
 /* Drops what is pending: a new connection starts a new stream. */
 void reachd_line_buffer_reset (ReachdLineBuffer *buffer);
 
-/* Appends bytes; fails when a line grows past REACHD_MAX_LINE. */
+/* Appends bytes; fails when a line is, or grows, longer than
+ * REACHD_MAX_LINE: the one place that limit is enforced. */
 gboolean reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error);
 
 /* The next complete line (without its newline) or NULL; free with g_free. */

@@ -46,6 +46,9 @@ struct _ReachdNetworkMonitor
   GObject parent_instance;
 
   GMainContext *context;
+  /* Where the daemon listens, worked out once by init; read by can_reach
+   * from any thread. */
+  GStrv paths;
   /* The subscription: -1 while the daemon is away. */
   int fd;
   GSource *readable;
@@ -147,6 +150,29 @@ connect_and_send (const char *path, const char *requests, GError **error)
   return fd;
 }
 
+/* The first of `paths` that takes `requests`; the last failure otherwise. */
+static int
+connect_first (GStrv paths, const char *requests, GError **error)
+{
+  int fd = -1;
+  for (char **path = paths; *path != NULL && fd < 0; path++)
+    {
+      g_clear_error (error);
+      fd = connect_and_send (*path, requests, error);
+    }
+  return fd;
+}
+
+/* Destroys a source this module attached, if there is one. */
+static void
+clear_source (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
+
 /* Reads what is there (at most `limit` bytes). Returns FALSE at the end of
  * the stream or on an error; TRUE when the socket has nothing more now. */
 static gboolean
@@ -171,6 +197,10 @@ read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error)
       if (!reachd_line_buffer_append (lines, chunk, (gsize) count, error))
         return FALSE;
       total += (gsize) count;
+      /* Less than asked for: the socket is drained, and another recv would
+       * only say EAGAIN. An end still to come wakes the source again. */
+      if ((gsize) count < sizeof chunk)
+        return TRUE;
     }
   return TRUE;
 }
@@ -181,6 +211,14 @@ static void schedule_retry (ReachdNetworkMonitor *self);
 static gboolean on_subscription_readable (int fd, GIOCondition condition, gpointer user_data);
 
 static void
+store (ReachdNetworkMonitor *self, const ReachdHostState *host)
+{
+  g_atomic_int_set (&self->available, host->available);
+  g_atomic_int_set (&self->connectivity, host->connectivity);
+  g_atomic_int_set (&self->metered, host->metered);
+}
+
+static void
 apply (ReachdNetworkMonitor *self, const ReachdHostState *host)
 {
   gboolean available_changed = g_atomic_int_get (&self->available) != host->available;
@@ -188,9 +226,7 @@ apply (ReachdNetworkMonitor *self, const ReachdHostState *host)
   gboolean metered_changed = g_atomic_int_get (&self->metered) != host->metered;
   if (!available_changed && !connectivity_changed && !metered_changed)
     return;
-  g_atomic_int_set (&self->available, host->available);
-  g_atomic_int_set (&self->connectivity, host->connectivity);
-  g_atomic_int_set (&self->metered, host->metered);
+  store (self, host);
   g_object_freeze_notify (G_OBJECT (self));
   if (available_changed)
     g_object_notify (G_OBJECT (self), "network-available");
@@ -205,11 +241,7 @@ apply (ReachdNetworkMonitor *self, const ReachdHostState *host)
 static void
 drop_subscription (ReachdNetworkMonitor *self)
 {
-  if (self->readable != NULL)
-    {
-      g_source_destroy (self->readable);
-      g_clear_pointer (&self->readable, g_source_unref);
-    }
+  clear_source (&self->readable);
   if (self->fd >= 0)
     {
       close (self->fd);
@@ -293,20 +325,16 @@ on_retry (gpointer user_data)
 {
   ReachdNetworkMonitor *self = user_data;
   g_clear_pointer (&self->retry, g_source_unref);
-  g_auto (GStrv) paths = socket_paths ();
-  for (char **path = paths; *path != NULL; path++)
+  g_autoptr (GError) error = NULL;
+  int fd = connect_first (self->paths, SUBSCRIBE, &error);
+  if (fd < 0)
     {
-      g_autoptr (GError) error = NULL;
-      int fd = connect_and_send (*path, SUBSCRIBE, &error);
-      if (fd >= 0)
-        {
-          /* Its first status is compared with the state kept meanwhile. */
-          follow (self, fd);
-          return G_SOURCE_REMOVE;
-        }
       g_debug ("reachd: %s", error->message);
+      schedule_retry (self);
+      return G_SOURCE_REMOVE;
     }
-  schedule_retry (self);
+  /* Its first status is compared with the state kept meanwhile. */
+  follow (self, fd);
   return G_SOURCE_REMOVE;
 }
 
@@ -378,18 +406,16 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (initable);
   (void) cancellable;
   gint64 deadline = g_get_monotonic_time () + INIT_DEADLINE_US;
-  g_auto (GStrv) paths = socket_paths ();
+  self->paths = socket_paths ();
   g_autoptr (GString) failures = g_string_new (NULL);
-  for (char **path = paths; *path != NULL; path++)
+  for (char **path = self->paths; *path != NULL; path++)
     {
       g_autoptr (GError) attempt = NULL;
       ReachdHostState host;
       int fd = subscribe_now (*path, deadline, &self->lines, &host, &attempt);
       if (fd >= 0)
         {
-          g_atomic_int_set (&self->available, host.available);
-          g_atomic_int_set (&self->connectivity, host.connectivity);
-          g_atomic_int_set (&self->metered, host.metered);
+          store (self, &host);
           self->context = g_main_context_ref_thread_default ();
           follow (self, fd);
           return TRUE;
@@ -523,17 +549,12 @@ append_reach_request (GString *requests, const char *destination, guint id)
 
 /* Connects and sends every question, tagged with its position. */
 static gboolean
-reach_query_start (ReachQuery *query, GError **error)
+reach_query_start (ReachQuery *query, GStrv paths, GError **error)
 {
   g_autoptr (GString) requests = g_string_new (NULL);
   for (guint i = 0; i < query->count; i++)
     append_reach_request (requests, query->targets[i], i);
-  g_auto (GStrv) paths = socket_paths ();
-  for (char **path = paths; *path != NULL && query->fd < 0; path++)
-    {
-      g_clear_error (error);
-      query->fd = connect_and_send (*path, requests->str, error);
-    }
+  query->fd = connect_first (paths, requests->str, error);
   return query->fd >= 0;
 }
 
@@ -598,15 +619,25 @@ reach_query_result (ReachQuery *query, GError **error)
   return FALSE;
 }
 
-/* No daemon to ask now (it went away after init): the host's state
- * answers, as GLib's base monitor does. */
-static gboolean
-answer_without_daemon (ReachdNetworkMonitor *self, GError **error)
+/* What both forms do first: a query sent to the daemon, or NULL with the
+ * answer in `answer` and `error`. No target (a service without records)
+ * is reachable; with no daemon to ask (it went away after init), the
+ * host's state answers, as GLib's base monitor does. Takes `targets`. */
+static ReachQuery *
+reach_begin (ReachdNetworkMonitor *self, GStrv targets, gboolean *answer, GError **error)
 {
-  if (g_atomic_int_get (&self->available))
-    return TRUE;
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "the network is unreachable");
-  return FALSE;
+  *answer = TRUE;
+  if (targets == NULL)
+    return NULL;
+  ReachQuery *query = reach_query_new (targets, g_atomic_int_get (&self->available));
+  g_autoptr (GError) unavailable = NULL;
+  if (reach_query_start (query, self->paths, &unavailable))
+    return query;
+  reach_query_free (query);
+  *answer = g_atomic_int_get (&self->available);
+  if (!*answer)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "the network is unreachable");
+  return NULL;
 }
 
 static gboolean
@@ -619,7 +650,8 @@ reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *
   if (needs_srv)
     {
       GNetworkService *service = G_NETWORK_SERVICE (connectable);
-      GList *srv = g_resolver_lookup_service (g_resolver_get_default (), g_network_service_get_service (service),
+      g_autoptr (GResolver) resolver = g_resolver_get_default ();
+      GList *srv = g_resolver_lookup_service (resolver, g_network_service_get_service (service),
                                               g_network_service_get_protocol (service),
                                               g_network_service_get_domain (service), cancellable, error);
       if (srv == NULL)
@@ -627,15 +659,10 @@ reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *
       targets = targets_of_service_targets (srv);
       g_resolver_free_targets (srv);
     }
-  if (targets == NULL)
-    return TRUE;
-  ReachQuery *query = reach_query_new (targets, g_atomic_int_get (&self->available));
-  g_autoptr (GError) unavailable = NULL;
-  if (!reach_query_start (query, &unavailable))
-    {
-      reach_query_free (query);
-      return answer_without_daemon (self, error);
-    }
+  gboolean answer;
+  ReachQuery *query = reach_begin (self, targets, &answer, error);
+  if (query == NULL)
+    return answer;
   gint64 deadline = g_get_monotonic_time () + REACH_DEADLINE_US;
   GPollFD fds[2] = { { .fd = query->fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR } };
   gboolean cancellable_fd = g_cancellable_make_pollfd (cancellable, &fds[1]);
@@ -669,13 +696,9 @@ typedef struct
 static void
 async_reach_stop (AsyncReach *reach)
 {
-  GSource **sources[] = { &reach->readable, &reach->timeout, &reach->cancelled };
-  for (guint i = 0; i < G_N_ELEMENTS (sources); i++)
-    if (*sources[i] != NULL)
-      {
-        g_source_destroy (*sources[i]);
-        g_clear_pointer (sources[i], g_source_unref);
-      }
+  clear_source (&reach->readable);
+  clear_source (&reach->timeout);
+  clear_source (&reach->cancelled);
 }
 
 static void
@@ -737,26 +760,21 @@ static void
 async_reach_start (GTask *task, GStrv targets)
 {
   ReachdNetworkMonitor *self = g_task_get_source_object (task);
-  if (targets == NULL)
+  gboolean answer;
+  GError *error = NULL;
+  ReachQuery *query = reach_begin (self, targets, &answer, &error);
+  if (query == NULL)
     {
-      g_task_return_boolean (task, TRUE);
-      g_object_unref (task);
-      return;
-    }
-  AsyncReach *reach = g_new0 (AsyncReach, 1);
-  reach->query = reach_query_new (targets, g_atomic_int_get (&self->available));
-  g_task_set_task_data (task, reach, (GDestroyNotify) async_reach_free);
-  g_autoptr (GError) unavailable = NULL;
-  if (!reach_query_start (reach->query, &unavailable))
-    {
-      GError *error = NULL;
-      if (answer_without_daemon (self, &error))
+      if (answer)
         g_task_return_boolean (task, TRUE);
       else
         g_task_return_error (task, error);
       g_object_unref (task);
       return;
     }
+  AsyncReach *reach = g_new0 (AsyncReach, 1);
+  reach->query = query;
+  g_task_set_task_data (task, reach, (GDestroyNotify) async_reach_free);
   GMainContext *context = g_task_get_context (task);
   reach->readable = g_unix_fd_source_new (reach->query->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
   g_source_set_callback (reach->readable, G_SOURCE_FUNC (on_reach_readable), task, NULL);
@@ -804,7 +822,8 @@ reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnect
       return;
     }
   GNetworkService *service = G_NETWORK_SERVICE (connectable);
-  g_resolver_lookup_service_async (g_resolver_get_default (), g_network_service_get_service (service),
+  g_autoptr (GResolver) resolver = g_resolver_get_default ();
+  g_resolver_lookup_service_async (resolver, g_network_service_get_service (service),
                                    g_network_service_get_protocol (service), g_network_service_get_domain (service),
                                    cancellable, on_service_resolved, task);
 }
@@ -853,12 +872,9 @@ reachd_network_monitor_finalize (GObject *object)
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
   drop_subscription (self);
   reachd_line_buffer_clear (&self->lines);
-  if (self->retry != NULL)
-    {
-      g_source_destroy (self->retry);
-      g_clear_pointer (&self->retry, g_source_unref);
-    }
+  clear_source (&self->retry);
   g_clear_pointer (&self->context, g_main_context_unref);
+  g_strfreev (self->paths);
   G_OBJECT_CLASS (reachd_network_monitor_parent_class)->finalize (object);
 }
 

@@ -165,8 +165,10 @@ struct GLibAppTests {
     }
 
     /// A GNetworkService: its SRV records name the server, and the daemon is
-    /// asked about that server's name and port (resolving the name itself).
-    @Test func canReachFollowsAServicesRecordsToItsServer() async throws {
+    /// asked about that server's name and port (resolving the name itself);
+    /// sync and async alike.
+    @Test(arguments: [false, true])
+    func canReachFollowsAServicesRecordsToItsServer(async: Bool) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add 10.53.0.53/32 via 10.77.0.1",
@@ -184,21 +186,23 @@ struct GLibAppTests {
         let daemon = try await network.startDaemon()
         let app = try await GLibApp(in: network, socket: network.socketPath)
 
-        let reachable = try await app.reachService("api", "tcp", "intranet.test")
+        let reachable = try await app.reachService("api", "tcp", "intranet.test", async: async)
         #expect(reachable.reachable == true, "\(reachable)")
-        let blackholed = try await app.reachService("old", "tcp", "intranet.test")
+        let blackholed = try await app.reachService("old", "tcp", "intranet.test", async: async)
         #expect(blackholed.reachable == false && blackholed.error == "host-unreachable", "\(blackholed)")
         #expect(blackholed.message?.contains("old.intranet.test:8443") == true, "\(blackholed)")
         _ = (daemon, nameServer)
     }
 
     /// What reachd never sends counts as no daemon, and never harms the app:
-    /// it gets GLib's netlink backend. A line of 100,000 bytes, bytes that are
-    /// not JSON, another protocol version, a refusal, a status followed by
+    /// it gets GLib's netlink backend. A status made longer than the 64 KiB a
+    /// line may have, bytes that are not JSON, another protocol version, a refusal, a status followed by
     /// bytes that are not JSON. (A status and then the end of the stream is
     /// a daemon that answered: the next test.)
     @Test(arguments: [
-        String(repeating: "x", count: 100_000), "{\"type\":\"status\",", #"{"type":"status","version":2}"#,
+        FakeDaemon.newerDaemonsLine.replacingOccurrences(
+            of: #""online":true"#, with: #""online":true,"padding":"\#(String(repeating: "x", count: 70_000))""#),
+        "{\"type\":\"status\",", #"{"type":"status","version":2}"#,
         FakeDaemon.refusing, FakeDaemon.newerDaemonsLine + "\nnot json",
     ])
     func whatReachdNeverSendsCountsAsNoDaemon(answer: String) async throws {

@@ -7,7 +7,8 @@ change and network-changed signal with the state at that moment. Commands
 on the FIFO named by the first argument (else stdin), one per line:
   reach TARGET        can_reach (blocks the main loop, as it does in an app)
   reach-async TARGET  can_reach_async
-  reach-service SERVICE PROTOCOL DOMAIN   can_reach_async of a GNetworkService
+  reach-service SERVICE PROTOCOL DOMAIN        can_reach of a GNetworkService
+  reach-service-async SERVICE PROTOCOL DOMAIN  can_reach_async of one
 TARGET is HOST:PORT or [IPV6]:PORT, parsed by GNetworkAddress.
 """
 import json
@@ -62,6 +63,9 @@ def command(line):
     elif words[0] == "reach-async":
         monitor.can_reach_async(Gio.NetworkAddress.parse(words[1], 443), None, finish(words[1]))
     elif words[0] == "reach-service":
+        service = Gio.NetworkService.new(words[1], words[2], words[3])
+        answered(" ".join(words[1:]), lambda: monitor.can_reach(service, None))
+    elif words[0] == "reach-service-async":
         service = Gio.NetworkService.new(words[1], words[2], words[3])
         monitor.can_reach_async(service, None, finish(" ".join(words[1:])))
 

@@ -83,18 +83,20 @@ final class GLibApp: @unchecked Sendable {
 
     /// Asks `can_reach` (or `can_reach_async`) and waits for the answer.
     func reach(_ target: String, async: Bool = false) async throws -> Event {
-        let before = events.count
-        try send("\(async ? "reach-async" : "reach") \(target)")
-        return try await eventually("the answer for \(target)") {
-            events.dropFirst(before).first { $0.event == "reach" && $0.target == target }
-        }
+        try await ask(async ? "reach-async" : "reach", target)
     }
 
-    /// Asks `can_reach_async` of a GNetworkService and waits for the answer.
-    func reachService(_ service: String, _ protocol: String, _ domain: String) async throws -> Event {
+    /// Asks `can_reach` (or `can_reach_async`) of a GNetworkService and
+    /// waits for the answer.
+    func reachService(_ service: String, _ protocol: String, _ domain: String, async: Bool = false) async throws
+        -> Event
+    {
+        try await ask(async ? "reach-service-async" : "reach-service", "\(service) \(`protocol`) \(domain)")
+    }
+
+    private func ask(_ command: String, _ target: String) async throws -> Event {
         let before = events.count
-        let target = "\(service) \(`protocol`) \(domain)"
-        try send("reach-service \(target)")
+        try send("\(command) \(target)")
         return try await eventually("the answer for \(target)") {
             events.dropFirst(before).first { $0.event == "reach" && $0.target == target }
         }
