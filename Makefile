@@ -111,11 +111,12 @@ check: deps
 # `make install` staged into .build/test-root first (PREFIX /usr/local): the
 # systemd tests verify it and boot a container with it mounted at /usr/local.
 test: test-deps
+	# Built first, whatever make build left: a warning fails the tests, and
+	# the staged tree and the packages take this build.
+	$(MAKE) -B gio-module CFLAGS="-O2 -g -Werror"
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(MAKE) deb
 	$(SWIFT) build
-	# Built again whatever make build left: a warning fails the tests.
-	$(MAKE) -B gio-module CFLAGS="-O2 -g -Werror"
 	# CI shows the end of the output: the failures are said again there.
 	@set -o pipefail; $(SWIFT) test --disable-xctest 2>&1 | tee .build/test.log || { \
 	  echo "--- what failed (the whole log: .build/test.log) ---"; \

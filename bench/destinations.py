@@ -124,7 +124,7 @@ def main():
     print("\nwatched destination after a default-route flip, against ip monitor route (same run):")
     for row in latency.measure(40, [
         ("reachd reach --watch, through the daemon",
-         [REACHD, "reach", "--watch", "--json", "--socket", "SOCKET", "192.0.2.80"]),
+         [REACHD, "reach", "--watch", "--json", "--socket", latency.SOCKET, "192.0.2.80"]),
         ("reachd reach --watch, in-process", [REACHD, "reach", "--watch", "--json", "--no-daemon", "192.0.2.80"]),
     ]):
         print(row)

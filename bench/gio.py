@@ -30,11 +30,11 @@ MODULES = os.path.abspath(os.environ.get("REACHD_GIO_MODULES", ".build/gio"))
 
 
 def apps(python):
-    """(name, argv) of the app on each backend; @SOCKET@ is the daemon's socket."""
+    """(name, argv) of the app on each backend."""
     app = [python, "-c", latency.GLIB_WATCHER]
     return [
         ("GLib app, reachd's module", ["env", f"GIO_EXTRA_MODULES={MODULES}", "GIO_USE_NETWORK_MONITOR=reachd",
-                                       "REACHD_SOCKET=@SOCKET@"] + app),
+                                       f"REACHD_SOCKET={latency.SOCKET}"] + app),
         ("GLib app, GLib's netlink backend", ["env", "GIO_USE_NETWORK_MONITOR=netlink"] + app),
     ]
 
@@ -48,8 +48,7 @@ def flood_and_idle(specs, routes):
     rows = []
     try:
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
-        watchers = [latency.start(net, name, [word.replace("@SOCKET@", net.sock) for word in argv])
-                    for name, argv in specs]
+        watchers = [latency.start(net, name, argv) for name, argv in specs]
         poller = select.poll()
         for w in watchers:
             poller.register(w.fd, select.POLLIN)

@@ -78,7 +78,12 @@ class Watcher:
         return bool(data)
 
 
+# In a watcher's arguments, where the daemon's socket goes (inside a word too).
+SOCKET = "@SOCKET@"
+
+
 def start(net, name, argv):
+    argv = [word.replace(SOCKET, net.sock) for word in argv]
     process = subprocess.Popen(["ip", "netns", "exec", net.host] + argv, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
     return Watcher(name, process.stdout.fileno(), process)
@@ -129,7 +134,7 @@ def latency(flips, together=False):
     specs = [
         ("daemon socket, bare subscriber", "bare"),
         ("reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
-        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", "@SOCKET@"]),
+        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", SOCKET]),
     ] + ([("GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER])] if python else [])
     if together:
         return measure(flips, specs)
@@ -146,7 +151,7 @@ def measure(flips, specs):
             if argv == "bare":
                 watchers.append(subscriber(net.sock, name))
             else:
-                watchers.append(start(net, name, [word.replace("@SOCKET@", net.sock) for word in argv]))
+                watchers.append(start(net, name, argv))
         poller = select.poll()
         for w in watchers:
             poller.register(w.fd, select.POLLIN)
