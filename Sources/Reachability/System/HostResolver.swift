@@ -28,6 +28,9 @@ final class HostResolver: Sendable {
     private struct State {
         var queue: [String] = []
         var running: Set<String> = []
+        /// Asked for again while resolving: what changed meanwhile (a new
+        /// resolv.conf) may not be in the answer under way.
+        var rerun: Set<String> = []
         var answers: [(host: String, answer: Answer)] = []
     }
 
@@ -37,16 +40,27 @@ final class HostResolver: Sendable {
         case failed(DestinationReason)
     }
 
-    init(maximumThreads: Int = 4) throws(SystemError) {
+    /// The blocking lookup; tests give one they control.
+    private let lookUp: @Sendable (String) -> Answer
+
+    init(maximumThreads: Int = 4, lookUp: @escaping @Sendable (String) -> Answer = HostResolver.lookUp)
+        throws(SystemError)
+    {
         self.maximumThreads = maximumThreads
+        self.lookUp = lookUp
         wake = try WakeSignal()
     }
 
-    /// Queues `host` unless it is queued or resolving already: a name asked
-    /// for again meanwhile gets the answer under way.
+    /// Queues `host` unless it is queued already. A name asked for while it
+    /// resolves gets the answer under way, then a fresh one: it is asked for
+    /// again because something the first lookup read may have changed.
     func resolve(_ host: String) {
         let start: String? = state.withLock { state in
-            guard !state.running.contains(host), !state.queue.contains(host) else { return nil }
+            if state.running.contains(host) {
+                state.rerun.insert(host)
+                return nil
+            }
+            guard !state.queue.contains(host) else { return nil }
             state.queue.append(host)
             return Self.nextToStart(&state, limit: maximumThreads)
         }
@@ -73,10 +87,11 @@ final class HostResolver: Sendable {
         startDetachedThread { [self] in
             var host = host
             while true {
-                let answer = Self.lookUp(host)
+                let answer = lookUp(host)
                 let next: String? = state.withLock { state in
                     state.running.remove(host)
                     state.answers.append((host, answer))
+                    if state.rerun.remove(host) != nil { state.queue.append(host) }
                     return Self.nextToStart(&state, limit: maximumThreads)
                 }
                 wake.signal()
