@@ -54,6 +54,12 @@ struct DestinationEvaluatorTests {
                 .reason == .noUsableAddress)
         #expect(DestinationEvaluator.evaluate(IPAddress("fe80::20")!, lookup: route(via: nil, source: "fe80::1"), table: v6Host)
                 .reason == nil, "but it serves a link-local destination")
+        // A global address on lo (an anycast or service address) serves
+        // only this host: the scope rule alone would let it pass.
+        let onLoopback = table(address("192.0.2.10", on: 2), address("198.51.100.1", on: 1, prefix: 32))
+        #expect(DestinationEvaluator.evaluate(Self.server, lookup: route(via: "192.0.2.1", source: "198.51.100.1"),
+                                              table: onLoopback).reason == .noUsableAddress,
+                "a source on loopback, for a route out of eth0")
         let tentative = table(address("2001:db8::2", on: 2, prefix: 64, tentative: true))
         #expect(DestinationEvaluator.evaluate(global, lookup: route(via: nil, source: "2001:db8::2"), table: tentative)
                 .reason == .noUsableAddress, "not while duplicate address detection runs")

@@ -26,7 +26,14 @@ struct FileChangeWatchTests {
         #expect(Self.readable(watch) && watch.takeChanges(), "renamed over resolv.conf")
         #expect(!watch.takeChanges(), "each change is taken once")
 
-        try "10.8.0.10 wiki.corp.example\n".write(to: directory.appendingPathComponent("hosts"), atomically: false, encoding: .utf8)
+        let hosts = directory.appendingPathComponent("hosts")
+        try "127.0.0.1 localhost\n".write(to: hosts, atomically: false, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "hosts created")
+        // The same file, opened and written again: no creation, no rename.
+        let handle = try FileHandle(forWritingTo: hosts)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("10.8.0.10 wiki.corp.example\n".utf8))
+        try handle.close()
         #expect(Self.readable(watch) && watch.takeChanges(), "hosts written in place")
     }
 
