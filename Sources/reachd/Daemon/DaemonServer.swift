@@ -50,6 +50,10 @@ final class DaemonServer {
     /// The watcher's ``NetworkWatcher/generation`` when destinations were
     /// last evaluated.
     private var evaluatedGeneration: UInt64 = 0
+    /// Something in this wake-up changed what a watched destination's answer
+    /// rests on: the interface table, a name's addresses, a resolution's
+    /// deadline.
+    private var destinationsStale = false
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
@@ -125,7 +129,7 @@ final class DaemonServer {
                 case .listener: acceptReady = true
                 case .checker: collectProbes(now)
                 case .resolver:
-                    if destinations.tracker.collectResolutions() { evaluateDestinations() }
+                    if destinations.tracker.collectResolutions() { destinationsStale = true }
                 case .resolverConfiguration:
                     if resolverConfiguration?.takeChanges() == true { destinations.tracker.resolveAgain() }
                 case nil: break
@@ -134,8 +138,11 @@ final class DaemonServer {
             if let resolutionDeadline, now >= resolutionDeadline,
                 destinations.tracker.expireResolutions(now: now)
             {
-                evaluateDestinations()
+                destinationsStale = true
             }
+            // Once per wake-up, whatever asked for it: each evaluation is a
+            // route lookup per watched address.
+            if destinationsStale { evaluateDestinations() }
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
@@ -310,6 +317,7 @@ final class DaemonServer {
     /// changed: after a batch of netlink notifications that could change a
     /// lookup, or when names resolved.
     private func evaluateDestinations() {
+        destinationsStale = false
         guard !destinations.tracker.isEmpty else {
             evaluatedGeneration = watcher.generation
             return
@@ -345,7 +353,7 @@ final class DaemonServer {
     private func handleNetlink() throws {
         do {
             if let status = try watcher.handleReadable() { publish(status) }
-            if watcher.generation != evaluatedGeneration { evaluateDestinations() }
+            if watcher.generation != evaluatedGeneration { destinationsStale = true }
         } catch {
             logger.error("netlink failed; reopening its sockets and resynchronising",
                          metadata: ["error": "\(error)"])
@@ -353,7 +361,7 @@ final class DaemonServer {
             // The old descriptor left the poll when it was closed.
             try poll.add(watcher.fileDescriptor, token: Token.netlink.rawValue, interest: .readable)
             if let status { publish(status) }
-            evaluateDestinations()
+            destinationsStale = true
         }
     }
 
