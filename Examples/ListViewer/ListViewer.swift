@@ -49,7 +49,7 @@ struct ListViewer: AsyncParsableCommand {
         } else {
             placeholders.follow(monitor)
         }
-        let loader = ItemLoader(url: URL(string: url)!, placeholders: placeholders)
+        let loader = ItemLoader(url: items, placeholders: placeholders)
         let screen = Screen(catalog: PlaceholderCatalog(), loader: loader)
         // New items under the same placeholder state change what is printed too.
         loader.onItemsChanged = { screen.render(placeholders.shown) }

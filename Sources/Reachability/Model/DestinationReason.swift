@@ -40,10 +40,8 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
     case unrecognized(String)
 
     /// The values this version knows; never `.unrecognized`.
-    public static let allCases: [DestinationReason] = [
-        .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
-        .loopbackRoute, .noUsableAddress, .nxdomain, .noAddress, .resolverFailed, .timeout,
-    ]
+    public static let allCases: [DestinationReason] =
+        UnreachableReason.allCases.map(DestinationReason.init) + [.nxdomain, .noAddress, .resolverFailed, .timeout]
 
     /// The route reason of the same name.
     public init(_ reason: UnreachableReason) {
