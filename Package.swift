@@ -27,6 +27,7 @@ let package = Package(
             name: "Reachability",
             dependencies: [
                 "CNetlink",
+                "CEventPoll",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -34,7 +35,6 @@ let package = Package(
             name: "reachd",
             dependencies: [
                 "Reachability",
-                "CEventPoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -56,6 +56,13 @@ let package = Package(
             dependencies: ["Reachability"],
             path: "Examples/OnlineBanner"
         ),
+        // What one monitor following N destinations costs in threads and
+        // descriptors: `make bench` prints it, a test bounds it.
+        .executableTarget(
+            name: "MonitorCost",
+            dependencies: ["Reachability"],
+            path: "bench/MonitorCost"
+        ),
         // What both test targets share: seeded random input, a fake daemon,
         // waiting on a condition, the package's root.
         .target(
@@ -70,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "reachdTests",
-            dependencies: ["reachd", "ListViewer", "OnlineBanner", "Reachability", "TestSupport"],
+            dependencies: ["reachd", "ListViewer", "OnlineBanner", "MonitorCost", "Reachability", "TestSupport"],
             // Scripts run in the systemd containers by path, not resources.
             exclude: ["Systemd", "GLibApps/gio-app.py", "GLibApps/module-lifecycle.c"]
         ),

@@ -1,7 +1,7 @@
 /*
  * epoll(7) for the daemon's event loop: Swift's Glibc module does not
  * include <sys/epoll.h>. Nothing else belongs here; only
- * Sources/reachd/Daemon/EventPoll.swift imports it.
+ * Sources/Reachability/System/EventPoll.swift imports it.
  */
 #ifndef REACHD_CEVENTPOLL_SHIM_H
 #define REACHD_CEVENTPOLL_SHIM_H

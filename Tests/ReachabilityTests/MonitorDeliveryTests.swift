@@ -8,7 +8,7 @@ struct ReachabilityMonitorLocalTests {
     @Test func aDaemonOnlyMonitorReportsAVersionMismatchAsAnError() async throws {
         let daemon = try FakeDaemon()
         let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path)
-        await #expect(throws: DaemonClientError.self) {
+        await #expect(throws: ReachabilityError.self) {
             for try await _ in monitor.statuses() {}
         }
         let description = String(describing: monitor.lastError.map { "\($0)" } ?? "")
@@ -27,10 +27,11 @@ struct ReachabilityMonitorLocalTests {
         #expect(monitor.currentStatus == nil)
     }
 
-    /// The monitor, and EmbeddedMonitor.statuses (the same loop, in-process
-    /// only). One after the other: each counts the sockets the other opens.
+    /// A monitor following the status, and one following a destination too
+    /// (the same engine holds both). One after the other: each counts the
+    /// sockets the other opens.
     @Test(.serialized, arguments: [false, true])
-    func cancellingClosesItsNetlinkSockets(throughEmbeddedMonitor: Bool) async throws {
+    func cancellingClosesItsNetlinkSockets(followingADestination: Bool) async throws {
         /// Netlink sockets this process holds, by inode: descriptors whose socket
         /// inode is listed in /proc/self/net/netlink. By inode, not descriptor
         /// number: the C library opens and closes netlink sockets of its own
@@ -49,15 +50,17 @@ struct ReachabilityMonitorLocalTests {
             })
         }
         let before = netlinkSockets()
-        let monitor = throughEmbeddedMonitor ? nil : ReachabilityMonitor(source: .embedded)
-        var statuses = (monitor?.statuses() ?? EmbeddedMonitor.statuses()).makeAsyncIterator()
+        let monitor = ReachabilityMonitor(source: .embedded)
+        var statuses = monitor.statuses().makeAsyncIterator()
         let first = try await statuses.next()
         #expect(first?.source == .embedded)
+        if followingADestination {
+            var answers = monitor.reachability(of: try Destination(parsing: "127.0.0.1:443")).makeAsyncIterator()
+            #expect(try await answers.next()?.source == .embedded)
+        }
         let opened = netlinkSockets().subtracting(before)
         #expect(opened.count >= 2, "the event socket and the query socket: before \(before.sorted()), after \(netlinkSockets().sorted())")
-        // Ending the iteration ends EmbeddedMonitor's thread; cancel() the monitor's.
-        statuses = AsyncThrowingStream<NetworkStatus, any Error> { $0.finish() }.makeAsyncIterator()
-        monitor?.cancel()
+        monitor.cancel()
         _ = try await eventually("both netlink sockets closed", timeout: .seconds(5)) {
             netlinkSockets().isDisjoint(with: opened) ? true : nil
         }

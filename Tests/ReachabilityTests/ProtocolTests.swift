@@ -120,8 +120,9 @@ struct ProtocolTests {
         #expect(json["type"] as? String == "error")
         #expect(json["version"] as? Int == 1)
         #expect(try DaemonMessage.decode(line.dropLast()) == .error(code: "bad_request", message: "unknown op \"x\""))
-        #expect(DaemonMessage.errorLine(code: "bad_request", message: "unknown op \"x\"", id: nil) == line,
-                "an error about a request without an id is the same line")
+        let identified = DaemonMessage.error(code: "bad_destination", message: "no", id: "api")
+        #expect(try DaemonMessage.decode(identified.line().dropLast()) == identified, "the id of the request it refuses")
+        #expect(try !object(line).keys.contains("id"), "no id key without an id")
     }
 
     @Test func garbageFromTheDaemonIsMalformed() {

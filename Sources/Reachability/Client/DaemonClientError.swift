@@ -1,7 +1,8 @@
-/// Why a client could not get a status from the daemon.
+/// Why one daemon did not give a client its answer. A ``ReachabilityError``
+/// lists one per daemon tried.
 public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
-    /// Nothing listens at the path (ENOENT, ECONNREFUSED): start the daemon or
-    /// compute in-process with ``EmbeddedMonitor``.
+    /// Nothing listens at the path (ENOENT, ECONNREFUSED): start the daemon,
+    /// or let ``ReachabilityMonitor`` compute the answer in-process.
     case notRunning(path: String, cause: SystemError)
     /// Connecting, writing or reading failed otherwise (EACCES, say).
     case connectionFailed(path: String, cause: SystemError)

@@ -18,6 +18,7 @@ import Glibc
 ///
 /// A probe that got no answer is kept open: a daemon that resumes answers it,
 /// and that wakes the client, so a stopped daemon costs no polling either.
+/// One per session, its sentinel kept across reconnections.
 struct DaemonLiveness {
     static let probeSpacing: Duration = .milliseconds(500)
     static let answerTimeout: Duration = .seconds(1)
@@ -34,7 +35,7 @@ struct DaemonLiveness {
     }
 
     /// The daemon's socket, once a subscription to it is made.
-    var path: String
+    private(set) var path = ""
     private let sentinel: NetlinkEventSocket
     private var probe: DaemonConnection?
     private var probeAnswerBy: ContinuousClock.Instant?
@@ -44,20 +45,37 @@ struct DaemonLiveness {
     /// The last probe got no answer in time.
     private(set) var isUnresponsive = false
 
-    /// Made before the subscription's connection, so that a change the
-    /// kernel reports between the daemon's first answer and now is heard too.
-    init(path: String) throws(NetlinkError) {
-        self.path = path
+    init() throws(NetlinkError) {
         sentinel = try NetlinkEventSocket(receiveBufferBytes: 64 * 1024)
+    }
+
+    /// Starts over for a subscription about to be made to the daemon at
+    /// `path`: what the sentinel heard before is dropped, so that a change
+    /// the kernel reports between the daemon's first answer and now is heard,
+    /// and nothing older.
+    mutating func listen(to path: String) {
+        try? sentinel.discardQueued()
+        forget()
+        self.path = path
+    }
+
+    /// The subscription is gone: its probe too, and what was said about it.
+    mutating func forget() {
+        probe = nil
+        probeAnswerBy = nil
+        probePending = false
+        isUnresponsive = false
+        nextProbeAllowed = .now
     }
 
     /// Not while a probe that got no answer is kept open: its answer is what
     /// comes next. Without one (a connect that timed out on a full queue),
     /// the next kernel change sends another.
-    var sentinelDescriptor: Int32 { isUnresponsive && probe != nil ? -1 : sentinel.fileDescriptor }
-    var probeDescriptor: Int32 { probe?.fd ?? -1 }
+    var sentinelDescriptor: Int32? { isUnresponsive && probe != nil ? nil : sentinel.fileDescriptor }
+    var probeDescriptor: Int32? { probe?.fd }
 
-    /// When ``check(now:)`` must run: a due probe, or an answer due.
+    /// When ``verdict(probeReadable:kernelChanged:now:)`` must run even if
+    /// nothing is ready: a due probe, or an answer due.
     var nextDeadline: ContinuousClock.Instant? {
         if let probeAnswerBy { return probeAnswerBy }
         return probePending ? nextProbeAllowed : nil
@@ -74,7 +92,7 @@ struct DaemonLiveness {
     }
 
     /// The sentinel is readable: the kernel reported something.
-    mutating func kernelChanged(now: ContinuousClock.Instant) -> Verdict {
+    private mutating func kernelChanged(now: ContinuousClock.Instant) -> Verdict {
         try? sentinel.discardQueued()
         guard probe == nil else { return .none }
         probePending = true
@@ -82,7 +100,7 @@ struct DaemonLiveness {
     }
 
     /// Starts a due probe, or gives up on one not answered in time.
-    mutating func check(now: ContinuousClock.Instant) -> Verdict {
+    private mutating func check(now: ContinuousClock.Instant) -> Verdict {
         if let due = probeAnswerBy, now >= due {
             probeAnswerBy = nil
             isUnresponsive = true
@@ -91,7 +109,10 @@ struct DaemonLiveness {
         guard probePending, probe == nil, now >= nextProbeAllowed else { return .none }
         probePending = false
         do throws(DaemonClientError) {
-            probe = try DaemonConnection.asking(path: path, .get)
+            // A short connect: a full listen queue blocks it.
+            let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+            try connection.send([.get])
+            probe = connection
             probeAnswerBy = now + Self.answerTimeout
             return .none
         } catch {
@@ -112,21 +133,17 @@ struct DaemonLiveness {
 
     /// The probe connection is readable: any answer, a refusal included,
     /// proves the daemon runs; an end without one says it is gone.
-    mutating func probeReadable(now: ContinuousClock.Instant) -> Verdict {
+    private mutating func probeReadable(now: ContinuousClock.Instant) -> Verdict {
         guard let connection = probe else { return .none }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let count = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count < 0, errno == EAGAIN || errno == EINTR { return .none }
-        connection.close()
+        let answer: [[UInt8]]?
+        do { answer = try connection.readAvailable() } catch { answer = nil }
+        // Woken with nothing to read; any byte, even half a line, proves it runs.
+        if answer?.isEmpty == true, connection.bytesReceived == 0 { return .none }
         probe = nil
         probeAnswerBy = nil
         nextProbeAllowed = now + Self.probeSpacing
-        guard count > 0 else { return .gone(.closed(path: path)) }
+        guard answer != nil else { return .gone(.closed(path: path)) }
         defer { isUnresponsive = false }
         return isUnresponsive ? .answeringAgain : .none
-    }
-
-    func close() {
-        probe?.close()
     }
 }

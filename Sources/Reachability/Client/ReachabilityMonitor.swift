@@ -2,7 +2,8 @@ import Logging
 import Synchronization
 
 /// Follows the host's network from a Swift program: the current status, an
-/// async sequence of changes, and callbacks for code that is not async.
+/// async sequence of changes, and callbacks for code that is not async; and,
+/// the same ways, whether the app's own servers are reachable.
 ///
 /// ```swift
 /// let monitor = ReachabilityMonitor()                  // .automatic
@@ -14,8 +15,12 @@ import Synchronization
 /// subscription.cancel()
 /// ```
 ///
-/// Cancelling the monitor, or letting the last reference go, closes its socket
-/// and stops its tasks.
+/// A monitor is one session with the network, on one thread of its own:
+/// one connection to the daemon carries the status and every destination
+/// followed, and while no daemon answers, one in-process engine computes
+/// them all. Following a destination more costs a watch on that
+/// connection, not a thread or a socket. Cancelling the monitor, or
+/// letting the last reference go, closes its sockets and ends its thread.
 public final class ReachabilityMonitor: Sendable {
     /// Where statuses come from.
     public enum Source: Sendable, Hashable {
@@ -58,13 +63,16 @@ public final class ReachabilityMonitor: Sendable {
         }
     }
 
+    /// How long a daemon may take to accept a connection and answer, for
+    /// every one-shot question: a healthy daemon answers in well under a
+    /// millisecond.
+    public static let defaultTimeout: Duration = DaemonConnection.answerTimeout
+
     /// Where this monitor takes its statuses from.
     public let source: Source
-    /// The daemon sockets it tries, in order.
-    private let socketPaths: [String]
-    private let hub: StatusHub
-    /// Ends the follower's thread.
-    private let stop: WakeSignal?
+    private let hub: MonitorHub
+    /// Tells the session's thread what to follow, and when to end.
+    private let remote: FollowSession.Remote?
 
     /// Starts following the network at once; the first status arrives within
     /// milliseconds (``firstStatus()``).
@@ -86,28 +94,27 @@ public final class ReachabilityMonitor: Sendable {
         logger: Logger = Logger(label: "reachd.monitor")
     ) {
         self.source = source
-        let hub = StatusHub()
-        self.hub = hub
-        let paths = SocketPath.forClients(orOnly: socketPath)
-        socketPaths = paths
-        let stop = try? WakeSignal()
-        self.stop = stop
-        guard let stop else {
-            hub.finish(throwing: SystemError("pipe"))
+        let configuration = FollowSession.Configuration(
+            source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), statusDetail: detail,
+            backoff: backoff)
+        let remote: FollowSession.Remote
+        do {
+            remote = try FollowSession.Remote()
+        } catch {
+            self.remote = nil
+            hub = MonitorHub(remote: nil)
+            hub.finish(throwing: .waitFailed(error))
             return
         }
-        // A thread, not a task: it sleeps in poll, and a status reaches the
-        // listeners' streams straight from the socket that brought it.
+        self.remote = remote
+        let hub = MonitorHub(remote: remote)
+        self.hub = hub
+        // A thread, not a task: it sleeps in poll, and an answer reaches the
+        // listeners straight from the socket that brought it.
         startDetachedThread {
-            let follower = StatusFollower(
-                source: source, socketPaths: paths, detail: detail, backoff: backoff, logger: logger, stop: stop,
-                recordError: { hub.record($0) })
-            do {
-                try follower.run { update in
-                    // A line that doesn't decode ends the subscription in the follower.
-                    if let status = try? update.status() { hub.publish(status) }
-                    return !hub.isFinished
-                }
+            let session = FollowSession(configuration, remote: remote, logger: logger)
+            do throws(ReachabilityError) {
+                try session.run { update in hub.take(update) }
                 hub.finish(throwing: nil)
             } catch {
                 hub.finish(throwing: error)
@@ -137,19 +144,56 @@ public final class ReachabilityMonitor: Sendable {
     ///     answer costs the same either way, and only a monitor that follows
     ///     changes is woken less by `.summary`.
     ///   - timeout: shared by the daemons tried: a stopped one costs at most this.
-    /// - Throws: ``StatusQueryError`` when no allowed source answers.
+    /// - Throws: ``ReachabilityError`` when no allowed source answers.
     public static func currentStatus(
         source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .full,
-        timeout: Duration = DaemonClient.defaultTimeout
-    ) async throws -> NetworkStatus {
-        let query = StatusQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), detail: detail)
-        // Blocking for up to `timeout`: on a thread of its own, not one of the
-        // runtime's few cooperative threads.
-        return try await withCheckedThrowingContinuation { continuation in
-            startDetachedThread {
-                continuation.resume(with: Result { () throws(StatusQueryError) in try query.answer(timeout: timeout).status })
-            }
+        timeout: Duration = defaultTimeout
+    ) async throws(ReachabilityError) -> NetworkStatus {
+        let query = OneShotQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath))
+        return try await answer { () throws(ReachabilityError) in try query.status(detail: detail, timeout: timeout).value }
+    }
+
+    /// Asks once whether `destination` is reachable, as the kernel would route
+    /// this app's packets to it: from the first daemon that answers (its
+    /// lookup made as this process's uid), else (where `source` allows) from
+    /// this process's own netlink lookups. A name is answered once resolved.
+    ///
+    /// ```swift
+    /// let api = try Destination(parsing: "api.example.com")
+    /// let answer = try await ReachabilityMonitor.reachability(of: api)
+    /// print(answer.isReachable ? "reachable via \(answer.via!.interface)" : "unreachable")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - destination: the app's server: a host name or an address, and a port.
+    ///   - family: only this family's addresses; `nil` (the default): both.
+    ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
+    ///     throws when no daemon answers; `.embedded` asks none.
+    ///   - socketPath: the daemon's socket; by default the paths
+    ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
+    ///   - timeout: shared by the daemons tried, for reaching one; a name
+    ///     may take the resolver's timeout (5 s) on top.
+    /// - Throws: ``ReachabilityError`` when no allowed source answers, or the
+    ///   daemon refused the request.
+    public static func reachability(
+        of destination: Destination, family: AddressFamily? = nil, source: Source = .automatic,
+        socketPath: String? = nil, timeout: Duration = defaultTimeout
+    ) async throws(ReachabilityError) -> DestinationStatus {
+        let query = OneShotQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath))
+        return try await answer { () throws(ReachabilityError) in
+            try query.destinations([destination], family: family, timeout: timeout).value[0]
         }
+    }
+
+    /// Runs a blocking question on a thread of its own, not on one of the
+    /// runtime's few cooperative threads.
+    private static func answer<Value: Sendable>(
+        _ question: @escaping @Sendable () throws(ReachabilityError) -> Value
+    ) async throws(ReachabilityError) -> Value {
+        let result: Result<Value, ReachabilityError> = await withCheckedContinuation { continuation in
+            startDetachedThread { continuation.resume(returning: Result(catching: question)) }
+        }
+        return try result.get()
     }
 
     /// The newest status, or `nil` before the first arrives: right after
@@ -174,11 +218,11 @@ public final class ReachabilityMonitor: Sendable {
 
     /// The last problem met while following the network (the daemon went away,
     /// speaks another protocol version, netlink failed), or `nil`.
-    public var lastError: (any Error)? { hub.lastError }
+    public var lastError: ReachabilityError? { hub.lastError }
 
     /// The current status (once known), then one per change. Ends when the
-    /// monitor is cancelled; throws when it cannot go on (a `.daemon` monitor
-    /// whose daemon speaks another protocol version).
+    /// monitor is cancelled; throws a ``ReachabilityError`` when it cannot go
+    /// on (a `.daemon` monitor whose daemon speaks another protocol version).
     public func statuses() -> AsyncThrowingStream<NetworkStatus, any Error> {
         hub.subscribe()
     }
@@ -193,7 +237,7 @@ public final class ReachabilityMonitor: Sendable {
     public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Subscription {
         let id = hub.addHandler(handler)
         let hub = hub
-        return Subscription { hub.removeHandler(id) }
+        return Subscription { hub.remove(id) }
     }
 
     /// Like ``onChange(_:)``, with `handler` called on the main actor, as
@@ -215,52 +259,18 @@ public final class ReachabilityMonitor: Sendable {
         return Subscription { task.cancel() }
     }
 
-    /// Asks once whether `destination` is reachable, as the kernel would route
-    /// this app's packets to it: from the first daemon that answers (its
-    /// lookup made as this process's uid), else (where `source` allows) from
-    /// this process's own netlink lookups. A name is answered once resolved.
-    ///
-    /// ```swift
-    /// let api = try Destination(parsing: "api.example.com")
-    /// let answer = try await ReachabilityMonitor.reachability(of: api)
-    /// print(answer.isReachable ? "reachable via \(answer.via!.interface)" : "unreachable")
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - destination: the app's server: a host name or an address, and a port.
-    ///   - family: only this family's addresses; `nil` (the default): both.
-    ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
-    ///     throws when no daemon answers; `.embedded` asks none.
-    ///   - socketPath: the daemon's socket; by default the paths
-    ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
-    ///   - timeout: for reaching a daemon; a name may take the resolver's
-    ///     timeout (5 s) on top.
-    /// - Throws: ``StatusQueryError`` when no allowed source answers, or the
-    ///   daemon refused the request.
-    public static func reachability(
-        of destination: Destination, family: AddressFamily? = nil, source: Source = .automatic,
-        socketPath: String? = nil, timeout: Duration = DaemonClient.defaultTimeout
-    ) async throws -> DestinationStatus {
-        let query = DestinationQuery(
-            source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), family: family)
-        return try await withCheckedThrowingContinuation { continuation in
-            startDetachedThread {
-                continuation.resume(with: Result { () throws(StatusQueryError) in
-                    try query.answer([destination], timeout: timeout).statuses[0]
-                })
-            }
-        }
-    }
-
     /// Whether `destination` is reachable, from this monitor's source: its
     /// answer first, then one per change of its state, reason, path or
     /// addresses. Routing changes that leave the answer alone deliver
-    /// nothing. Ends when the monitor is cancelled or the sequence is dropped.
+    /// nothing. Ends when the monitor is cancelled or the sequence is
+    /// dropped; throws a ``ReachabilityError`` when a `.daemon` monitor's
+    /// daemon refuses to watch it (over its limits).
     ///
     /// An `.automatic` monitor answers in-process while no daemon does and
     /// goes back to the daemon once it answers again (the answer's
     /// ``DestinationStatus/source`` says which); a name the new source has
     /// yet to resolve keeps its last answer rather than turning `pending`.
+    /// Any number of destinations share the monitor's one connection.
     ///
     /// ```swift
     /// let monitor = ReachabilityMonitor()
@@ -274,47 +284,17 @@ public final class ReachabilityMonitor: Sendable {
     ) -> AsyncThrowingStream<DestinationStatus, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(
             of: DestinationStatus.self, bufferingPolicy: .bufferingNewest(1))
-        let stop = follow(destination, family: family) { status in
-            if case .terminated = continuation.yield(status) { return false }
-            return true
-        } finished: { error in
-            continuation.finish(throwing: error)
-        }
-        continuation.onTermination = { _ in stop() }
+        let id = hub.newRegistration()
+        let hub = hub
+        continuation.onTermination = { _ in hub.remove(id) }
+        hub.add(id, following: FollowSession.Key(destination, uid: nil, family: family), .stream(continuation))
         return stream
-    }
-
-    /// Follows `destination` on a thread of its own until `deliver` returns
-    /// `false`, the returned closure is called or the monitor is cancelled.
-    private func follow(
-        _ destination: Destination, family: AddressFamily?,
-        deliver: @escaping @Sendable (DestinationStatus) -> Bool,
-        finished: @escaping @Sendable ((any Error)?) -> Void
-    ) -> @Sendable () -> Void {
-        let follower: DestinationFollower
-        do {
-            follower = try DestinationFollower(DestinationQuery(source: source, socketPaths: socketPaths, family: family))
-        } catch {
-            finished(error)
-            return {}
-        }
-        let forget = hub.onFinish { follower.cancel() }
-        startDetachedThread {
-            do throws(StatusQueryError) {
-                try follower.run([destination]) { deliver($0.status) }
-                finished(nil)
-            } catch {
-                finished(error)
-            }
-            forget()
-        }
-        return { follower.cancel() }
     }
 
     /// Calls `handler` with `destination`'s answer and every change of it,
     /// in order, until the subscription or the monitor is cancelled. The
-    /// handler runs on a thread of its own, straight from the socket that
-    /// brought the answer; no tasks are involved.
+    /// handler runs on the monitor's own thread, straight from the socket
+    /// that brought the answer; no tasks are involved.
     ///
     /// ```swift
     /// let intranet = try Destination(parsing: "wiki.corp.example")
@@ -328,22 +308,16 @@ public final class ReachabilityMonitor: Sendable {
         of destination: Destination, family: AddressFamily? = nil,
         _ handler: @escaping @Sendable (DestinationStatus) -> Void
     ) -> Subscription {
-        let cancelled = Mutex(false)
-        let stop = follow(destination, family: family) { answer in
-            guard !cancelled.withLock({ $0 }) else { return false }
-            handler(answer)
-            return true
-        } finished: { _ in }
-        return Subscription {
-            cancelled.withLock { $0 = true }
-            stop()
-        }
+        let id = hub.newRegistration()
+        hub.add(id, following: FollowSession.Key(destination, uid: nil, family: family), .handler(handler))
+        let hub = hub
+        return Subscription { hub.remove(id) }
     }
 
-    /// Stops following the network: closes the socket, stops the netlink thread,
-    /// ends every sequence.
+    /// Stops following the network: closes the sockets, ends the monitor's
+    /// thread, ends every sequence.
     public func cancel() {
-        stop?.signal()
+        remote?.stop()
         hub.finish(throwing: nil)
     }
 
@@ -353,117 +327,5 @@ public final class ReachabilityMonitor: Sendable {
 
         /// Stops the calls; a call under way finishes.
         public func cancel() { stop() }
-    }
-}
-
-/// The monitor's shared state: the newest status and everyone listening.
-private final class StatusHub: Sendable {
-    private struct State {
-        var current: NetworkStatus?
-        var lastError: (any Error)?
-        var listeners: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
-        var handlers: [Int: @Sendable (NetworkStatus) -> Void] = [:]
-        var nextListener = 0
-        var finished = false
-        var finishActions: [Int: @Sendable () -> Void] = [:]
-    }
-
-    private let state = Mutex(State())
-    /// Held while handlers are called, so each sees every status once, in order,
-    /// the current one first. Recursive: a handler may register another.
-    private let delivery = RecursiveLock()
-
-    var current: NetworkStatus? { state.withLock { $0.current } }
-    var lastError: (any Error)? { state.withLock { $0.lastError } }
-
-    func subscribe() -> AsyncThrowingStream<NetworkStatus, any Error> {
-        // Latest-state semantics for slow consumers too: only the newest matters.
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(1))
-        let id: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            let id = state.nextListener
-            state.nextListener += 1
-            state.listeners[id] = continuation
-            if let current = state.current { continuation.yield(current) }
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.listeners.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
-    var isFinished: Bool { state.withLock { $0.finished } }
-
-    /// Registers `handler` and calls it with the current status, if any.
-    func addHandler(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Int {
-        delivery.withLock {
-            let (id, current) = state.withLock { state in
-                let id = state.nextListener
-                state.nextListener += 1
-                if !state.finished { state.handlers[id] = handler }
-                return (id, state.finished ? nil : state.current)
-            }
-            if let current { handler(current) }
-            return id
-        }
-    }
-
-    func removeHandler(_ id: Int) {
-        state.withLock { _ = $0.handlers.removeValue(forKey: id) }
-    }
-
-    /// Passes `status` on to every listener (the follower has dropped repeats).
-    func publish(_ status: NetworkStatus) {
-        delivery.withLock {
-            let handlers = state.withLock { state in
-                state.current = status
-                for listener in state.listeners.values { listener.yield(status) }
-                return state.handlers.sorted { $0.key < $1.key }
-            }
-            for (id, handler) in handlers where state.withLock({ $0.handlers[id] != nil }) {
-                handler(status)
-            }
-        }
-    }
-
-    func record(_ error: any Error) {
-        state.withLock { $0.lastError = error }
-    }
-
-    func finish(throwing error: (any Error)?) {
-        let (listeners, actions) = state.withLock { state in
-            state.finished = true
-            state.handlers.removeAll()
-            defer {
-                state.listeners.removeAll()
-                state.finishActions.removeAll()
-            }
-            return (Array(state.listeners.values), Array(state.finishActions.values))
-        }
-        for listener in listeners { listener.finish(throwing: error) }
-        for action in actions { action() }
-    }
-
-    /// Runs `action` when the monitor finishes (at once if it has). Returns
-    /// what forgets the action, for a follower that ended first.
-    func onFinish(_ action: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        let id: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            let id = state.nextListener
-            state.nextListener += 1
-            state.finishActions[id] = action
-            return id
-        }
-        guard let id else {
-            action()
-            return {}
-        }
-        return { [weak self] in self?.state.withLock { _ = $0.finishActions.removeValue(forKey: id) } }
     }
 }

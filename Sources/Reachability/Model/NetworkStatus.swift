@@ -8,7 +8,7 @@ import Foundation
 /// prints and what the daemon sends to its clients.
 ///
 /// ```swift
-/// let status = try DaemonClient(socketPath: SocketPath.system).fetchStatus()
+/// let status = try await ReachabilityMonitor.currentStatus()
 /// print(status.online ? "online via \(status.primary?.interface ?? "?")" : "offline")
 /// ```
 public struct NetworkStatus: Codable, Sendable, Equatable {

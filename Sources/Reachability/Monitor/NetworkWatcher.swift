@@ -10,7 +10,7 @@ import Logging
 
 /// Follows the kernel's link, address, route and rule notifications and turns
 /// them into published statuses. Not thread-safe: one event loop owns it
-/// (the daemon's, or an ``EmbeddedMonitor``'s thread).
+/// (the daemon's, or a client session's, through a ``NetworkEngine``).
 ///
 /// Memory and start-up cost depend on links and addresses only: routes are
 /// never dumped or stored; any route or rule notification just means "ask the

@@ -115,7 +115,8 @@ public final class PlaceholderController: Sendable {
         }
     }
 
-    /// Feeds any sequence of statuses in: a ``DaemonClient``'s, or a test's.
+    /// Feeds any sequence of statuses in: a monitor's ``ReachabilityMonitor/statuses()``
+    /// transformed, or a test's.
     public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
     where Statuses.Element == NetworkStatus {
         follow { [weak self] in

@@ -171,7 +171,7 @@ package struct RequestError: Error, Sendable, Equatable {
     }
 
     /// The error line the daemon sends.
-    package var line: [UInt8] { DaemonMessage.errorLine(code: code, message: message, id: id) }
+    package var line: [UInt8] { DaemonMessage.error(code: code, message: message, id: id).line() }
 
     /// A watch over one of the daemon's limits: asking again gets the same.
     package static let tooManyWatches = "too_many_watches"

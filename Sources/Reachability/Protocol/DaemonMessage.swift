@@ -4,13 +4,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A line the daemon sends: a status or an error, each stamped with
-/// `"type"` and `"version"`. For apps that read the socket themselves;
-/// ``DaemonClient`` and ``ReachabilityMonitor`` decode for you.
+/// A line the daemon sends: a status, a destination's answer or an error,
+/// each stamped with `"type"` and `"version"`. For apps that read the
+/// socket themselves; ``ReachabilityMonitor`` decodes for you.
 ///
 /// ```swift
 /// let line = Array(#"{"type":"error","version":1,"code":"too_many_clients","message":"try later"}"#.utf8)
-/// if case .error(let code, let message) = try DaemonMessage.decode(line) {
+/// if case .error(let code, let message, _) = try DaemonMessage.decode(line) {
 ///     print(code, message)
 /// }
 /// ```
@@ -18,7 +18,9 @@ public enum DaemonMessage: Sendable, Equatable {
     case status(NetworkStatus)
     /// A destination's answer: to `reach`, or a watch's (with its id).
     case destination(DestinationStatus)
-    case error(code: String, message: String)
+    /// A refusal; `id` names the `reach`, `watch` or `unwatch` request it
+    /// answers, when that request had one.
+    case error(code: String, message: String, id: String? = nil)
     /// A line of a type this version does not know, from a newer daemon
     /// (which sends one only to a client that asked for it): skip it.
     case unrecognized(type: String)
@@ -29,20 +31,6 @@ public enum DaemonMessage: Sendable, Equatable {
         case .status(let status): StatusLineWriter.line(status)
         case .destination, .error, .unrecognized: lineThroughCodable()
         }
-    }
-
-    /// An error line about one request, with its `id` when it had one.
-    package static func errorLine(code: String, message: String, id: String?) -> [UInt8] {
-        // Without an id, the `id` key is left out, as in `.error(...).line()`.
-        jsonLine(IdentifiedError(type: "error", version: ProtocolVersion.current, code: code, message: message, id: id))
-    }
-
-    private struct IdentifiedError: Encodable {
-        var type: String
-        var version: Int
-        var code: String
-        var message: String
-        var id: String?
     }
 
     /// The same bytes through `Codable`: the reference ``StatusLineWriter`` is tested against.
@@ -86,7 +74,7 @@ public enum DaemonMessage: Sendable, Equatable {
                 throw .malformed("destination message does not decode (\(error)): \(preview(line))")
             }
         case "error":
-            return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "")
+            return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "", id: envelope.id)
         case let other:
             return .unrecognized(type: other)
         }
@@ -101,7 +89,7 @@ public enum DaemonMessage: Sendable, Equatable {
     private struct Wire: Encodable {
         let message: DaemonMessage
 
-        enum Keys: String, CodingKey { case type, version, code, message }
+        enum Keys: String, CodingKey { case type, version, code, message, id }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Keys.self)
@@ -114,11 +102,13 @@ public enum DaemonMessage: Sendable, Equatable {
                 try container.encode("destination", forKey: .type)
                 try container.encode(ProtocolVersion.current, forKey: .version)
                 try status.encode(to: encoder)
-            case .error(let code, let text):
+            case .error(let code, let text, let id):
                 try container.encode("error", forKey: .type)
                 try container.encode(ProtocolVersion.current, forKey: .version)
                 try container.encode(code, forKey: .code)
                 try container.encode(text, forKey: .message)
+                // Without an id, the key is left out.
+                try container.encodeIfPresent(id, forKey: .id)
             case .unrecognized(let type):
                 try container.encode(type, forKey: .type)
                 try container.encode(ProtocolVersion.current, forKey: .version)
@@ -150,4 +140,5 @@ private struct MessageEnvelope: Decodable {
     var version: Int
     var code: String?
     var message: String?
+    var id: String?
 }

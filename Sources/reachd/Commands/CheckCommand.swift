@@ -31,9 +31,9 @@ struct CheckCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let answer: StatusAnswer
+        let answer: OneShotQuery.Answer<NetworkStatus>
         do {
-            answer = try StatusQuery(source: .daemon, socketPaths: connection.socketPaths).answer(.check, timeout: Self.timeout)
+            answer = try OneShotQuery(source: .daemon, socketPaths: connection.socketPaths).status(.check, timeout: Self.timeout)
         } catch {
             if case .noDaemonAnswered(let failures) = error {
                 Console.error("reachd: \(failures.map(\.description).joined(separator: "; "))")
@@ -41,11 +41,11 @@ struct CheckCommand: AsyncParsableCommand {
             Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon --check-url URL`")
             throw ExitCode.internalError
         }
-        if output.json, let line = answer.line {
+        if output.json, let line = answer.lines?.first {
             Console.json(line)
         } else {
-            Console.out(StatusFormatter.summary(answer.status))
+            Console.out(StatusFormatter.summary(answer.value))
         }
-        if !answer.status.online { throw ExitCode.notOnline }
+        if !answer.value.online { throw ExitCode.notOnline }
     }
 }

@@ -33,12 +33,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// One answer for these options: the first daemon that answers, else
     /// in-process unless the user named the daemon.
-    var query: StatusQuery { StatusQuery(source: source, socketPaths: socketPaths) }
-
-    /// Answers about destinations for these options, `family`'s addresses only when given.
-    func destinationQuery(family: AddressFamily?) -> DestinationQuery {
-        DestinationQuery(source: source, socketPaths: socketPaths, family: family)
-    }
+    var query: OneShotQuery { OneShotQuery(source: source, socketPaths: socketPaths) }
 
     /// What a ``ReachabilityMonitor`` follows for these options.
     var source: ReachabilityMonitor.Source {
@@ -54,10 +49,10 @@ struct ConnectionOptions: ParsableArguments {
 
     /// What a command throws when no allowed source answered: the advice to
     /// start the daemon `--socket` named, or the in-process failure.
-    func failure(_ error: StatusQueryError) -> any Error {
+    func failure(_ error: ReachabilityError) -> any Error {
         switch error {
         case .noDaemonAnswered: namedDaemonFailed(error.description)
-        case .inProcessFailed: error
+        case .inProcessFailed, .waitFailed: error
         }
     }
 
@@ -68,45 +63,54 @@ struct ConnectionOptions: ParsableArguments {
         Console.error("reachd: \(failures.map(\.briefDescription).joined(separator: "; ")); computed in-process from netlink")
     }
 
-    /// Says on stderr that what is printed now comes from another source:
-    /// computed in-process when no daemon answers (unless --no-daemon asked
-    /// for that), or from the daemon again.
-    func announceSource(fromDaemon: Bool, after previous: Bool?) {
-        guard fromDaemon != previous else { return }
-        if fromDaemon, previous != nil { Console.error("reachd: following the daemon again") }
-        if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
-    }
-
-    /// Follows the network on this thread: the current status, then every
-    /// change, from the daemon while one answers and in-process otherwise (as
+    /// Follows on this thread: the status in `detail` (`nil`: none) and
+    /// `destinations`, each one's current answer and then every change,
+    /// from the daemon while one answers and in-process otherwise (as
     /// ``source`` allows), saying so on stderr when the source changes if
-    /// `announcingSource`. `detail` says whether a change of the interface
-    /// list alone is delivered (`.full`) or not. `deliver` gets each status
-    /// and returns whether to go on; `deadline` ends the wait. No tasks and no
-    /// timers: a quiet network costs nothing. With `--socket`, that daemon must answer first: an error
-    /// the user can act on beats a silent wait.
+    /// `announcingSource`. `deliver` gets each update and returns whether to
+    /// go on; `deadline` ends the wait. No tasks and no timers: a quiet
+    /// network costs nothing. With `--socket`, that daemon must answer
+    /// first (an error the user can act on beats a silent wait), and a
+    /// destination it refuses is an error.
     func follow(
-        detail: StatusDetail, announcingSource: Bool, until deadline: ContinuousClock.Instant? = nil,
-        traceDatagrams: ((([UInt8]) -> Void))? = nil,
-        deliver: (StatusUpdate) -> Bool
+        status detail: StatusDetail?, destinations: [FollowSession.Key] = [], announcingSource: Bool,
+        until deadline: ContinuousClock.Instant? = nil, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil,
+        deliver: (FollowSession.Update) -> Bool
     ) throws {
-        let follower = StatusFollower(
-            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths, detail: detail,
-            logger: Logger(label: "reachd.monitor"), traceDatagrams: traceDatagrams, requiringAnswer: socket != nil)
+        var configuration = FollowSession.Configuration(
+            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths, statusDetail: detail,
+            requiringAnswer: socket != nil)
+        configuration.traceDatagrams = traceDatagrams
+        var refused: ReachabilityError?
         var followingDaemon: Bool?
         do {
-            try follower.run(until: deadline) { update in
-                // A daemon's line is a daemon's status: no decoding needed to say so.
-                let fromDaemon = update.line != nil
-                if announcingSource { announceSource(fromDaemon: fromDaemon, after: followingDaemon) }
+            let session = try FollowSession(configuration, logger: Logger(label: "reachd.monitor"))
+            for key in destinations { session.remote.follow(key) }
+            try session.run(until: deadline) { update in
+                let fromDaemon: Bool
+                switch update {
+                case .status(let status):
+                    // A daemon's line is a daemon's status: no decoding needed to say so.
+                    fromDaemon = status.line != nil
+                case .destination(_, _, let line):
+                    fromDaemon = line != nil
+                case .destinationFailed(_, let error):
+                    refused = error
+                    return false
+                case .problem:
+                    return true
+                }
+                if announcingSource, fromDaemon != followingDaemon {
+                    if fromDaemon, followingDaemon != nil { Console.error("reachd: following the daemon again") }
+                    if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
+                }
                 followingDaemon = fromDaemon
                 return deliver(update)
             }
-        } catch let error as DaemonClientError {
-            // Only a named daemon ends a follower: one that doesn't answer, or
-            // speaks another protocol version.
-            throw namedDaemonFailed(error.briefDescription)
+        } catch {
+            throw failure(error)
         }
+        if let refused { throw failure(refused) }
     }
 }
 

@@ -35,9 +35,10 @@ struct MonitorCommand: ParsableCommand {
 
     func run() throws {
         var previous: NetworkStatus?
-        let trace: (([UInt8]) -> Void)? = traceNetlink ? { Self.traceDatagram($0) } : nil
+        let trace: (@Sendable ([UInt8]) -> Void)? = traceNetlink ? { @Sendable bytes in Self.traceDatagram(bytes) } : nil
         let detail: StatusDetail = output.json && !summary ? .full : .summary
-        try connection.follow(detail: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
+        try connection.follow(status: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
+            guard case .status(let update) = update else { return true }
             if output.json, let line = update.line {
                 // The daemon's own bytes, as `status --json` prints them, before decoding.
                 Console.json(line)

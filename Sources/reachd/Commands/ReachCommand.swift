@@ -54,35 +54,26 @@ struct ReachCommand: ParsableCommand {
     private var family: AddressFamily? { ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil }
 
     func run() throws {
-        let query = connection.destinationQuery(family: family)
-        if watch { try follow(targets, query) }
-        let answers: DestinationAnswers
+        if watch { try follow() }
+        let answers: OneShotQuery.Answer<[DestinationStatus]>
         do {
-            answers = try query.answer(targets)
+            answers = try connection.query.destinations(targets, family: family)
         } catch {
             throw connection.failure(error)
         }
         if answers.lines == nil { connection.reportComputedInProcess(after: answers.daemonFailures) }
-        for (position, status) in answers.statuses.enumerated() {
+        for (position, status) in answers.value.enumerated() {
             print(status, line: answers.lines?[position])
         }
-        if !answers.statuses.allSatisfy(\.isReachable) { throw ExitCode.notOnline }
+        if !answers.value.allSatisfy(\.isReachable) { throw ExitCode.notOnline }
     }
 
     /// Prints every answer and change until interrupted or the source ends.
-    private func follow(_ destinations: [Destination], _ query: DestinationQuery) throws -> Never {
-        let follower = try DestinationFollower(query)
-        var fromDaemon: Bool?
-        do {
-            try follower.run(destinations) { update in
-                let viaDaemon = update.line != nil
-                connection.announceSource(fromDaemon: viaDaemon, after: fromDaemon)
-                fromDaemon = viaDaemon
-                print(update.status, line: update.line)
-                return true
-            }
-        } catch {
-            throw connection.failure(error)
+    private func follow() throws -> Never {
+        let keys = targets.map { FollowSession.Key($0, uid: nil, family: family) }
+        try connection.follow(status: nil, destinations: keys, announcingSource: true) { update in
+            if case .destination(_, let status, let line) = update { print(status, line: line) }
+            return true
         }
         throw ExitCode.notOnline
     }

@@ -39,13 +39,13 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let answer: StatusAnswer
+        let answer: OneShotQuery.Answer<NetworkStatus>
         do {
-            answer = try connection.query.answer()
+            answer = try connection.query.status()
         } catch {
             throw connection.failure(error)
         }
-        let (status, line) = (answer.status, answer.line)
+        let (status, line) = (answer.value, answer.lines?.first)
         // On stderr in every form, so stdout stays what the form promises.
         if line == nil { connection.reportComputedInProcess(after: answer.daemonFailures) }
         if let interface {

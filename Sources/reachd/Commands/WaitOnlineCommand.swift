@@ -108,8 +108,8 @@ struct WaitOnlineCommand: ParsableCommand {
         let condition = condition
         let deadline = timeoutDuration.map { ContinuousClock.now + $0 }
         var met: [String]?
-        try connection.follow(detail: condition.detail, announcingSource: false, until: deadline) { update in
-            guard let status = try? update.status() else { return true }
+        try connection.follow(status: condition.detail, announcingSource: false, until: deadline) { update in
+            guard case .status(let update) = update, let status = try? update.status() else { return true }
             met = condition.met(by: status)
             return met == nil
         }
@@ -124,16 +124,15 @@ struct WaitOnlineCommand: ParsableCommand {
     /// watches or in-process, as the source allows.
     private func waitForHosts() throws {
         let family: AddressFamily? = ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil
-        let follower = try DestinationFollower(connection.destinationQuery(family: family))
-        var latest = [DestinationStatus?](repeating: nil, count: host.count)
-        do {
-            try follower.run(host, until: timeoutDuration.map { ContinuousClock.now + $0 }) { update in
-                latest[update.position] = update.status
-                return !latest.allSatisfy { $0?.isReachable == true }
-            }
-        } catch {
-            throw connection.failure(error)
+        let keys = host.map { FollowSession.Key($0, uid: nil, family: family) }
+        var answers: [FollowSession.Key: DestinationStatus] = [:]
+        try connection.follow(
+            status: nil, destinations: keys, announcingSource: false, until: timeoutDuration.map { .now + $0 }
+        ) { update in
+            if case .destination(let key, let status, _) = update { answers[key] = status }
+            return !keys.allSatisfy { answers[$0]?.isReachable == true }
         }
+        let latest = keys.map { answers[$0] }
         let waiting = zip(host, latest).filter { $0.1?.isReachable != true }
         guard waiting.isEmpty else {
             if !quiet {

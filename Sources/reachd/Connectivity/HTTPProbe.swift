@@ -74,7 +74,7 @@ enum HTTPProbe {
 
         if connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
             guard errno == EINPROGRESS else { return .failed(reason(errno)) }
-            guard waitFor(Int16(POLLOUT), on: fd, until: deadline) else { return .failed(.timeout) }
+            guard waitFor(.writable, on: fd, until: deadline) else { return .failed(.timeout) }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
@@ -88,7 +88,7 @@ enum HTTPProbe {
             if count >= 0 {
                 sent += count
             } else if errno == EAGAIN || errno == EINTR {
-                guard waitFor(Int16(POLLOUT), on: fd, until: deadline) else { return .failed(.timeout) }
+                guard waitFor(.writable, on: fd, until: deadline) else { return .failed(.timeout) }
             } else {
                 return .failed(.broken)
             }
@@ -98,7 +98,7 @@ enum HTTPProbe {
         // deadline; then judge what arrived.
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while received.count < responseLimit, waitFor(Int16(POLLIN), on: fd, until: deadline) {
+        while received.count < responseLimit, waitFor(.readable, on: fd, until: deadline) {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { break }
             if count < 0 {
@@ -114,15 +114,9 @@ enum HTTPProbe {
         return .answered(response)
     }
 
-    /// Whether `fd` became ready for `events` before `deadline`.
-    private static func waitFor(_ events: Int16, on fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
-        while true {
-            guard ContinuousClock.now < deadline else { return false }
-            var descriptor = pollfd(fd: fd, events: events, revents: 0)
-            let ready = poll(&descriptor, 1, pollMilliseconds(until: deadline))
-            if ready > 0 { return true }
-            if ready < 0 && errno != EINTR { return false }
-        }
+    /// Whether `fd` became ready for `interest` before `deadline`.
+    private static func waitFor(_ interest: Interest, on fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
+        (try? PollSet.wait(for: fd, interest, until: deadline)) ?? false
     }
 
     private static func reason(_ error: Int32) -> ProbeFailure {

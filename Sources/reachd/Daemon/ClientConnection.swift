@@ -35,7 +35,7 @@ final class ClientConnection {
     /// only when the summary changes. Set by the ``ClientTable``.
     var detail = StatusDetail.full
     /// What the event poll was last told to wait for.
-    var registeredInterest: EventPoll.Interest = .readable
+    var registeredInterest: Interest = .readable
     var isSubscribed: Bool { subscriberSlot != nil }
     /// The client shut down its sending side (`echo ... | socat` does). A
     /// subscriber may still be reading; only a full hang-up ends it.
@@ -96,7 +96,7 @@ final class ClientConnection {
 
     /// What to wait for: writability while output is pending (and nothing
     /// else: backpressure), input only when every request read is answered.
-    var interest: EventPoll.Interest {
+    var interest: Interest {
         if hasPendingOutput { return .writable }
         return inputClosed || isClosing || !requests.isEmpty ? [] : .readable
     }

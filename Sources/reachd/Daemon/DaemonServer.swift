@@ -19,16 +19,45 @@ final class DaemonServer {
     /// often waits for the check under way or the last answer.
     static let checkInterval: Duration = .seconds(5)
 
-    /// The event poll's tokens for the daemon's own descriptors; clients
-    /// have theirs from ``ClientTable/firstClientToken`` up.
-    private enum Token: UInt64 {
-        case stop, netlink, listener, checker, resolver, resolverConfiguration
+    /// What a descriptor in the event poll is: the daemon's own, the
+    /// engine's, or a client's (``ClientTable/firstClientToken`` up).
+    enum Token: EventToken, Equatable {
+        case stop, listener, checker
+        case engine(NetworkEngine.Source)
+        case client(UInt64)
+
+        init?(eventData: UInt64) {
+            switch eventData {
+            case 0: self = .stop
+            case 1: self = .listener
+            case 2: self = .checker
+            case 3: self = .engine(.netlink)
+            case 4: self = .engine(.resolver)
+            case 5: self = .engine(.resolverFiles)
+            case ClientTable.firstClientToken...: self = .client(eventData)
+            default: return nil
+            }
+        }
+
+        var eventData: UInt64 {
+            switch self {
+            case .stop: 0
+            case .listener: 1
+            case .checker: 2
+            case .engine(.netlink): 3
+            case .engine(.resolver): 4
+            case .engine(.resolverFiles): 5
+            case .client(let token): token
+            }
+        }
     }
 
-    private let watcher: NetworkWatcher
+    /// The status, and the destinations watched on the same netlink sockets.
+    private let engine: NetworkEngine
+    private var watcher: NetworkWatcher { engine.watcher }
     private let admission: ClientAdmission
     private let clients = ClientTable()
-    private let poll: EventPoll
+    private let poll: EventPoll<Token>
     private let stop: WakeSignal
     private let logger: Logger
     private let systemd: SystemdNotifier
@@ -44,16 +73,6 @@ final class DaemonServer {
     private var lastAnnounced: NetworkStatus?
     /// The clients' watched destinations.
     private let destinations: DestinationWatches
-    /// `/etc/resolv.conf` and `/etc/hosts`: a change resolves every watched
-    /// name again. `nil` where inotify is unavailable.
-    private let resolverConfiguration: FileChangeWatch?
-    /// The watcher's ``NetworkWatcher/generation`` when destinations were
-    /// last evaluated.
-    private var evaluatedGeneration: UInt64 = 0
-    /// Something in this wake-up changed what a watched destination's answer
-    /// rests on: the interface table, a name's addresses, a resolution's
-    /// deadline.
-    private var destinationsStale = false
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
@@ -67,34 +86,23 @@ final class DaemonServer {
         self.logger = logger
         self.systemd = systemd
         self.limits = limits
-        watcher = try NetworkWatcher(source: .daemon, logger: logger)
-        watcher.meteredOverrides = meteredOverrides
+        engine = try NetworkEngine(source: .daemon, logger: logger)
+        engine.watcher.meteredOverrides = meteredOverrides
         checker = try check.map { try ConnectivityChecker(check: $0, logger: logger) }
         // With a check, connectivity is `none` or `unknown` until it finds more.
-        if checker != nil { watcher.connectivityFindings = ConnectivityFindings() }
-        let first = try watcher.start()
+        if checker != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
+        let first = try engine.start()
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
         let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
         poll = try EventPoll()
-        try poll.add(stop.fileDescriptor, token: Token.stop.rawValue, interest: .readable)
-        try poll.add(watcher.fileDescriptor, token: Token.netlink.rawValue, interest: .readable)
-        try poll.add(listener.fd, token: Token.listener.rawValue, interest: .readable)
-        if let checker { try poll.add(checker.wake.fileDescriptor, token: Token.checker.rawValue, interest: .readable) }
-        destinations = try DestinationWatches(limits: destinationLimits, firstSeq: NetworkWatcher.firstSequenceNumber())
-        try poll.add(destinations.tracker.resolverDescriptor, token: Token.resolver.rawValue, interest: .readable)
-        do {
-            let files = try FileChangeWatch.resolverConfiguration()
-            try poll.add(files.fileDescriptor, token: Token.resolverConfiguration.rawValue, interest: .readable)
-            resolverConfiguration = files
-        } catch {
-            logger.warning("cannot watch /etc for resolver changes; watched names resolve again only when the path changes",
-                           metadata: ["error": "\(error)"])
-            resolverConfiguration = nil
-        }
-        evaluatedGeneration = watcher.generation
+        try poll.add(stop.fileDescriptor, .stop, interest: .readable)
+        try poll.add(listener.fd, .listener, interest: .readable)
+        if let checker { try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable) }
+        for (source, fd) in engine.descriptors { try poll.add(fd, .engine(source), interest: .readable) }
+        destinations = DestinationWatches(limits: destinationLimits, engine: engine)
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
@@ -113,45 +121,36 @@ final class DaemonServer {
         while true {
             // Requests already read and waiting their turn need no wait.
             let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
-            let resolutionDeadline = destinations.tracker.nextDeadline
-            let deadlines = [nextWatchdogPing, idleDeadline, checker?.nextDeadline, resolutionDeadline]
-            let timeout = clients.hasWaiting ? 0 : deadlines.compactMap { $0 }.min().map(pollMilliseconds(until:)) ?? -1
-            let events = try poll.wait(timeout: timeout)
+            // Requests already read and waiting their turn need no wait.
+            let wake = clients.hasWaiting
+                ? .now : Deadline.earliest(nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline)
+            let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             pingWatchdogIfDue(now)
             // The daemon's own descriptors first: a change reaches every
             // subscriber before any client's request is read.
             var acceptReady = false
-            for event in events where event.token < ClientTable.firstClientToken {
-                switch Token(rawValue: event.token) {
+            for event in events {
+                switch event.token {
                 case .stop: return
-                case .netlink: try handleNetlink()
+                case .engine(let source): try handle(source, now)
                 case .listener: acceptReady = true
                 case .checker: collectProbes(now)
-                case .resolver:
-                    if destinations.tracker.collectResolutions() { destinationsStale = true }
-                case .resolverConfiguration:
-                    if resolverConfiguration?.takeChanges() == true { destinations.tracker.resolveAgain() }
-                case nil: break
+                case .client: break
                 }
-            }
-            if let resolutionDeadline, now >= resolutionDeadline,
-                destinations.tracker.expireResolutions(now: now)
-            {
-                destinationsStale = true
             }
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
-            if destinationsStale { evaluateDestinations() }
+            evaluateDestinations(now)
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
                 if !checkWaiters.isEmpty, !checker.isBusy(now: now) { answerCheckWaiters(now) }
             }
             let waiting = clients.takeWaiting()
-            for event in events where event.token >= ClientTable.firstClientToken {
-                // Dropped earlier in this pass.
-                guard let client = clients.client(event.token) else { continue }
+            for event in events {
+                // Dropped earlier in this pass, or not a client's.
+                guard case .client(let token) = event.token, let client = clients.client(token) else { continue }
                 handle(event, from: client, now)
             }
             for client in waiting where clients.contains(client) { serve(client, now) }
@@ -180,14 +179,14 @@ final class DaemonServer {
 
     private func register(_ client: ClientConnection) {
         do {
-            try poll.add(client.fd, token: client.token, interest: client.registeredInterest)
+            try poll.add(client.fd, .client(client.token), interest: client.registeredInterest)
         } catch {
             logger.warning("could not wait on a new client; closing it", metadata: ["error": "\(error)"])
             drop(client)
         }
     }
 
-    private func handle(_ event: EventPoll.Event, from client: ClientConnection, _ now: ContinuousClock.Instant) {
+    private func handle(_ event: ReadinessEvent<Token>, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         if event.failed {
             drop(client)
             return
@@ -245,7 +244,7 @@ final class DaemonServer {
         let interest = client.interest
         guard interest != client.registeredInterest else { return }
         do {
-            try poll.modify(client.fd, token: client.token, interest: interest)
+            try poll.modify(client.fd, .client(client.token), interest: interest)
             client.registeredInterest = interest
         } catch {
             drop(client)
@@ -253,7 +252,7 @@ final class DaemonServer {
     }
 
     private func updateListenerInterest() {
-        try? poll.modify(admission.listener.fd, token: Token.listener.rawValue, interest: admission.isPaused ? [] : .readable)
+        try? poll.modify(admission.listener.fd, .listener, interest: admission.isPaused ? [] : .readable)
     }
 
     /// Runs the connectivity check now for `client`, which is answered with the
@@ -298,47 +297,41 @@ final class DaemonServer {
 
     /// Finished probes come back as an input to the watcher.
     private func collectProbes(_ now: ContinuousClock.Instant) {
-        guard let checker, checker.collect(now: now), let status = watcher.apply(checker.findings) else { return }
+        guard let checker, checker.collect(now: now), let status = engine.apply(checker.findings) else { return }
         publish(status)
     }
 
     private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         do {
-            send(try destinations.serve(request, from: client, watcher: watcher, now: now), now)
+            send(try destinations.serve(request, from: client, now: now), now)
         } catch {
             logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
-            let line = DaemonMessage.errorLine(
+            let refusal = DaemonMessage.error(
                 code: "lookup_failed", message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
+            let line = refusal.line()
             deliver(line, to: client, now, stream: .answer)
         }
     }
 
-    /// Looks up every watched destination again and sends the answers that
-    /// changed: after a batch of netlink notifications that could change a
-    /// lookup, or when names resolved.
-    private func evaluateDestinations() {
-        destinationsStale = false
-        guard !destinations.tracker.isEmpty else {
-            evaluatedGeneration = watcher.generation
-            return
-        }
+    /// Looks up the watched destinations again, when anything their answers
+    /// rest on moved, and sends the answers that changed.
+    private func evaluateDestinations(_ now: ContinuousClock.Instant) {
         do {
             // Timed only for the debug log: `make bench` reads the longest.
             let started = logger.logLevel <= .debug ? ContinuousClock.now : nil
-            let deliveries = try destinations.evaluateAll(watcher: watcher)
-            evaluatedGeneration = watcher.generation
-            if let started {
+            guard let deliveries = try destinations.evaluateChanged(now: now) else { return }
+            if let started, destinations.count > 0 {
                 let elapsed = ContinuousClock.now - started
                 logger.debug("evaluated watched destinations", metadata: [
-                    "destinations.count": "\(destinations.tracker.count)",
+                    "destinations.count": "\(destinations.count)",
                     "destinations.changed": "\(deliveries.count)",
                     "destinations.evaluation_us": "\(elapsed.components.attoseconds / 1_000_000_000_000 + elapsed.components.seconds * 1_000_000)",
                 ])
             }
             send(deliveries, .now)
         } catch {
-            // The query socket failed; the next batch asks again, and a socket
-            // that keeps failing is reopened by the status's own evaluation.
+            // The query socket failed; the next wake-up asks again, and a
+            // socket that keeps failing is reopened by the status's own evaluation.
             logger.error("route lookups for watched destinations failed", metadata: ["error": "\(error)"])
         }
     }
@@ -350,19 +343,13 @@ final class DaemonServer {
         }
     }
 
-    private func handleNetlink() throws {
-        do {
-            if let status = try watcher.handleReadable() { publish(status) }
-            if watcher.generation != evaluatedGeneration { destinationsStale = true }
-        } catch {
-            logger.error("netlink failed; reopening its sockets and resynchronising",
-                         metadata: ["error": "\(error)"])
-            let status = try watcher.reopen()
+    private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws {
+        let outcome = try engine.handle(source, now: now)
+        if outcome.reopened {
             // The old descriptor left the poll when it was closed.
-            try poll.add(watcher.fileDescriptor, token: Token.netlink.rawValue, interest: .readable)
-            if let status { publish(status) }
-            destinationsStale = true
+            try poll.add(watcher.fileDescriptor, .engine(.netlink), interest: .readable)
         }
+        if let status = outcome.status { publish(status) }
     }
 
     /// Writes the new status to every subscriber that wants it, before
@@ -373,14 +360,7 @@ final class DaemonServer {
         let now = ContinuousClock.now
         let full = clients.subscribers(.full)
         if !full.isEmpty { fanOut(published.line(.full), to: full, now) }
-        if summaryChanged {
-            fanOut(published.line(.summary), to: clients.subscribers(.summary), now)
-            // The way out changed (a family came or went, a VPN took the
-            // default) or what it reaches did (a portal signed in to, whose
-            // DNS answered for everything): the resolver may answer
-            // differently now.
-            destinations.tracker.resolveAgain()
-        }
+        if summaryChanged { fanOut(published.line(.summary), to: clients.subscribers(.summary), now) }
         checker?.observe(status, now: now)
         // Subscribers first: the log line and systemd's STATUS= cost about
         // 0.1 ms, which no subscriber should wait for.

@@ -1,7 +1,10 @@
 /// How many destinations clients may watch: each watch costs the daemon a
 /// route lookup per address after every batch of routing changes.
 struct DestinationLimits: Equatable {
-    static let defaultPerConnection = 32
+    /// As many as a user may hold: a client library follows all of a
+    /// process's destinations on one connection, so one connection is what
+    /// an app with many servers needs; the user's limit bounds the cost.
+    static let defaultPerConnection = defaultPerUser
     static let defaultPerUser = 128
     static let defaultTotal = 1024
 

@@ -1,11 +1,13 @@
 import Reachability
 
-/// The clients' destination requests over one ``DestinationTracker``: which
-/// client watches what under which id, the limits, and the `reach` requests
-/// waiting for a name to resolve. The daemon's loop calls it; it sends
-/// nothing itself, but says who gets which line.
+/// The clients' destination requests over the engine's
+/// ``DestinationTracker``: which client watches what under which id, the
+/// limits, and the `reach` requests waiting for a name to resolve. The
+/// daemon's loop calls it; it sends nothing itself, but says who gets which
+/// line.
 final class DestinationWatches {
-    let tracker: DestinationTracker
+    private let engine: NetworkEngine
+    private var tracker: DestinationTracker { engine.tracker }
     private let limits: DestinationLimits
     /// Each client's watches by id.
     private var byClient: [UInt64: [String: DestinationTracker.Key]] = [:]
@@ -23,17 +25,18 @@ final class DestinationWatches {
         var stream: ClientConnection.OutputStream
     }
 
-    init(limits: DestinationLimits, firstSeq: UInt64) throws {
+    init(limits: DestinationLimits, engine: NetworkEngine) {
         self.limits = limits
-        tracker = try DestinationTracker(source: .daemon, firstSeq: firstSeq)
+        self.engine = engine
     }
+
+    /// Watches and `reach` answers to come, in all.
+    var count: Int { tracker.count }
 
     /// Serves `reach`, `watch` or `unwatch` from `client`. Returns the lines
     /// to send: the answer to the request, and the new answer to every other
     /// watcher of an entry that the evaluation changed.
-    func serve(
-        _ request: ClientRequest, from client: ClientConnection, watcher: NetworkWatcher, now: ContinuousClock.Instant
-    ) throws -> [Delivery] {
+    func serve(_ request: ClientRequest, from client: ClientConnection, now: ContinuousClock.Instant) throws -> [Delivery] {
         switch request.operation {
         case .get, .subscribe, .check:
             return []
@@ -63,31 +66,34 @@ final class DestinationWatches {
                                     "this connection already has a watch \"\(id.escapingControlCharacters)\"; "
                                         + "choose another id, or unwatch it first")]
                 }
-                addWatch(id, key, of: client, now: now)
+                addWatch(id, key, of: client)
             } else {
-                tracker.add(key, now: now)
                 client.destinationRequests += 1
                 waiting[key, default: []].append((client, request.id))
             }
-            return try evaluate(key, for: client, id: request.operation == .watch ? request.id : nil, watcher: watcher)
+            // Held before it is evaluated: a failed lookup leaves it held,
+            // and the next evaluation answers it.
+            let changed = try engine.add(key, now: now)
+            return answer(key, changed: changed, for: client, id: request.operation == .watch ? request.id : nil)
         }
     }
 
-    /// Evaluates every entry (after a batch of netlink notifications or
-    /// resolutions) and returns the lines for the answers that changed and
-    /// the `reach` requests now answered.
-    func evaluateAll(watcher: NetworkWatcher) throws -> [Delivery] {
-        try deliveries(for: tracker.evaluate(with: watcher))
+    /// Evaluates every entry whose answer may have changed (once per
+    /// wake-up: see ``NetworkEngine/evaluateDestinations(now:)``) and returns
+    /// the lines for the answers that changed and the `reach` requests now
+    /// answered; `nil` when nothing was looked up.
+    func evaluateChanged(now: ContinuousClock.Instant) throws -> [Delivery]? {
+        try engine.evaluateDestinations(now: now).map(deliveries(for:))
     }
 
-    /// Evaluates the entry `client` just asked about, and answers it: with
-    /// the new answer to every holder when it changed, else with the current
-    /// answer to `client` alone.
-    private func evaluate(
-        _ key: DestinationTracker.Key, for client: ClientConnection, id: String?, watcher: NetworkWatcher
-    ) throws -> [Delivery] {
-        let changed = try tracker.evaluate(with: watcher, only: [key])
-        guard changed.isEmpty, let status = tracker.status(of: key) else { return deliveries(for: changed) }
+    /// The entry `client` just asked about, just evaluated: the new answer
+    /// to every holder when it `changed`, else the current answer to
+    /// `client` alone.
+    private func answer(
+        _ key: DestinationTracker.Key, changed: Bool, for client: ClientConnection, id: String?
+    ) -> [Delivery] {
+        if changed { return deliveries(for: [key]) }
+        guard let status = tracker.status(of: key) else { return [] }
         // A watch was just added under `id`; without one, a `reach` waits.
         if let id { return [line(status, id: id, to: client)] }
         return answerWaiting(key, status)
@@ -126,11 +132,10 @@ final class DestinationWatches {
     }
 
     private func refusal(to client: ClientConnection, code: String, id: String?, _ message: String) -> Delivery {
-        Delivery(client: client, line: DaemonMessage.errorLine(code: code, message: message, id: id), stream: .answer)
+        Delivery(client: client, line: DaemonMessage.error(code: code, message: message, id: id).line(), stream: .answer)
     }
 
-    private func addWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection, now: ContinuousClock.Instant) {
-        tracker.add(key, now: now)
+    private func addWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection) {
         byClient[client.token, default: [:]][id] = key
         holders[key, default: []].append((client, id))
         perUser[client.user, default: 0] += 1

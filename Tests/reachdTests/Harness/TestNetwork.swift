@@ -199,7 +199,7 @@ final class TestNetwork: @unchecked Sendable {
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")
             }
-            return (try? DaemonClient(socketPath: self.socketPath).fetchStatus()) != nil ? true : nil
+            return (try? daemonStatus(at: self.socketPath)) != nil ? true : nil
         }
         return daemon
     }

@@ -47,7 +47,7 @@ struct DaemonTests {
         for (bytes, says) in cases {
             let client = try SocketClient(path: network.socketPath)
             try client.send(bytes)
-            guard case .error(let code, let message) = try await client.readMessage() else {
+            guard case .error(let code, let message, _) = try await client.readMessage() else {
                 Issue.record("no error for \(says)")
                 continue
             }
@@ -59,7 +59,7 @@ struct DaemonTests {
         try await network.inHost("route add default via 10.77.0.1")
         let after = try await subscriber.readStatus()
         #expect(after.online && after.seq > before.seq, "the subscriber still gets changes")
-        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().online)
+        #expect(try daemonStatus(at: network.socketPath).online)
         #expect(daemon.isRunning)
     }
 
@@ -112,7 +112,7 @@ struct DaemonTests {
 
         // A get answers at once while the stalled client's output is full.
         let started = ContinuousClock.now
-        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().seq == final.seq)
+        #expect(try daemonStatus(at: network.socketPath).seq == final.seq)
         #expect(ContinuousClock.now - started < .seconds(1))
 
         // When it finally reads, it gets what was in flight and then the newest
@@ -198,19 +198,19 @@ struct DaemonTests {
         let second = try await network.reachd("daemon", "--socket", network.socketPath)
         #expect(second.status == 2)
         #expect(second.error.contains("another reachd daemon is already listening on \(network.socketPath)"))
-        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().source == .daemon, "the first one is unharmed")
+        #expect(try daemonStatus(at: network.socketPath).source == .daemon, "the first one is unharmed")
         _ = daemon
     }
 
     @Test func aStaleSocketFromACrashedDaemonIsReplaced() async throws {
         let network = try await TestNetwork()
         let crashed = try await network.startDaemon()
-        let last = try DaemonClient(socketPath: network.socketPath).fetchStatus().seq
+        let last = try daemonStatus(at: network.socketPath).seq
         crashed.signal(SIGKILL)
         try await crashed.wait()
         #expect(FileManager.default.fileExists(atPath: network.socketPath), "a crash leaves the socket file")
         let daemon = try await network.startDaemon()
-        let first = try DaemonClient(socketPath: network.socketPath).fetchStatus().seq
+        let first = try daemonStatus(at: network.socketPath).seq
         #expect(first > last, "seq never goes backwards across a restart: \(last) then \(first)")
         _ = daemon
     }

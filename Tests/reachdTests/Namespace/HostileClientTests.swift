@@ -75,7 +75,7 @@ struct HostileClientTests {
         #expect(sorted.count == 60)
         #expect(sorted.last! < 1, "worst \(sorted.last!) s after the kernel's notification")
         #expect(peak < 2 * idle, "RSS \(idle) KiB idle, \(peak) KiB during the flood")
-        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().source == .daemon)
+        #expect(try daemonStatus(at: network.socketPath).source == .daemon)
         #expect(daemon.isRunning)
     }
 
@@ -153,7 +153,7 @@ struct HostileClientTests {
         for _ in 0..<4 { subscribers.append(try await SocketClient.subscribed(to: network.socketPath).client) }
         for _ in 0..<20 {
             let client = try SocketClient(path: network.socketPath)
-            guard case .error(let code, let message) = try await client.readMessage(timeout: .seconds(1)) else {
+            guard case .error(let code, let message, _) = try await client.readMessage(timeout: .seconds(1)) else {
                 Issue.record("a connection beyond the cap got no error")
                 continue
             }
@@ -290,7 +290,7 @@ struct HostileClientTests {
             for child in children.split(separator: " ").compactMap({ pid_t($0) }) { kill(child, SIGKILL) }
             daemon.signal(SIGTERM)
         }
-        _ = try await eventually("the daemon answers") { try? DaemonClient(socketPath: network.socketPath).fetchStatus() }
+        _ = try await eventually("the daemon answers") { try? daemonStatus(at: network.socketPath) }
         var info = stat()
         #expect(lstat(network.socketPath, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o666, "mode \(String(info.st_mode & 0o777, radix: 8))")
@@ -329,6 +329,6 @@ struct HostileClientTests {
             Self.openDescriptors(daemon.pid) <= descriptors ? true : nil
         }
         #expect(Self.residentKiB(daemon.pid) < 2 * idle)
-        #expect(try DaemonClient(socketPath: network.socketPath).fetchStatus().online)
+        #expect(try daemonStatus(at: network.socketPath).online)
     }
 }

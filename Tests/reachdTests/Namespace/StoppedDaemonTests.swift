@@ -146,8 +146,10 @@ struct StoppedDaemonTests {
         let pair = "rdls\(UInt16.random(in: 0...UInt16.max))"
         try await TestNetwork.sh("ip link add \(pair)a type veth peer name \(pair)b && ip link del \(pair)a")
         let error = try await eventually("lastError", timeout: .seconds(5)) { () -> DaemonClientError? in
-            guard case .timedOut? = monitor.lastError as? DaemonClientError else { return nil }
-            return monitor.lastError as? DaemonClientError
+            guard case .noDaemonAnswered(let failures)? = monitor.lastError, case .timedOut? = failures.last else {
+                return nil
+            }
+            return failures.last
         }
         #expect("\(error)".contains("did not answer within 1 s"))
     }

@@ -1,0 +1,629 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// The one loop behind every client that follows the network: the status
+/// and any number of destinations, from the daemon while one answers, else
+/// computed in-process, as the source allows.
+///
+/// It owns, on the thread that runs it:
+/// - one daemon connection, carrying the status subscription (or, when only
+///   destinations are followed, one `get`) and one `watch` per destination;
+/// - one liveness sentinel (``DaemonLiveness``) that notices a daemon that
+///   stopped answering when the kernel reports something it should publish;
+/// - one retry schedule, for the daemon and for restarting netlink alike;
+/// - while no daemon answers, one in-process ``NetworkEngine``: the daemon's
+///   own composition of watcher and tracker, so the answers are the daemon's.
+///
+/// It waits in one `poll` (``PollSet``) with a timeout only while a retry, a
+/// first answer, a liveness probe or a name's resolution is due: a client
+/// following a quiet network makes no system calls. Destinations are added
+/// and removed while it runs, through its ``Remote``; a reconnection sends
+/// the watches again, and answers that repeat what was delivered are
+/// dropped, per destination.
+///
+/// ``ReachabilityMonitor`` runs one on a thread of its own; `reachd monitor`,
+/// `reach --watch` and `wait-online` run one on their main thread, so an
+/// answer reaches stdout with no hop between threads.
+package final class FollowSession {
+    package typealias Key = DestinationTracker.Key
+
+    /// What a session follows, and where from.
+    package struct Configuration: Sendable {
+        package var source: ReachabilityMonitor.Source
+        /// Daemon sockets to try, in order.
+        package var socketPaths: [String]
+        /// How much of each status to deliver: with `.summary`, statuses
+        /// without the interface list, and only when the summary changed.
+        /// `nil`: no statuses, only destinations.
+        package var statusDetail: StatusDetail?
+        package var backoff = ReachabilityMonitor.Backoff()
+        /// Throw a daemon's failure, rather than retry, until it has answered
+        /// once: what a socket the user named needs.
+        package var requiringAnswer = false
+        /// Handed every netlink datagram the in-process engine reads.
+        package var traceDatagrams: (@Sendable ([UInt8]) -> Void)?
+
+        package init(
+            source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,
+            backoff: ReachabilityMonitor.Backoff = .init(), requiringAnswer: Bool = false
+        ) {
+            self.source = source
+            self.socketPaths = socketPaths
+            self.statusDetail = statusDetail
+            self.backoff = backoff
+            self.requiringAnswer = requiringAnswer
+        }
+    }
+
+    /// What a session delivers, in order.
+    package enum Update {
+        /// The status changed (or its source did).
+        case status(StatusUpdate)
+        /// A destination's answer changed (or its source did). A line when it
+        /// came from a daemon.
+        case destination(Key, DestinationStatus, line: [UInt8]?)
+        /// The daemon will not answer for this destination (it refused the
+        /// watch) and the source allows nothing else: it is no longer followed.
+        case destinationFailed(Key, ReachabilityError)
+        /// A failure met and worked around: the daemon went away or stopped
+        /// answering, netlink failed in-process. Once per failure.
+        case problem(ReachabilityError)
+    }
+
+    /// What any thread may ask of a running session; it wakes the session.
+    package final class Remote: Sendable {
+        enum Command {
+            case follow(Key)
+            case unfollow(Key)
+            case stop
+        }
+
+        let wake: WakeSignal
+        private let commands = Mutex<[Command]>([])
+
+        package init() throws(SystemError) {
+            wake = try WakeSignal()
+        }
+
+        /// Starts following `key`: its answer, then one per change.
+        package func follow(_ key: Key) { send(.follow(key)) }
+        /// Stops following `key`: nothing more is delivered for it.
+        package func unfollow(_ key: Key) { send(.unfollow(key)) }
+        /// Ends ``FollowSession/run(until:deliver:)``.
+        package func stop() { send(.stop) }
+
+        private func send(_ command: Command) {
+            commands.withLock { $0.append(command) }
+            wake.signal()
+        }
+
+        func take() -> [Command] {
+            commands.withLock { commands in
+                defer { commands.removeAll() }
+                return commands
+            }
+        }
+    }
+
+    package let remote: Remote
+    private let configuration: Configuration
+    private let logger: Logger
+
+    /// One destination followed.
+    private struct Followed {
+        /// Its id on the daemon's connection: never used for another.
+        let wireID: String
+        let order: Int
+        /// The answer delivered last.
+        var delivered: DestinationStatus?
+        /// The daemon refused to watch it: answered in-process from then on.
+        var inProcessOnly = false
+    }
+
+    private var followed: [Key: Followed] = [:]
+    private var keysByWireID: [String: Key] = [:]
+    private var nextWireID = 0
+
+    /// The daemon connection being followed or tried.
+    private struct DaemonLink {
+        let connection: DaemonConnection
+        /// Until the first status arrives: when to give up on it.
+        var firstAnswerBy: ContinuousClock.Instant?
+    }
+
+    private var daemon: DaemonLink?
+    /// Made at the first try of a daemon, kept for the session's life.
+    private var liveness: DaemonLiveness?
+    private var engine: NetworkEngine?
+    /// The destinations the engine holds now.
+    private var engineKeys: Set<Key> = []
+    /// When to try the daemon again or, in-process, to start netlink again.
+    private var retry: RetrySchedule
+    /// The status delivered last: one describing the same network from the
+    /// same source (a resubscription renumbers them) is not delivered again.
+    private var current: NetworkStatus?
+    /// Whether a daemon has answered since the run began.
+    private var answered = false
+    /// The last failure warned about since the daemon last answered: a
+    /// refusing daemon costs one warning, not one per retry.
+    private var lastWarned: String?
+    private var deliver: ((Update) -> Bool)?
+
+    /// Why the loop ends.
+    private enum Ending: Error {
+        /// Told to stop, or the caller had enough.
+        case stopped
+        case failed(ReachabilityError)
+    }
+
+    private enum Token {
+        case commands, daemon, sentinel, probe
+        case engine(NetworkEngine.Source)
+    }
+
+    package init(_ configuration: Configuration, remote: Remote, logger: Logger) {
+        self.configuration = configuration
+        self.remote = remote
+        self.logger = logger
+        retry = RetrySchedule(configuration.backoff)
+    }
+
+    package convenience init(_ configuration: Configuration, logger: Logger) throws(ReachabilityError) {
+        do { self.init(configuration, remote: try Remote(), logger: logger) } catch { throw .waitFailed(error) }
+    }
+
+    /// Follows on the calling thread, calling `deliver` with each update
+    /// until it returns `false`, `deadline` passes or ``Remote/stop()`` is
+    /// called. Throws only what ends it for good: a daemon of another protocol
+    /// version to a `.daemon` session, any daemon failure before the first
+    /// answer when ``Configuration/requiringAnswer``, or a failure of `poll`.
+    package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool) throws(ReachabilityError) {
+        var ending: Ending?
+        withoutActuallyEscaping(deliver) { deliver in
+            self.deliver = deliver
+            retry = RetrySchedule(configuration.backoff)
+            answered = false
+            defer {
+                dropDaemon()
+                stopEngine()
+                self.deliver = nil
+            }
+            do throws(Ending) { try loop(until: deadline) } catch { ending = error }
+        }
+        if case .failed(let error) = ending { throw error }
+    }
+
+    private func loop(until deadline: ContinuousClock.Instant?) throws(Ending) {
+        // Commands sent before the run are waiting already.
+        var signalled = true
+        while true {
+            let now = ContinuousClock.now
+            if let deadline, now >= deadline { return }
+            if signalled { remote.wake.drain() }
+            try take(remote.take(), now)
+            if retry.takeIfDue(now) { try attempt(now) }
+
+            var descriptors = PollSet<Token>()
+            descriptors.add(remote.wake.fileDescriptor, .commands)
+            if let daemon {
+                descriptors.add(daemon.connection.fd, .daemon)
+                // Heard once the daemon has answered; what it heard before
+                // then is queued, and probed for at once.
+                if daemon.firstAnswerBy == nil { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                descriptors.add(liveness?.probeDescriptor, .probe)
+            }
+            for (source, fd) in engine?.descriptors ?? [] { descriptors.add(fd, .engine(source)) }
+            let wake = Deadline.earliest(
+                deadline, retry.due, daemon?.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
+                engine?.nextDeadline)
+            let events: [ReadinessEvent<Token>]
+            do { events = try descriptors.wait(until: wake) } catch { throw .failed(.waitFailed(error)) }
+            signalled = false
+            var (daemonReady, kernelChanged, probeReady) = (false, false, false)
+            var engineReady: [NetworkEngine.Source] = []
+            for event in events {
+                switch event.token {
+                case .commands: signalled = true
+                case .daemon: daemonReady = true
+                case .sentinel: kernelChanged = true
+                case .probe: probeReady = true
+                case .engine(let source): engineReady.append(source)
+                }
+            }
+            let later = ContinuousClock.now
+            // Each step that changes which daemon is followed starts a new
+            // pass: what is still ready is reported again.
+            if try checkLiveness(kernelChanged: kernelChanged, probeReadable: probeReady, later) { continue }
+            if try serviceDaemon(readable: daemonReady, later) { continue }
+            for source in engineReady { try serviceEngine(source, later) }
+            try evaluateInProcess(later)
+        }
+    }
+
+    // MARK: Destinations
+
+    private func take(_ commands: [Remote.Command], _ now: ContinuousClock.Instant) throws(Ending) {
+        for command in commands {
+            switch command {
+            case .stop: throw .stopped
+            case .follow(let key): try follow(key, now)
+            case .unfollow(let key): unfollow(key)
+            }
+        }
+    }
+
+    private func follow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
+        guard followed[key] == nil else { return }
+        let id = String(nextWireID)
+        followed[key] = Followed(wireID: id, order: nextWireID)
+        keysByWireID[id] = key
+        nextWireID += 1
+        if let link = daemon {
+            do throws(DaemonClientError) { try link.connection.send([watch(key, id: id)]) } catch {
+                try daemonFailed(error, now)
+                return
+            }
+        }
+        try syncEngineKeys(now)
+    }
+
+    private func unfollow(_ key: Key) {
+        guard let entry = followed.removeValue(forKey: key) else { return }
+        keysByWireID[entry.wireID] = nil
+        // A failed write shows as the connection's end at the next read.
+        try? daemon?.connection.send([ClientRequest(.unwatch, id: entry.wireID)])
+        if engineKeys.remove(key) != nil { engine?.remove(key) }
+    }
+
+    private func watch(_ key: Key, id: String) -> ClientRequest {
+        ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
+    }
+
+    /// Delivers a destination's answer unless it repeats the last one. A
+    /// source says `pending` only before its first resolution of a name (a
+    /// restarted daemon, the in-process engine taking over): the answer
+    /// delivered stands until that source knows better.
+    private func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) throws(Ending) {
+        guard let entry = followed[key] else { return }
+        if let last = entry.delivered,
+            status.state == .pending || (last.source == status.source && last.hasSameAnswer(as: status))
+        {
+            return
+        }
+        followed[key]?.delivered = status
+        try pass(.destination(key, status, line: line))
+    }
+
+    /// The daemon refused to watch `key` (over its limits, say): in-process
+    /// from then on where the source allows, else no more.
+    private func watchRefused(_ key: Key, _ error: DaemonClientError, _ now: ContinuousClock.Instant) throws(Ending) {
+        try note(error)
+        switch configuration.source {
+        case .automatic, .embedded:
+            followed[key]?.inProcessOnly = true
+            try startEngine(now)
+        case .daemon:
+            if let entry = followed.removeValue(forKey: key) { keysByWireID[entry.wireID] = nil }
+            try pass(.destinationFailed(key, .noDaemonAnswered([error])))
+        }
+    }
+
+    // MARK: The daemon
+
+    /// Whether the daemon answers for the session now: it has, and has not
+    /// stopped answering since.
+    private var daemonAnswers: Bool {
+        guard let daemon else { return false }
+        return daemon.firstAnswerBy == nil && liveness?.isUnresponsive != true
+    }
+
+    /// The retry schedule says it is time: the daemon, else netlink again.
+    private func attempt(_ now: ContinuousClock.Instant) throws(Ending) {
+        switch configuration.source {
+        case .embedded:
+            try startEngine(now)
+            if engine == nil { retry.failed(now: now) }
+        case .automatic, .daemon:
+            if daemon == nil {
+                do throws(DaemonClientError) { daemon = try connect(now) } catch { try daemonFailed(error, now) }
+            } else if engine == nil, followed.values.contains(where: \.inProcessOnly) {
+                // The engine for what the daemon refused failed: again.
+                try startEngine(now)
+                if engine == nil { retry.failed(now: now) }
+            }
+        }
+    }
+
+    /// The first of the sockets that takes the requests. The answer is
+    /// awaited in the loop, so a stopped daemon holds up nothing: the connect
+    /// may block only briefly (a full listen queue).
+    private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError) -> DaemonLink {
+        if liveness == nil {
+            // Without netlink, a stopped daemon goes unnoticed once it has answered.
+            liveness = try? DaemonLiveness()
+        }
+        let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
+        let watches = followed.filter { !$0.value.inProcessOnly }.sorted { $0.value.order < $1.value.order }
+            .map { watch($0.key, id: $0.value.wireID) }
+        var lastError: DaemonClientError?
+        for path in configuration.socketPaths {
+            // Listening before the daemon answers: see DaemonLiveness.listen(to:).
+            liveness?.listen(to: path)
+            do throws(DaemonClientError) {
+                let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+                try connection.send([first] + watches)
+                return DaemonLink(connection: connection, firstAnswerBy: now + DaemonConnection.answerTimeout)
+            } catch {
+                if path != configuration.socketPaths.last { try? note(error) }
+                lastError = error
+            }
+        }
+        throw lastError ?? .closed(path: "")
+    }
+
+    /// What the liveness probe says about a daemon that has answered.
+    /// Returns whether the daemon followed changed.
+    private func checkLiveness(kernelChanged: Bool, probeReadable: Bool, _ now: ContinuousClock.Instant) throws(Ending)
+        -> Bool
+    {
+        guard daemon != nil, let verdict = liveness?.verdict(probeReadable: probeReadable, kernelChanged: kernelChanged, now: now)
+        else { return false }
+        switch verdict {
+        case .none:
+            return false
+        case .notAnswering(let error):
+            // Kept open: its answer, or the subscription's next line, says
+            // the daemon is back.
+            try note(error)
+            try startEngine(now)
+            return false
+        case .answeringAgain:
+            resubscribe()
+            return true
+        case .gone(let error):
+            try daemonFailed(error, now)
+            return true
+        }
+    }
+
+    /// Reads the daemon's lines, or gives up on a first answer that is
+    /// overdue. Returns whether the daemon followed changed.
+    private func serviceDaemon(readable: Bool, _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
+        guard let link = daemon else { return false }
+        guard readable else {
+            if let due = link.firstAnswerBy, now >= due {
+                try daemonFailed(.timedOut(path: link.connection.path, timeout: DaemonConnection.answerTimeout), now)
+                return true
+            }
+            return false
+        }
+        if liveness?.isUnresponsive == true {
+            // It spoke again, on the subscription this time.
+            resubscribe()
+            return true
+        }
+        let lines: [[UInt8]]
+        do throws(DaemonClientError) {
+            guard let read = try link.connection.readAvailable() else { throw .closed(path: link.connection.path) }
+            lines = read
+        } catch {
+            try daemonFailed(error, now)
+            return true
+        }
+        // Each status is complete: of several in one read, the newest is all
+        // that matters. Every destination's line is its own.
+        let newestStatus = lines.lastIndex(where: StatusUpdate.isStatusLine)
+        for (index, line) in lines.enumerated() where index == newestStatus || !StatusUpdate.isStatusLine(line) {
+            if try take(line, now) { return true }
+        }
+        return false
+    }
+
+    private static let summaryMarker = Array(#""detail":"summary""#.utf8)
+
+    /// One line from the daemon. Returns whether the daemon followed changed.
+    private func take(_ line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
+        guard let link = daemon else { return true }
+        if link.firstAnswerBy == nil, let detail = configuration.statusDetail, StatusUpdate.isStatusLine(line),
+            detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
+        {
+            // A change on a subscription that has answered: the daemon
+            // publishes only changes, so it needs no comparing, and the caller
+            // may use the line before it is decoded (reachd monitor --json
+            // prints it).
+            let update = StatusUpdate(line: line)
+            try pass(.status(update))
+            do throws(DaemonClientError) { current = try update.status() } catch {
+                try daemonFailed(error, now)
+                return true
+            }
+            return false
+        }
+        let message: DaemonMessage
+        do throws(DaemonClientError) { message = try DaemonMessage.received(line) } catch {
+            try daemonFailed(error, now)
+            return true
+        }
+        switch message {
+        case .status(let status):
+            if link.firstAnswerBy != nil { try daemonAnswered(now) }
+            if let detail = configuration.statusDetail {
+                let answer = StatusUpdate.inDetail((status, line), detail)
+                try offer(answer.status, line: answer.line)
+            }
+        case .destination(let status):
+            // An id unwatched meanwhile names nothing.
+            guard let id = status.id, let key = keysByWireID[id] else { return false }
+            try forward(key, status, line: line)
+        case .error(let code, let text, let id):
+            guard let id, let key = keysByWireID[id] else {
+                try daemonFailed(.rejected(code: code, message: text), now)
+                return true
+            }
+            try watchRefused(key, .rejected(code: code, message: text), now)
+        case .unrecognized:
+            break
+        }
+        return false
+    }
+
+    /// The daemon's first answer: the next failure is news, and in-process
+    /// can stop, but for what the daemon refused.
+    private func daemonAnswered(_ now: ContinuousClock.Instant) throws(Ending) {
+        daemon?.firstAnswerBy = nil
+        answered = true
+        retry.succeeded()
+        lastWarned = nil
+        if followed.values.contains(where: \.inProcessOnly) { try syncEngineKeys(now) } else { stopEngine() }
+    }
+
+    /// The daemon failed: drop it, say so, retry on the schedule, and follow
+    /// in-process meanwhile where the source allows.
+    private func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) throws(Ending) {
+        dropDaemon()
+        if configuration.requiringAnswer && !answered { throw .failed(.noDaemonAnswered([error])) }
+        if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
+            logger.error("\(error.description)")
+            throw .failed(.noDaemonAnswered([error]))
+        }
+        try note(error)
+        retry.failed(now: now)
+        try startEngine(now)
+    }
+
+    /// A daemon that did not answer does again: a fresh subscription, whose
+    /// first answers are its state now, compared with what in-process
+    /// delivered meanwhile (which stops at that answer).
+    private func resubscribe() {
+        dropDaemon()
+        retry.now()
+    }
+
+    private func dropDaemon() {
+        daemon = nil
+        liveness?.forget()
+    }
+
+    /// Passes on and logs a daemon failure, once: a refusing daemon costs
+    /// one warning, not one per retry.
+    private func note(_ error: DaemonClientError) throws(Ending) {
+        try pass(.problem(.noDaemonAnswered([error])))
+        let description = "\(error)"
+        let isNews = lastWarned != description
+        lastWarned = description
+        switch error {
+        case .protocolError(.versionMismatch):
+            if isNews { logger.warning("\(error.description); following the network in-process instead") }
+        case .notRunning, .closed:
+            logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
+        case .timedOut, .connectionFailed, .rejected, .protocolError:
+            if isNews {
+                let fallback = configuration.source == .automatic ? "; following the network in-process meanwhile" : ""
+                logger.warning("\(error.description)\(fallback)")
+            } else {
+                logger.debug("daemon still unavailable", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: In-process
+
+    /// Starts the engine, where the source allows and none runs: the status,
+    /// and every destination the daemon does not answer for.
+    private func startEngine(_ now: ContinuousClock.Instant) throws(Ending) {
+        guard configuration.source != .daemon else { return }
+        if engine == nil {
+            let started: NetworkEngine
+            let first: NetworkStatus
+            do {
+                started = try NetworkEngine(source: .embedded, logger: logger)
+                if let trace = configuration.traceDatagrams { started.watcher.traceDatagrams(trace) }
+                first = try started.start()
+            } catch {
+                try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
+                logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+                return
+            }
+            engine = started
+            engineKeys = []
+            if !daemonAnswers { try offer(first, line: nil) }
+        }
+        try syncEngineKeys(now)
+    }
+
+    private func stopEngine() {
+        engine = nil
+        engineKeys = []
+    }
+
+    /// Makes the engine hold every destination while no daemon answers, and
+    /// only those the daemon refused while one does; a destination it starts
+    /// holding is answered at once.
+    private func syncEngineKeys(_ now: ContinuousClock.Instant) throws(Ending) {
+        guard let engine else { return }
+        let answers = daemonAnswers
+        let wanted = Set(followed.filter { !answers || $0.value.inProcessOnly }.keys)
+        for key in engineKeys.subtracting(wanted) { engine.remove(key) }
+        let added = wanted.subtracting(engineKeys).sorted { followed[$0]!.order < followed[$1]!.order }
+        engineKeys = wanted
+        for key in added {
+            do { _ = try engine.add(key, now: now) } catch {
+                try engineFailed(error, now)
+                return
+            }
+            if let status = engine.tracker.status(of: key) { try forward(key, status, line: nil) }
+        }
+    }
+
+    private func serviceEngine(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws(Ending) {
+        guard let engine else { return }
+        let outcome: NetworkEngine.Outcome
+        do { outcome = try engine.handle(source, now: now) } catch {
+            try engineFailed(error, now)
+            return
+        }
+        if let status = outcome.status, !daemonAnswers { try offer(status, line: nil) }
+    }
+
+    /// Once per wake-up: the destinations whose answers may have changed.
+    private func evaluateInProcess(_ now: ContinuousClock.Instant) throws(Ending) {
+        guard let engine else { return }
+        let changed: [Key]
+        do { changed = try engine.evaluateDestinations(now: now) ?? [] } catch {
+            try engineFailed(error, now)
+            return
+        }
+        for key in changed where engineKeys.contains(key) {
+            if let status = engine.tracker.status(of: key) { try forward(key, status, line: nil) }
+        }
+    }
+
+    /// Netlink failed in-process and could not be reopened: again after a
+    /// while, in-process or with the daemon's next try.
+    private func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) throws(Ending) {
+        stopEngine()
+        try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
+        logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+        if !retry.isScheduled { retry.failed(now: now) }
+    }
+
+    // MARK: Delivering
+
+    /// Delivers a status unless it describes what was delivered last (from
+    /// the same source: a resubscription renumbers them). A daemon's status
+    /// comes in the form asked for; an in-process one is reduced here.
+    private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
+        guard let detail = configuration.statusDetail else { return }
+        let reduced = line == nil ? status.detailed(detail) : status
+        if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
+        current = reduced
+        try pass(.status(StatusUpdate(reduced, line: line)))
+    }
+
+    private func pass(_ update: Update) throws(Ending) {
+        guard deliver?(update) == true else { throw .stopped }
+    }
+}

@@ -1,0 +1,187 @@
+import Logging
+
+/// One answer, without following: the status, or destinations' answers,
+/// from the first daemon that answers, else (where the source allows)
+/// computed in-process. The core of ``ReachabilityMonitor/currentStatus(source:socketPath:detail:timeout:)``,
+/// ``ReachabilityMonitor/reachability(of:family:source:socketPath:timeout:)``,
+/// `reachd status`, `check` and `reach`; following changes is
+/// ``FollowSession``'s.
+///
+/// One deadline policy: `timeout` is one budget for reaching a daemon,
+/// shared by all the daemons tried, so a stopped one costs what is left of
+/// it and two cost no more than one. A daemon that answered has the
+/// resolver's time on top for the names it resolves.
+package struct OneShotQuery: Sendable {
+    package var source: ReachabilityMonitor.Source
+    /// Daemon sockets to try, in order.
+    package var socketPaths: [String]
+
+    /// `reach` requests one connection has in flight: under the daemon's
+    /// limit per connection, whatever that is set to.
+    static let window = 16
+    /// How long a daemon that answered may take to answer a name: its
+    /// resolver's timeout, and some.
+    static let resolutionAllowance: Duration = .seconds(6)
+
+    package init(source: ReachabilityMonitor.Source, socketPaths: [String]) {
+        self.source = source
+        self.socketPaths = socketPaths
+    }
+
+    /// An answer, and where it came from.
+    package struct Answer<Value: Sendable>: Sendable {
+        package var value: Value
+        /// The daemon's lines as received, one per value (what `--json`
+        /// prints, so that keys a newer daemon adds survive); `nil` when
+        /// computed in-process.
+        package var lines: [[UInt8]]?
+        /// Why each daemon tried before the answer did not give it.
+        package var daemonFailures: [DaemonClientError]
+    }
+
+    /// The status, as `detail` asks. `.check` waits for the daemon's
+    /// connectivity check and is never answered in-process.
+    package func status(
+        _ operation: ClientRequest.Operation = .get, detail: StatusDetail = .full,
+        timeout: Duration = ReachabilityMonitor.defaultTimeout
+    ) throws(ReachabilityError) -> Answer<NetworkStatus> {
+        let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
+            try connection.send([ClientRequest(operation, detail: detail)])
+            let (status, line) = StatusUpdate.inDetail(try Self.status(from: connection, by: deadline, timeout: timeout), detail)
+            return (status, [line])
+        }
+        if let (status, lines) = answer { return Answer(value: status, lines: lines, daemonFailures: failures) }
+        guard source != .daemon, operation != .check else { throw .noDaemonAnswered(failures) }
+        do throws(NetlinkError) {
+            let status = try NetworkWatcher.snapshot(source: .embedded).detailed(detail)
+            return Answer(value: status, lines: nil, daemonFailures: failures)
+        } catch {
+            throw .inProcessFailed(error, daemonFailures: failures)
+        }
+    }
+
+    /// One answer per destination, in order, each once its name has resolved.
+    package func destinations(
+        _ destinations: [Destination], family: AddressFamily?, timeout: Duration = ReachabilityMonitor.defaultTimeout
+    ) throws(ReachabilityError) -> Answer<[DestinationStatus]> {
+        let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
+            try Self.reach(destinations, family: family, on: connection, by: deadline, timeout: timeout)
+        }
+        if let (statuses, lines) = answer { return Answer(value: statuses, lines: lines, daemonFailures: failures) }
+        guard source != .daemon else { throw .noDaemonAnswered(failures) }
+        return Answer(
+            value: try inProcess(destinations, family: family, daemonFailures: failures), lines: nil,
+            daemonFailures: failures)
+    }
+
+    /// Asks the daemons in turn, all within one budget of `timeout` from now
+    /// to connect and give their first answer: the first that does gives the
+    /// answer, else its failures are returned.
+    private func askDaemons<Value>(
+        timeout: Duration,
+        _ ask: (DaemonConnection, ContinuousClock.Instant) throws(DaemonClientError) -> (Value, [[UInt8]])
+    ) -> (answer: (Value, [[UInt8]])?, failures: [DaemonClientError]) {
+        guard source != .embedded else { return (nil, []) }
+        let deadline = ContinuousClock.now + timeout
+        var failures: [DaemonClientError] = []
+        for path in socketPaths {
+            do throws(DaemonClientError) {
+                let connection = try DaemonConnection(path: path, timeout: max(deadline - .now, .milliseconds(1)))
+                return (try ask(connection, deadline), failures)
+            } catch {
+                failures.append(error)
+            }
+        }
+        return (nil, failures)
+    }
+
+    /// The next status on `connection`, skipping lines of a type this
+    /// version does not know; an error line is the daemon's refusal.
+    private static func status(
+        from connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
+    ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
+        while true {
+            guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else {
+                throw .closed(path: connection.path)
+            }
+            for line in lines {
+                switch try DaemonMessage.received(line) {
+                case .status(let status): return (status, line)
+                case .error(let code, let message, _): throw .rejected(code: code, message: message)
+                case .destination, .unrecognized: continue
+                }
+            }
+        }
+    }
+
+    /// Asks one daemon, at most ``window`` `reach` requests in flight, each
+    /// tagged with its position. A `get` goes first: the daemon answers it at
+    /// once, so a stopped one costs the budget, not the resolver's allowance
+    /// that names are given afterwards.
+    private static func reach(
+        _ destinations: [Destination], family: AddressFamily?, on connection: DaemonConnection,
+        by deadline: ContinuousClock.Instant, timeout: Duration
+    ) throws(DaemonClientError) -> ([DestinationStatus], [[UInt8]]) {
+        try connection.send([ClientRequest(.get, detail: .summary)])
+        // The reach requests go only after this answer: nothing comes behind it.
+        _ = try status(from: connection, by: deadline, timeout: timeout)
+        let namesBy = ContinuousClock.now + resolutionAllowance
+        var answers = [(status: DestinationStatus, line: [UInt8])?](repeating: nil, count: destinations.count)
+        var sent = 0
+        var answered = 0
+        while answered < destinations.count {
+            let batch = sent..<min(destinations.count, answered + window)
+            if !batch.isEmpty {
+                try connection.send(batch.map {
+                    ClientRequest(.reach, destination: destinations[$0], id: String($0), family: family)
+                })
+                sent = batch.upperBound
+            }
+            guard let lines = try connection.nextLines(by: namesBy, timeout: timeout + resolutionAllowance) else {
+                throw .closed(path: connection.path)
+            }
+            for line in lines {
+                switch try DaemonMessage.received(line) {
+                case .destination(let status):
+                    guard let id = status.id, let position = Int(id), answers.indices.contains(position),
+                        answers[position] == nil
+                    else { continue }
+                    answers[position] = (status, line)
+                    answered += 1
+                case .error(let code, let message, _):
+                    throw .rejected(code: code, message: message)
+                case .status, .unrecognized:
+                    continue
+                }
+            }
+        }
+        let complete = answers.map { $0! }
+        return (complete.map(\.status), complete.map(\.line))
+    }
+
+    /// Computed in-process by a session that follows the destinations
+    /// until each has an answer other than `pending`.
+    private func inProcess(
+        _ destinations: [Destination], family: AddressFamily?, daemonFailures: [DaemonClientError]
+    ) throws(ReachabilityError) -> [DestinationStatus] {
+        let session = try FollowSession(
+            .init(source: .embedded, socketPaths: [], statusDetail: nil), logger: Logger(label: "reachd.query"))
+        let keys = destinations.map { FollowSession.Key($0, uid: nil, family: family) }
+        for key in keys { session.remote.follow(key) }
+        var answers: [FollowSession.Key: DestinationStatus] = [:]
+        var failure: NetlinkError?
+        try session.run { update in
+            switch update {
+            case .destination(let key, let status, _):
+                if status.state != .pending { answers[key] = status }
+            case .problem(.inProcessFailed(let error, _)):
+                failure = error
+            case .status, .destinationFailed, .problem:
+                break
+            }
+            return failure == nil && answers.count < Set(keys).count
+        }
+        if let failure { throw .inProcessFailed(failure, daemonFailures: daemonFailures) }
+        return keys.map { answers[$0]! }
+    }
+}

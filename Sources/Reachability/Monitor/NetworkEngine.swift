@@ -1,0 +1,157 @@
+import Logging
+
+/// The host's network and the destinations watched on it, composed once: a
+/// ``NetworkWatcher`` for the status, a ``DestinationTracker`` whose lookups
+/// go through the watcher's query socket and interface table, and a watch on
+/// the resolver's files in `/etc`. The daemon's loop drives one, and so does
+/// a client session while no daemon answers, so that an answer computed
+/// in-process is the daemon's answer.
+///
+/// The owner waits on ``descriptors``, hands each ready one to
+/// ``handle(_:now:)``, publishes the statuses it returns, and once per
+/// wake-up calls ``evaluateDestinations(now:)``: the destinations are looked
+/// up again only when something they rest on moved (a netlink batch that
+/// could change a lookup, a name's addresses, a resolution's deadline), and
+/// only the answers that changed come back. Not thread-safe: one loop owns it.
+package final class NetworkEngine {
+    /// The engine's own descriptors, for its owner to tell apart.
+    package enum Source: CaseIterable, Sendable, Hashable {
+        /// Netlink notifications (``NetworkWatcher``).
+        case netlink
+        /// Finished name resolutions (``DestinationTracker``).
+        case resolver
+        /// `/etc/resolv.conf`, `/etc/hosts` or `/etc/nsswitch.conf` changed.
+        case resolverFiles
+    }
+
+    package let watcher: NetworkWatcher
+    package let tracker: DestinationTracker
+    private let resolverFiles: FileChangeWatch?
+    private let logger: Logger
+    /// The watcher's ``NetworkWatcher/generation`` when the destinations were
+    /// last evaluated.
+    private var evaluatedGeneration: UInt64 = 0
+    /// A name's addresses changed, or a resolution timed out, since then.
+    private var resolutionsChanged = false
+    /// The summary of the last status published, to notice a new way out.
+    private var lastSummary: NetworkStatus?
+
+    /// Subscribes to netlink at once (see ``NetworkWatcher/init(source:logger:)``);
+    /// ``start()`` takes the first snapshot.
+    package init(source: StatusSource, logger: Logger) throws(NetlinkError) {
+        watcher = try NetworkWatcher(source: source, logger: logger)
+        do {
+            tracker = try DestinationTracker(source: source, firstSeq: NetworkWatcher.firstSequenceNumber())
+        } catch {
+            throw NetlinkError("start the resolver (\(error.operation))", errno: error.errno)
+        }
+        do {
+            resolverFiles = try FileChangeWatch.resolverConfiguration()
+        } catch {
+            logger.warning(
+                "cannot watch /etc for resolver changes; watched names resolve again only when the path changes",
+                metadata: ["error": "\(error)"])
+            resolverFiles = nil
+        }
+        self.logger = logger
+    }
+
+    /// Takes the first snapshot: the first status to publish.
+    package func start() throws(NetlinkError) -> NetworkStatus {
+        let first = try watcher.start()
+        published(first)
+        evaluatedGeneration = watcher.generation
+        return first
+    }
+
+    /// What to wait on for readability, each under the source ``handle(_:now:)``
+    /// takes. The netlink descriptor changes when a failing socket is reopened.
+    package var descriptors: [(source: Source, fd: Int32)] {
+        var descriptors: [(Source, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
+        if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
+        return descriptors
+    }
+
+    /// What reading a ready source brought.
+    package struct Outcome {
+        /// A status to publish: the published state changed.
+        package var status: NetworkStatus?
+        /// The netlink socket failed and was replaced: an epoll owner adds
+        /// the new ``descriptors`` (the old one left the poll as it closed).
+        package var reopened = false
+    }
+
+    /// Reads what `source` has. A netlink socket that fails other than by
+    /// an overrun (which the watcher resynchronises from) is reopened; only
+    /// a failure to reopen it is thrown.
+    package func handle(_ source: Source, now: ContinuousClock.Instant) throws(NetlinkError) -> Outcome {
+        switch source {
+        case .netlink:
+            var outcome = Outcome()
+            do {
+                outcome.status = try watcher.handleReadable()
+            } catch {
+                logger.error("netlink failed; reopening its sockets and resynchronising", metadata: ["error": "\(error)"])
+                outcome.status = try watcher.reopen()
+                outcome.reopened = true
+            }
+            if let status = outcome.status { published(status) }
+            return outcome
+        case .resolver:
+            if tracker.collectResolutions() { resolutionsChanged = true }
+            return Outcome()
+        case .resolverFiles:
+            if resolverFiles?.takeChanges() == true { tracker.resolveAgain() }
+            return Outcome()
+        }
+    }
+
+    /// Takes in what the connectivity check found; the status to publish
+    /// when that changed it.
+    package func apply(_ findings: ConnectivityFindings) -> NetworkStatus? {
+        guard let status = watcher.apply(findings) else { return nil }
+        published(status)
+        return status
+    }
+
+    /// A status is published: when the way out changed (a family came or
+    /// went, a VPN took the default) or what it reaches did (a portal signed
+    /// in to, whose DNS answered for everything), the resolver may answer
+    /// differently now, so every watched name resolves again.
+    private func published(_ status: NetworkStatus) {
+        if let lastSummary, !status.hasSameSummary(as: lastSummary) { tracker.resolveAgain() }
+        lastSummary = status.summary()
+    }
+
+    /// When ``evaluateDestinations(now:)`` must run even if nothing is ready:
+    /// the first resolution under way times out.
+    package var nextDeadline: ContinuousClock.Instant? { tracker.nextDeadline }
+
+    /// Starts watching `key` (or adds a holder to it) and evaluates it alone:
+    /// returns whether its answer changed (``DestinationTracker/status(of:)``
+    /// has it).
+    package func add(_ key: DestinationTracker.Key, now: ContinuousClock.Instant) throws(NetlinkError) -> Bool {
+        tracker.add(key, now: now)
+        return try !tracker.evaluate(with: watcher, only: [key]).isEmpty
+    }
+
+    /// Drops one holder of `key`.
+    package func remove(_ key: DestinationTracker.Key) {
+        tracker.remove(key)
+    }
+
+    /// Once per wake-up, after every ready source was handled: times out the
+    /// resolutions that are due and, when anything a lookup rests on moved,
+    /// looks every watched destination up again. Returns the keys whose
+    /// answer changed, or `nil` when nothing moved and nothing was looked
+    /// up. A failed lookup is thrown and tried again at the next call.
+    package func evaluateDestinations(now: ContinuousClock.Instant) throws(NetlinkError) -> [DestinationTracker.Key]? {
+        if let due = tracker.nextDeadline, now >= due, tracker.expireResolutions(now: now) { resolutionsChanged = true }
+        guard resolutionsChanged || watcher.generation != evaluatedGeneration else { return nil }
+        let generation = watcher.generation
+        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher)
+        resolutionsChanged = false
+        evaluatedGeneration = generation
+        return changed
+    }
+}
