@@ -160,7 +160,9 @@ docs: deps
 # test dependencies.
 bench: test-deps release gio-module
 	$(SWIFT) build -c release --product OnlineBanner
-	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner bash bench/run.sh
+	$(SWIFT) build -c release --product MonitorCost
+	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner \
+	  REACHD_MONITOR_COST=$(CURDIR)/.build/release/MonitorCost bash bench/run.sh
 
 # The binary, the systemd units pointing at it, a man page generated from the
 # command's own help, shell completions, and the GIO module. DESTDIR stages
