@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile)
+[ ${#targets[@]} -gt 0 ] || targets=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort)
 
 out=.build/fuzz
 mkdir -p "$out/artifacts"
@@ -40,11 +40,11 @@ sources() {
         Sources/Reachability/Netlink/OperationalState.swift \
         Sources/Reachability/Model/IPAddress.swift Sources/Reachability/Model/AddressFamily.swift \
         Sources/Reachability/Protocol/ProtocolValue.swift ;;
-    HTTPResponse) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
+    HTTPResponse|HostPort) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
         Sources/reachd/Connectivity/ConnectivityCheck.swift ;;
     ConfigurationFile) echo Sources/reachd/Daemon/ConfigurationFile.swift Sources/reachd/Commands/SecondsRange.swift \
         Sources/reachd/Connectivity/HTTPResponse.swift ;;
-    *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile" >&2; exit 2 ;;
+    *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort" >&2; exit 2 ;;
   esac
 }
 

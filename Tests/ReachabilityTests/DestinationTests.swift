@@ -41,6 +41,9 @@ struct DestinationTests {
         ("a b", .malformed("a b")),
         ("a..b", .malformed("a..b")),
         ("bad\u{1b}[31m", .malformed("bad\u{1b}[31m")),
+        // inet_pton stops at a NUL: what follows it must not ride along (found by fuzzing).
+        ("10.0.0.1\u{0}evil", .malformed("10.0.0.1\u{0}evil")),
+        ("::\u{0}\u{0}x]y", .malformed("::\u{0}\u{0}x]y")),
         (String(repeating: "a", count: 64) + ".example", .malformed(String(repeating: "a", count: 64) + ".example")),
     ])
     func badTargetsSayWhatIsWrong(target: String, error: DestinationError) {

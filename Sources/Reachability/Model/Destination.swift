@@ -30,33 +30,20 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a target as `reachd reach` takes it: `HOST`, `HOST:PORT`,
     /// `[IPV6]:PORT`, `[IPV6]` or an address literal (`fd00::10`, whose
-    /// colons are not a port).
+    /// colons are not a port), in the grammar every host and port in reachd
+    /// is read in.
     public init(parsing target: String, defaultPort: Int = defaultPort) throws(DestinationError) {
-        if target.hasPrefix("[") {
-            guard let close = target.firstIndex(of: "]") else { throw .malformed(target) }
-            let inside = String(target[target.index(after: target.startIndex)..<close])
-            guard let address = IPAddress(inside), address.family == .ipv6 else { throw .malformed(target) }
-            let rest = target[target.index(after: close)...]
-            if rest.isEmpty {
-                try self.init(host: inside, port: defaultPort)
-            } else {
-                guard rest.hasPrefix(":") else { throw .malformed(target) }
-                try self.init(host: inside, port: Self.port(String(rest.dropFirst())))
+        let parsed: HostPort
+        do throws(HostPort.Failure) {
+            parsed = try HostPort(parsing: target[...], as: .target)
+        } catch {
+            switch error {
+            case .emptyHost: throw .emptyHost
+            case .badPort(let port): throw .portOutOfRange(port)
+            case .unbracketedIPv6, .malformed: throw .malformed(target)
             }
-            return
         }
-        let colons = target.filter { $0 == ":" }.count
-        switch colons {
-        case 0:
-            try self.init(host: target, port: defaultPort)
-        case 1:
-            let parts = target.split(separator: ":", omittingEmptySubsequences: false)
-            try self.init(host: String(parts[0]), port: Self.port(String(parts[1])))
-        default:
-            // Only an IPv6 literal has several colons; with a port it needs brackets.
-            guard IPAddress(target)?.family == .ipv6 else { throw .malformed(target) }
-            try self.init(host: target, port: defaultPort)
-        }
+        try self.init(host: parsed.host, port: parsed.port ?? defaultPort)
     }
 
     /// `HOST:PORT`, with an IPv6 literal in brackets.
@@ -67,13 +54,6 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
     /// The address, when the host is a literal: it needs no resolving.
     /// Parsed once: it is read at every evaluation.
     let address: IPAddress?
-
-    private static func port(_ text: String) throws(DestinationError) -> Int {
-        guard let port = Int(text), text.allSatisfy(\.isASCII), (1...65535).contains(port) else {
-            throw .portOutOfRange(text)
-        }
-        return port
-    }
 
     /// Letters, digits, hyphens and underscores (SRV-style labels exist) in
     /// dot-separated labels of at most 63 bytes; a trailing dot is allowed.

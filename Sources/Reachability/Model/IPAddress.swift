@@ -17,8 +17,11 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// Parses dotted-quad or RFC 4291 text with `inet_pton`.
+    /// Parses dotted-quad or RFC 4291 text with `inet_pton`. Text with a NUL
+    /// is none: `inet_pton` would read only what comes before it, and
+    /// `"::\0anything"` would pass for `::`.
     init?(_ text: String) {
+        guard !text.utf8.contains(0) else { return nil }
         var storage = [UInt8](repeating: 0, count: 16)
         if inet_pton(AF_INET, text, &storage) == 1 {
             self.init(family: .ipv4, bytes: Array(storage.prefix(4)))

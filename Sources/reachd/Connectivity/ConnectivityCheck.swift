@@ -37,34 +37,27 @@ struct ConnectivityCheck: Equatable, Sendable {
         return ConnectivityCheck(host: host, port: port, path: path, expectation: expectation, timeout: timeout, interval: interval)
     }
 
-    /// The host, port and path of `http://host[:port]/path`, or why it is not one.
+    /// The host, port and request target of `http://host[:port]/path`, or
+    /// why it is not one. Split as every URL in reachd is (``URIReference``,
+    /// ``HostPort``): an IPv6 address needs its brackets, as a browser needs
+    /// them, and a control character makes it no URL.
     static func target(of url: String) throws(ConnectivityCheckError) -> (host: String, port: Int, path: String) {
         guard url.lowercased().hasPrefix("http://") else { throw .notPlainHTTP(url) }
-        let rest = url.dropFirst("http://".count)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        let path = rest.dropFirst(authority.count)
-        var host = String(authority)
-        var port = 80
-        if host.hasPrefix("[") {
-            // [v6-literal]:port
-            guard let close = host.firstIndex(of: "]") else { throw .malformed(url) }
-            let after = host[host.index(after: close)...]
-            if after.hasPrefix(":") {
-                guard let number = Int(after.dropFirst()), (1...65535).contains(number) else { throw .malformed(url) }
-                port = number
-            } else if !after.isEmpty {
-                throw .malformed(url)
+        guard let reference = URIReference(parsing: url), let authority = reference.authority,
+            !authority.contains("@")
+        else { throw .malformed(url) }
+        let parsed: HostPort
+        do throws(HostPort.Failure) {
+            parsed = try HostPort(parsing: authority[...], as: .url)
+        } catch {
+            switch error {
+            case .unbracketedIPv6(let address): throw .unbracketedIPv6(url, address: address)
+            case .emptyHost, .badPort, .malformed: throw .malformed(url)
             }
-            host = String(host[host.index(after: host.startIndex)..<close])
-        } else if let colon = host.lastIndex(of: ":") {
-            guard let number = Int(host[host.index(after: colon)...]), (1...65535).contains(number) else {
-                throw .malformed(url)
-            }
-            port = number
-            host = String(host[..<colon])
         }
-        guard !host.isEmpty, !host.contains("@") else { throw .malformed(url) }
-        return (host, port, path.isEmpty ? "/" : (path.hasPrefix("/") ? String(path) : "/" + path))
+        // The request target: the path and query; a fragment is never sent.
+        let path = (reference.path.isEmpty ? "/" : reference.path) + (reference.query.map { "?" + $0 } ?? "")
+        return (parsed.host, parsed.port ?? 80, path)
     }
 
     /// Parses `--check-expect`: `status:204`, `header:NAME: VALUE` or `body:TEXT`.
@@ -88,7 +81,7 @@ struct ConnectivityCheck: Equatable, Sendable {
 
     /// `host[:port]` as a URL and the Host header write it: an IPv6 literal in
     /// brackets, the port only when it is not 80.
-    var authority: String { (host.contains(":") ? "[\(host)]" : host) + (port == 80 ? "" : ":\(port)") }
+    var authority: String { HostPort.authority(host: host, port: port, defaultPort: 80) }
 
     /// The URL asked, for the log.
     var url: String { "http://\(authority)\(path)" }
@@ -111,6 +104,8 @@ struct ConnectivityCheck: Equatable, Sendable {
 enum ConnectivityCheckError: Error, Equatable, CustomStringConvertible {
     case notPlainHTTP(String)
     case malformed(String)
+    /// The URL, and the IPv6 address it has without brackets.
+    case unbracketedIPv6(String, address: String)
     case badExpectation(String)
 
     var description: String {
@@ -119,6 +114,9 @@ enum ConnectivityCheckError: Error, Equatable, CustomStringConvertible {
             "check URL \"\(url)\" is not plain HTTP: a captive portal can only answer http:// requests; use http://HOST[:PORT]/PATH"
         case .malformed(let url):
             "check URL \"\(url)\" is not http://HOST[:PORT]/PATH"
+        case .unbracketedIPv6(let url, let address):
+            "check URL \"\(url)\" has the IPv6 address \(address) without brackets, which a URL needs to tell its "
+                + "colons from a port's; write http://[\(address)]/PATH, or http://[\(address)]:PORT/PATH"
         case .badExpectation(let text):
             "check expectation \"\(text)\" is not status:CODE, header:NAME: VALUE or body:TEXT"
         }

@@ -65,6 +65,7 @@ struct ConfigurationFileTests {
         ("[connectivity]\nenabled = yes\n", ":2: enabled = yes needs url = http://HOST[:PORT]/PATH"),
         ("[connectivity]\n\nurl = https://example.com/\n", ":3: check URL \"https://example.com/\" is not plain HTTP"),
         ("[connectivity]\nurl = http://example.com/\nexpect = 204\n", ":3: check expectation \"204\" is not status:CODE"),
+        ("[connectivity]\nurl = http://fd00::1/\n", ":2: check URL \"http://fd00::1/\" has the IPv6 address fd00::1 without brackets"),
     ])
     func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
         let path = try Self.write(text)

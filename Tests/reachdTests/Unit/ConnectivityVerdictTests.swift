@@ -16,11 +16,27 @@ struct ConnectivityVerdictTests {
         #expect(throws: ConnectivityCheckError.notPlainHTTP("https://example.com/")) {
             try ConnectivityCheck.parse(url: "https://example.com/", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300))
         }
-        for bad in ["http://", "http://host:0/", "http://host:99999/", "http://user@host/", "http://[fd77::1/"] {
+        let query = try ConnectivityCheck.parse(
+            url: "http://[fd77::1]:8080/check?x=1#part", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300))
+        #expect(query.host == "fd77::1" && query.port == 8080 && query.path == "/check?x=1", "a fragment is never sent")
+        for bad in ["http://", "http://host:0/", "http://host:99999/", "http://user@host/", "http://[fd77::1/",
+                    "http://host/a\r\nX-Injected: 1", "http://host:https/"] {
             #expect(throws: ConnectivityCheckError.self, "\(bad)") {
                 try ConnectivityCheck.parse(url: bad, expectation: .status(204), timeout: .seconds(5), interval: .seconds(300))
             }
         }
+    }
+
+    /// `http://fd00::1/` used to be taken as host `fd00:`, port 1.
+    @Test func anIPv6AddressWithoutBracketsIsRefusedWithHowToWriteIt() throws {
+        for url in ["http://fd00::1/", "http://fd00::1:8080/generate_204"] {
+            #expect(throws: ConnectivityCheckError.self) {
+                try ConnectivityCheck.parse(url: url, expectation: .status(204), timeout: .seconds(5), interval: .seconds(300))
+            }
+        }
+        let error = try #require(throws: ConnectivityCheckError.self) { try ConnectivityCheck.target(of: "http://fd00::1/") }
+        #expect(error == .unbracketedIPv6("http://fd00::1/", address: "fd00::1"))
+        #expect(error.description.contains("http://[fd00::1]/PATH"), "\(error)")
     }
 
     @Test func expectationsAreParsedOrNamedAsWrong() throws {
