@@ -42,7 +42,7 @@ sources() {
         Sources/Reachability/Protocol/ProtocolValue.swift ;;
     HTTPResponse|HostPort) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
         Sources/reachd/Connectivity/ConnectivityCheck.swift ;;
-    ConfigurationFile) echo Sources/reachd/Daemon/ConfigurationFile.swift Sources/reachd/Commands/SecondsRange.swift \
+    ConfigurationFile) echo Sources/reachd/Settings/ConfigurationFile.swift Sources/reachd/Settings/SecondsRange.swift \
         Sources/reachd/Connectivity/HTTPResponse.swift ;;
     *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort" >&2; exit 2 ;;
   esac

@@ -83,29 +83,7 @@ struct ReachCommand: ParsableCommand {
             // The daemon's own bytes: keys a newer daemon adds survive.
             Console.json(line ?? DaemonMessage.destination(status).line().dropLast())
         } else {
-            Console.out(Self.describe(status))
+            Console.out(StatusFormatter.destination(status))
         }
     }
-
-    /// `api.example.com:443 reachable via wg0 (table 51820), gateway 10.8.0.1`.
-    static func describe(_ status: DestinationStatus) -> String {
-        let target = status.target.escapingControlCharacters
-        guard let via = status.via, status.isReachable else {
-            let reason = status.reason.map { ": \($0)" } ?? ""
-            return "\(target) \(status.state)\(reason)"
-        }
-        var text = "\(target) reachable via \(via.interface.escapingControlCharacters)"
-        switch via.table {
-        case mainTable: break
-        case localTable: text += " (table local)"
-        default: text += " (table \(via.table))"
-        }
-        if let gateway = via.gateway { text += ", gateway \(gateway.escapingControlCharacters)" }
-        if status.addresses.count > 1 { text += " (\(status.addresses.filter(\.isReachable).count) of \(status.addresses.count) addresses)" }
-        return text
-    }
-
-    /// RT_TABLE_MAIN, not worth naming, and RT_TABLE_LOCAL, named as `ip` does.
-    private static let mainTable: UInt32 = 254
-    private static let localTable: UInt32 = 255
 }

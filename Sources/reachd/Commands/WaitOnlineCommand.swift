@@ -137,12 +137,12 @@ struct WaitOnlineCommand: ParsableCommand {
         guard waiting.isEmpty else {
             if !quiet {
                 let states = waiting.map { destination, status in
-                    status.map(ReachCommand.describe) ?? "\(destination) (no answer)"
+                    status.map(StatusFormatter.destination) ?? "\(destination) (no answer)"
                 }
                 Console.error("reachd: timed out after \(timeout) s waiting for \(states.joined(separator: "; "))")
             }
             throw ExitCode.notOnline
         }
-        if !quiet { latest.compactMap { $0 }.map(ReachCommand.describe).forEach(Console.out) }
+        if !quiet { latest.compactMap { $0 }.map(StatusFormatter.destination).forEach(Console.out) }
     }
 }

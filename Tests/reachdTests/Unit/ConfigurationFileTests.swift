@@ -11,7 +11,7 @@ struct ConfigurationFileTests {
         let file = try #require(try ConfigurationFile.load(Self.shipped))
         #expect(try file.bool("connectivity", "enabled") == true)
         let command = try DaemonCommand.parse(["--config", Self.shipped])
-        let check = try #require(try command.connectivityCheck())
+        let check = try #require(try command.settings().check)
         #expect(check.host == "nmcheck.gnome.org" && check.port == 80 && check.path == "/check_network_status.txt")
         #expect(check.expectation == .header(name: "X-NetworkManager-Status", value: "online"))
         #expect(check.timeout == .seconds(5) && check.interval == .seconds(300))
@@ -30,23 +30,23 @@ struct ConfigurationFileTests {
 
     @Test func meteredNamesInterfaces() throws {
         let path = try Self.write("[metered]\nwwan0 = no\neth1 = yes\n")
-        #expect(try DaemonCommand.parse(["--config", path]).meteredOverrides() == ["wwan0": false, "eth1": true])
-        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).meteredOverrides().isEmpty)
+        #expect(try DaemonCommand.parse(["--config", path]).settings().meteredOverrides == ["wwan0": false, "eth1": true])
+        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).settings().meteredOverrides.isEmpty)
     }
 
     @Test func flagsWinAndNoCheckWinsOverEverything() throws {
         let flags = try DaemonCommand.parse(["--config", Self.shipped, "--check-url", "http://10.0.0.1:8080/generate_204",
                                              "--check-expect", "status:204", "--check-interval", "60"])
-        let check = try #require(try flags.connectivityCheck())
+        let check = try #require(try flags.settings().check)
         #expect(check.host == "10.0.0.1" && check.expectation == .status(204) && check.interval == .seconds(60))
         #expect(check.timeout == .seconds(5), "what no flag says still comes from the file")
-        #expect(try DaemonCommand.parse(["--config", Self.shipped, "--no-check"]).connectivityCheck() == nil)
+        #expect(try DaemonCommand.parse(["--config", Self.shipped, "--no-check"]).settings().check == nil)
     }
 
     @Test func noFileMeansNoCheckAndDisabledMeansNoCheck() throws {
-        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).connectivityCheck() == nil)
+        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).settings().check == nil)
         let disabled = try Self.write("[connectivity]\nenabled = no\nurl = http://example.com/\n")
-        #expect(try DaemonCommand.parse(["--config", disabled]).connectivityCheck() == nil)
+        #expect(try DaemonCommand.parse(["--config", disabled]).settings().check == nil)
     }
 
     @Test(arguments: [
@@ -70,10 +70,8 @@ struct ConfigurationFileTests {
     func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
         let path = try Self.write(text)
         #expect {
-            // As the daemon reads it: the check, then the metered overrides.
-            let command = try DaemonCommand.parse(["--config", path])
-            _ = try command.connectivityCheck()
-            _ = try command.meteredOverrides()
+            // As the daemon reads it: the file once, every value checked.
+            _ = try DaemonCommand.parse(["--config", path]).settings()
         } throws: { error in
             "\(error)".hasPrefix(path + says)
         }

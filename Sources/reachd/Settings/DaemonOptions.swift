@@ -1,0 +1,127 @@
+import ArgumentParser
+import Logging
+import Reachability
+
+/// The daemon's flags, declared once: `reachd daemon --help`, the manual
+/// and the shell completions come from here. Each is checked on its own in
+/// ``validate()``; ``DaemonSettings`` merges them with reachd.conf.
+struct DaemonOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where to listen. Default: $REACHD_SOCKET, else \(SocketPath.system) for root, else $XDG_RUNTIME_DIR/reachd.sock.",
+            valueName: "path"),
+        completion: .file())
+    var socket: String?
+
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: Logger.Level = .info
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Clients served at once. Default: the open-file limit less \(ClientLimits.reservedDescriptors), at most \(ClientLimits.defaultCeiling).",
+            valueName: "count"))
+    var maxClients: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Connections one user other than root may hold. Default: \(ClientLimits.defaultPerUser), or a quarter of --max-clients if less.",
+            valueName: "count"))
+    var maxClientsPerUser: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Close a client that has not subscribed and moves no data for this many seconds. Default: \(ClientLimits.defaultIdleTimeout.components.seconds).",
+            valueName: "seconds"))
+    var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches (and reach answers to come) one connection may hold. Default: \(DestinationLimits.defaultPerConnection).",
+            valueName: "count"))
+    var maxWatchesPerConnection = DestinationLimits.defaultPerConnection
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches one user may hold. Default: \(DestinationLimits.defaultPerUser).", valueName: "count"))
+    var maxWatchesPerUser = DestinationLimits.defaultPerUser
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Destination watches the daemon holds in all; each costs a route lookup per address after every routing change. Default: \(DestinationLimits.defaultTotal).",
+            valueName: "count"))
+    var maxWatches = DestinationLimits.defaultTotal
+
+    /// Where the configuration file is read from by default.
+    static let defaultConfiguration = "/etc/reachd/reachd.conf"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration); a missing file is an empty one.",
+            valueName: "path"),
+        completion: .file(extensions: ["conf"]))
+    var config = defaultConfiguration
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Run the connectivity check against this plain-HTTP URL (http://HOST[:PORT]/PATH): connectivity becomes full, portal or limited, and online needs full. Overrides [connectivity] url.",
+            valueName: "url"))
+    var checkURL: String?
+
+    @Flag(name: .long, help: "No connectivity check, whatever the configuration says: connectivity stays unknown.")
+    var noCheck = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What counts as online: status:CODE, header:NAME: VALUE or body:TEXT. Default: [connectivity] expect, else status:204.",
+            valueName: "answer"))
+    var checkExpect: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a check may take. Default: [connectivity] timeout, else 5.", valueName: "seconds"))
+    var checkTimeout: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds between checks of an unchanged path while the answer is full. Default: [connectivity] interval, else 300.",
+            valueName: "seconds"))
+    var checkInterval: Double?
+
+    func validate() throws {
+        let counts = [
+            ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
+            ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),
+            ("--max-watches", maxWatches),
+        ]
+        for (flag, value) in counts {
+            if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
+        }
+        let times: [(String, Double?, SecondsRange)] = [
+            ("--idle-timeout", idleTimeout, .idleTimeout), ("--check-timeout", checkTimeout, .checkTimeout),
+            ("--check-interval", checkInterval, .checkInterval),
+        ]
+        for (flag, value, range) in times {
+            if let value, range.duration(value) == nil {
+                throw ValidationError("\(flag) must be \(range), not \(value).")
+            }
+        }
+        do throws(ConnectivityCheckError) {
+            if let checkURL { _ = try ConnectivityCheck.target(of: checkURL) }
+            if let checkExpect { _ = try ConnectivityCheck.parseExpectation(checkExpect) }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if noCheck && checkURL != nil { throw ValidationError("--no-check and --check-url exclude each other; pick one.") }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,69 @@
+/// What the daemon runs with: its flags and reachd.conf merged, a flag
+/// winning over the file, with every value of the file checked here, once,
+/// whether or not it is used: a mistake shows when it is made, naming the
+/// file and the line, not on the day the setting is switched on. The file is
+/// read once, by the caller.
+struct DaemonSettings: Equatable {
+    /// Clients served at once; `nil`: derived from the descriptor limit
+    /// (``ClientLimits``), known only once the daemon raised it.
+    var maxClients: Int?
+    var maxClientsPerUser: Int?
+    var idleTimeout: Duration
+    var destinationLimits: DestinationLimits
+    /// The connectivity check; `nil` when neither asks for one or
+    /// `--no-check` says no.
+    var check: ConnectivityCheck?
+    /// `[metered]`: interfaces the configuration says are metered or not,
+    /// overriding the guess from the link's kind.
+    var meteredOverrides: [String: Bool]
+
+    /// - Parameters:
+    ///   - options: the flags, each already checked on its own
+    ///     (``DaemonOptions/validate()``).
+    ///   - file: reachd.conf, `nil` when there is none.
+    init(_ options: DaemonOptions, file: ConfigurationFile?) throws {
+        maxClients = options.maxClients
+        maxClientsPerUser = options.maxClientsPerUser
+        // The flags were checked in validate().
+        idleTimeout = SecondsRange.idleTimeout.duration(options.idleTimeout)!
+        destinationLimits = DestinationLimits(
+            perConnection: options.maxWatchesPerConnection, perUser: options.maxWatchesPerUser,
+            total: options.maxWatches)
+        var metered: [String: Bool] = [:]
+        for name in file?.keys(in: "metered") ?? [] { metered[name] = try file?.bool("metered", name) }
+        meteredOverrides = metered
+        check = try Self.check(options, file)
+    }
+
+    /// The check the flags and the file ask for.
+    private static func check(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> ConnectivityCheck? {
+        let section = "connectivity"
+        let enabled = try file?.bool(section, "enabled")
+        let fileTimeout = try file?.duration(section, "timeout", in: .checkTimeout)
+        let fileInterval = try file?.duration(section, "interval", in: .checkInterval)
+        if let file, let url = file.string(section, "url") {
+            do throws(ConnectivityCheckError) {
+                _ = try ConnectivityCheck.target(of: url)
+            } catch {
+                throw ConfigurationError.invalid(path: file.path, line: file.line(section, "url")!, reason: error.description)
+            }
+        }
+        if let file, let expect = file.string(section, "expect") {
+            do throws(ConnectivityCheckError) { _ = try ConnectivityCheck.parseExpectation(expect) } catch {
+                throw ConfigurationError.invalid(path: file.path, line: file.line(section, "expect")!, reason: error.description)
+            }
+        }
+        if let file, enabled == true, file.string(section, "url") == nil {
+            throw ConfigurationError.invalid(
+                path: file.path, line: file.line(section, "enabled")!, reason: "enabled = yes needs url = http://HOST[:PORT]/PATH")
+        }
+        guard !options.noCheck,
+            let url = options.checkURL ?? (enabled == false ? nil : file?.string(section, "url"))
+        else { return nil }
+        let expect = options.checkExpect ?? file?.string(section, "expect") ?? "status:204"
+        let timeout = options.checkTimeout.flatMap(SecondsRange.checkTimeout.duration) ?? fileTimeout ?? .seconds(5)
+        let interval = options.checkInterval.flatMap(SecondsRange.checkInterval.duration) ?? fileInterval ?? .seconds(300)
+        return try ConnectivityCheck.parse(
+            url: url, expectation: ConnectivityCheck.parseExpectation(expect), timeout: timeout, interval: interval)
+    }
+}
