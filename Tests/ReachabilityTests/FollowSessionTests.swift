@@ -251,6 +251,80 @@ struct FollowSessionTests {
         #expect(!delivered.ended.withLock { $0 }, "the session goes on")
     }
 
+    /// A refusal about a destination already unfollowed (`unknown_id` for
+    /// its unwatch, or a late `too_many_watches`) is no fault of the
+    /// daemon's: the connection stays, and nothing is delivered again.
+    @Test(.timeLimit(.minutes(1)))
+    func aRefusalAboutAnUnfollowedDestinationKeepsTheDaemon() async throws {
+        let daemon = try ScriptedDaemon { _, line in
+            let request = Self.request(line)
+            let id = request["id"] as? String
+            switch (request["op"] as? String, request["target"] as? String) {
+            case ("subscribe", _): return [FakeDaemon.newerDaemonsLine]
+            case ("watch", "127.0.0.1:443"?):
+                let refusal = DaemonMessage.error(code: RequestError.tooManyWatches, message: "full", id: id)
+                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
+            case ("watch", let target?): return [Self.line(.reachable, id: id!, target: target)]
+            case ("unwatch", _):
+                // As if the watch were gone already.
+                let refusal = DaemonMessage.error(code: RequestError.unknownID, message: "no watch", id: id)
+                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
+            default: return []
+            }
+        }
+        let session = try Self.session(.automatic, [daemon.path])
+        let (refused, answered) = (try Self.key("127.0.0.1:443"), try Self.key("10.0.0.1:443"))
+        session.remote.follow(refused)
+        session.remote.follow(answered)
+        let delivered = Self.start(session)
+        defer { session.remote.stop() }
+        _ = try await eventually("both answers") {
+            !delivered.answers(for: refused).isEmpty && !delivered.answers(for: answered).isEmpty ? true : nil
+        }
+        session.remote.unfollow(refused)
+        session.remote.unfollow(answered)
+        let later = try Self.key("10.0.0.2:443")
+        session.remote.follow(later)
+        _ = try await eventually("the next destination's answer") { delivered.answers(for: later).first }
+        let unwatched = daemon.allRequests.map(Self.request).filter { $0["op"] as? String == "unwatch" }
+        #expect(unwatched.count == 1, "none for what the daemon refused: \(daemon.allRequests)")
+        #expect(daemon.connections == 1, "the daemon's unknown_id for an unwatched id is no failure")
+        #expect(delivered.statuses.withLock { $0 } == [.daemon], "no switch to in-process and back")
+        #expect(delivered.answers(for: later).map(\.source) == [.daemon])
+    }
+
+    /// `lookup_failed` says "try again": the daemon keeps the watch and
+    /// answers it at its next evaluation, so the session keeps asking it.
+    @Test(.timeLimit(.minutes(1)))
+    func aFailedLookupKeepsTheWatchWithTheDaemon() async throws {
+        let daemon = try ScriptedDaemon { _, line in
+            let request = Self.request(line)
+            switch request["op"] as? String {
+            case "subscribe": return [FakeDaemon.newerDaemonsLine]
+            case "watch":
+                let failed = DaemonMessage.error(
+                    code: RequestError.lookupFailed, message: "the kernel's route lookup failed; try again",
+                    id: request["id"] as? String)
+                return [String(decoding: failed.line().dropLast(), as: UTF8.self)]
+            default: return []
+            }
+        }
+        let session = try Self.session(.automatic, [daemon.path])
+        let key = try Self.key("127.0.0.1:443")
+        session.remote.follow(key)
+        let delivered = Self.start(session)
+        defer { session.remote.stop() }
+        let id = try await eventually("the watch") {
+            daemon.requests(of: 0).map(Self.request).first { $0["op"] as? String == "watch" }?["id"] as? String
+        }
+        daemon.send(Self.line(.reachable, id: id, target: "127.0.0.1:443"))
+        daemon.send(Self.line(.unreachable, id: id, target: "127.0.0.1:443"))
+        _ = try await eventually("the daemon's answers") { delivered.answers(for: key).count >= 2 ? true : nil }
+        #expect(delivered.answers(for: key).map(\.source) == [.daemon, .daemon], "not answered in-process beside the daemon")
+        #expect(delivered.answers(for: key).map(\.state) == [.reachable, .unreachable])
+        #expect(daemon.connections == 1)
+    }
+
     /// Answered in-process while no daemon runs, an automatic session asks
     /// again with backoff and takes the daemon's answer once one runs.
     @Test(.timeLimit(.minutes(1)))

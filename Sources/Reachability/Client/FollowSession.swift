@@ -250,7 +250,7 @@ package final class FollowSession {
             switch command {
             case .stop: throw .stopped
             case .follow(let key): try follow(key, now)
-            case .unfollow(let key): unfollow(key)
+            case .unfollow(let key): try unfollow(key, now)
             }
         }
     }
@@ -270,12 +270,20 @@ package final class FollowSession {
         try syncEngineKeys(now)
     }
 
-    private func unfollow(_ key: Key) {
+    private func unfollow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
         guard let entry = followed.removeValue(forKey: key) else { return }
         keysByWireID[entry.wireID] = nil
-        // A failed write shows as the connection's end at the next read.
-        try? daemon?.connection.send([ClientRequest(.unwatch, id: entry.wireID)])
         if engineKeys.remove(key) != nil { engine?.remove(key) }
+        // What the daemon refused, it does not hold.
+        if !entry.inProcessOnly, let link = daemon {
+            do throws(DaemonClientError) { try link.connection.send([ClientRequest(.unwatch, id: entry.wireID)]) } catch {
+                // Half a request may be written: the connection is no good.
+                try daemonFailed(error, now)
+                return
+            }
+        }
+        // An engine kept for what the daemon refused goes with the last of it.
+        if daemonAnswers, !followed.values.contains(where: \.inProcessOnly) { stopEngine() }
     }
 
     private func watch(_ key: Key, id: String) -> ClientRequest {
@@ -459,11 +467,23 @@ package final class FollowSession {
             guard let id = status.id, let key = keysByWireID[id] else { return false }
             try forward(key, status, line: line)
         case .error(let code, let text, let id):
+            let error = DaemonClientError.rejected(code: code, message: text)
             guard let id, let key = keysByWireID[id] else {
-                try daemonFailed(.rejected(code: code, message: text), now)
+                // About a destination unfollowed meanwhile (its unwatch, a
+                // refusal already on its way): nothing is asked of it now.
+                if let id, let issued = Int(id), (0..<nextWireID).contains(issued) { return false }
+                try daemonFailed(error, now)
                 return true
             }
-            try watchRefused(key, .rejected(code: code, message: text), now)
+            switch code {
+            case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
+                // Refused: the daemon holds no watch for it.
+                try watchRefused(key, error, now)
+            default:
+                // lookup_failed, or what a newer daemon says about it: the
+                // watch is held, and the daemon's next evaluation answers it.
+                try note(error)
+            }
         case .unrecognized:
             break
         }
@@ -537,11 +557,10 @@ package final class FollowSession {
         guard configuration.source != .daemon else { return }
         if engine == nil {
             let started: NetworkEngine
-            let first: NetworkStatus
             do {
                 started = try NetworkEngine(source: .embedded, logger: logger)
                 if let trace = configuration.traceDatagrams { started.watcher.traceDatagrams(trace) }
-                first = try started.start()
+                _ = try started.start()
             } catch {
                 try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
                 logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
@@ -549,8 +568,10 @@ package final class FollowSession {
             }
             engine = started
             engineKeys = []
-            if !daemonAnswers { try offer(first, line: nil) }
         }
+        // Its status, the first or what it followed while the daemon
+        // answered: a daemon that stopped answering missed the same changes.
+        if !daemonAnswers, let status = engine?.lastStatus { try offer(status, line: nil) }
         try syncEngineKeys(now)
     }
 
@@ -569,11 +590,12 @@ package final class FollowSession {
         for key in engineKeys.subtracting(wanted) { engine.remove(key) }
         let added = wanted.subtracting(engineKeys).sorted { followed[$0]!.order < followed[$1]!.order }
         engineKeys = wanted
+        guard !added.isEmpty else { return }
+        do { _ = try engine.add(added, now: now) } catch {
+            try engineFailed(error, now)
+            return
+        }
         for key in added {
-            do { _ = try engine.add(key, now: now) } catch {
-                try engineFailed(error, now)
-                return
-            }
             if let status = engine.tracker.status(of: key) { try forward(key, status, line: nil) }
         }
     }
@@ -585,6 +607,7 @@ package final class FollowSession {
             try engineFailed(error, now)
             return
         }
+        if let error = outcome.reopenedAfter { try pass(.problem(.inProcessFailed(error, daemonFailures: []))) }
         if let status = outcome.status, !daemonAnswers { try offer(status, line: nil) }
     }
 

@@ -125,7 +125,7 @@ package struct OneShotQuery: Sendable {
         try connection.send([ClientRequest(.get, detail: .summary)])
         // The reach requests go only after this answer: nothing comes behind it.
         _ = try status(from: connection, by: deadline, timeout: timeout)
-        let namesBy = ContinuousClock.now + resolutionAllowance
+        let namesBy = ContinuousClock.now + timeout + resolutionAllowance
         var answers = [(status: DestinationStatus, line: [UInt8])?](repeating: nil, count: destinations.count)
         var sent = 0
         var answered = 0

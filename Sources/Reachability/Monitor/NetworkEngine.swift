@@ -33,8 +33,6 @@ package final class NetworkEngine {
     private var evaluatedGeneration: UInt64 = 0
     /// A name's addresses changed, or a resolution timed out, since then.
     private var resolutionsChanged = false
-    /// The summary of the last status published, to notice a new way out.
-    private var lastSummary: NetworkStatus?
 
     /// Subscribes to netlink at once (see ``NetworkWatcher/init(source:logger:)``);
     /// ``start()`` takes the first snapshot.
@@ -76,9 +74,9 @@ package final class NetworkEngine {
     package struct Outcome {
         /// A status to publish: the published state changed.
         package var status: NetworkStatus?
-        /// The netlink socket failed and was replaced: an epoll owner adds
-        /// the new ``descriptors`` (the old one left the poll as it closed).
-        package var reopened = false
+        /// The netlink socket failed so, and was replaced: an epoll owner
+        /// adds the new ``descriptors`` (the old one left the poll as it closed).
+        package var reopenedAfter: NetlinkError?
     }
 
     /// Reads what `source` has. A netlink socket that fails other than by
@@ -93,7 +91,7 @@ package final class NetworkEngine {
             } catch {
                 logger.error("netlink failed; reopening its sockets and resynchronising", metadata: ["error": "\(error)"])
                 outcome.status = try watcher.reopen()
-                outcome.reopened = true
+                outcome.reopenedAfter = error
             }
             if let status = outcome.status { published(status) }
             return outcome
@@ -119,20 +117,25 @@ package final class NetworkEngine {
     /// in to, whose DNS answered for everything), the resolver may answer
     /// differently now, so every watched name resolves again.
     private func published(_ status: NetworkStatus) {
-        if let lastSummary, !status.hasSameSummary(as: lastSummary) { tracker.resolveAgain() }
-        lastSummary = status.summary()
+        if let lastStatus, !status.hasSameSummary(as: lastStatus) { tracker.resolveAgain() }
+        lastStatus = status
     }
+
+    /// The status published last, whoever was told of it.
+    package private(set) var lastStatus: NetworkStatus?
 
     /// When ``evaluateDestinations(now:)`` must run even if nothing is ready:
     /// the first resolution under way times out.
     package var nextDeadline: ContinuousClock.Instant? { tracker.nextDeadline }
 
-    /// Starts watching `key` (or adds a holder to it) and evaluates it alone:
-    /// returns whether its answer changed (``DestinationTracker/status(of:)``
-    /// has it).
-    package func add(_ key: DestinationTracker.Key, now: ContinuousClock.Instant) throws(NetlinkError) -> Bool {
-        tracker.add(key, now: now)
-        return try !tracker.evaluate(with: watcher, only: [key]).isEmpty
+    /// Starts watching `keys` (or adds a holder to each) and evaluates them
+    /// alone, in one batch of lookups: returns those whose answer changed
+    /// (``DestinationTracker/status(of:)`` has it).
+    package func add(_ keys: [DestinationTracker.Key], now: ContinuousClock.Instant) throws(NetlinkError)
+        -> [DestinationTracker.Key]
+    {
+        for key in keys { tracker.add(key, now: now) }
+        return try tracker.evaluate(with: watcher, only: keys)
     }
 
     /// Drops one holder of `key`.

@@ -143,7 +143,7 @@ package struct ClientRequest: Sendable, Hashable {
             request.destination = try Destination(parsing: target)
         } catch {
             return .failure(RequestError(
-                code: "bad_destination", message: error.description, id: request.id, closesConnection: false))
+                code: RequestError.badDestination, message: error.description, id: request.id, closesConnection: false))
         }
         return .success(request)
     }
@@ -175,6 +175,15 @@ package struct RequestError: Error, Sendable, Equatable {
 
     /// A watch over one of the daemon's limits: asking again gets the same.
     package static let tooManyWatches = "too_many_watches"
+    /// A `reach` or `watch` target that is not a destination.
+    package static let badDestination = "bad_destination"
+    /// A `watch` whose id the connection already uses.
+    package static let duplicateID = "duplicate_id"
+    /// An `unwatch` that names no watch of the connection.
+    package static let unknownID = "unknown_id"
+    /// The kernel's route lookup failed; the watch is kept, and answered at
+    /// the next evaluation.
+    package static let lookupFailed = "lookup_failed"
 }
 
 private struct RequestEnvelope: Codable {

@@ -307,7 +307,7 @@ final class DaemonServer {
         } catch {
             logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
             let refusal = DaemonMessage.error(
-                code: "lookup_failed", message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
+                code: RequestError.lookupFailed, message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
             let line = refusal.line()
             deliver(line, to: client, now, stream: .answer)
         }
@@ -345,7 +345,7 @@ final class DaemonServer {
 
     private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws {
         let outcome = try engine.handle(source, now: now)
-        if outcome.reopened {
+        if outcome.reopenedAfter != nil {
             // The old descriptor left the poll when it was closed.
             try poll.add(watcher.fileDescriptor, .engine(.netlink), interest: .readable)
         }

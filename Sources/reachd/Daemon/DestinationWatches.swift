@@ -42,7 +42,7 @@ final class DestinationWatches {
             return []
         case .unwatch:
             guard let id = request.id, let key = byClient[client.token]?[id] else {
-                return [refusal(to: client, code: "unknown_id", id: request.id,
+                return [refusal(to: client, code: RequestError.unknownID, id: request.id,
                                 "no watch \"\(request.id?.escapingControlCharacters ?? "")\" on this connection; "
                                     + "unwatch takes the id a watch was given")]
             }
@@ -62,7 +62,7 @@ final class DestinationWatches {
             // The parser guarantees an id for `watch`.
             if request.operation == .watch, let id = request.id {
                 guard byClient[client.token]?[id] == nil else {
-                    return [refusal(to: client, code: "duplicate_id", id: id,
+                    return [refusal(to: client, code: RequestError.duplicateID, id: id,
                                     "this connection already has a watch \"\(id.escapingControlCharacters)\"; "
                                         + "choose another id, or unwatch it first")]
                 }
@@ -73,7 +73,7 @@ final class DestinationWatches {
             }
             // Held before it is evaluated: a failed lookup leaves it held,
             // and the next evaluation answers it.
-            let changed = try engine.add(key, now: now)
+            let changed = try !engine.add([key], now: now).isEmpty
             return answer(key, changed: changed, for: client, id: request.operation == .watch ? request.id : nil)
         }
     }
