@@ -22,7 +22,7 @@ struct DestinationConditionTests {
         }
         return DestinationStatus(
             target: "10.8.0.10:443", host: "10.8.0.10", port: 443, state: state,
-            reason: state == .reachable || state == .pending ? nil : .noRoute, via: route, addresses: [], seq: 1,
+            reason: state == .reachable || state == .pending ? nil : .route(.noRoute), via: route, addresses: [], seq: 1,
             source: .daemon)
     }
 

@@ -76,8 +76,8 @@ struct DestinationProtocolTests {
     @Test func anAnswerRoundTripsWithEveryKeyPresent() throws {
         let status = DestinationStatus(
             id: nil, target: "[fd00::10]:443", host: "fd00::10", port: 443, state: .unreachable,
-            reason: .noRoute, via: nil,
-            addresses: [AddressReachability(address: "fd00::10", family: .ipv6, state: .unreachable, reason: .noRoute, via: nil)],
+            reason: .route(.noRoute), via: nil,
+            addresses: [AddressReachability(address: "fd00::10", family: .ipv6, state: .unreachable, reason: .route(.noRoute), via: nil)],
             seq: 3, source: .embedded)
         let line = DaemonMessage.destination(status).line()
         let text = String(decoding: line, as: UTF8.self)

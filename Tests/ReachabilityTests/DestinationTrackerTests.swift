@@ -54,8 +54,8 @@ struct DestinationTrackerTests {
         lookup.reason = .blackholeRoute
         #expect(try tracker.evaluate(judge: lookup.judge) == [key])
         let blackholed = try #require(tracker.status(of: key))
-        #expect(blackholed.state == .unreachable && blackholed.reason == .blackholeRoute && blackholed.via == nil)
-        #expect(blackholed.addresses.map(\.reason) == [.blackholeRoute])
+        #expect(blackholed.state == .unreachable && blackholed.reason == .route(.blackholeRoute) && blackholed.via == nil)
+        #expect(blackholed.addresses.map(\.reason) == [.route(.blackholeRoute)])
     }
 
     @Test func watchesOfOneAddressShareOneLookup() throws {

@@ -1,32 +1,19 @@
-/// Why a destination, or one of its addresses, is not reachable: a route
-/// reason (the families' reasons) or a resolution failure. The raw values are
-/// the wire spelling.
+/// Why a destination, or one of its addresses, is not reachable: the kernel's
+/// route lookup said no (the same reasons as a family's, ``UnreachableReason``),
+/// or the resolver did. The raw values are the wire spelling, one word per
+/// reason: `no_route`, `nxdomain`.
 ///
 /// ```swift
 /// let answer = try await ReachabilityMonitor.reachability(of: try Destination(parsing: "api.example.com"))
-/// if answer.reason == .nxdomain { print("check the server's name") }
+/// switch answer.reason {
+/// case .route(.noCarrier)?: print("plug the cable in")
+/// case .nxdomain?: print("check the server's name")
+/// default: break
+/// }
 /// ```
 public enum DestinationReason: ProtocolValue, CustomStringConvertible {
-    /// The kernel's route lookup found no route (ENETUNREACH).
-    case noRoute
-    /// The route found is of type `unreachable`.
-    case unreachableRoute
-    /// The route found is of type `blackhole`.
-    case blackholeRoute
-    /// The route found is of type `prohibit`.
-    case prohibitedRoute
-    /// The route found is not unicast (broadcast, throw, ...), or the lookup failed otherwise.
-    case unusableRoute
-    /// The route's egress link is administratively down.
-    case linkDown
-    /// The route's egress link has no carrier.
-    case noCarrier
-    /// The route leaves through loopback for an address that is not this host's.
-    case loopbackRoute
-    /// There is a route, but no source address that reaches as far as the
-    /// destination (only link-local or tentative ones, `::1`, or no IPv4
-    /// address on the egress link of an IPv4 route).
-    case noUsableAddress
+    /// The route lookup's reason, as a family's.
+    case route(UnreachableReason)
     /// The name does not exist (EAI_NONAME).
     case nxdomain
     /// The name exists but has no address (of the family asked for).
@@ -36,70 +23,34 @@ public enum DestinationReason: ProtocolValue, CustomStringConvertible {
     /// The resolver took longer than the daemon waits; it keeps trying, and
     /// a late answer is published.
     case timeout
-    /// A reason this version does not know, from a newer daemon.
+    /// A reason this version does not know, from a newer daemon. Never
+    /// `.route(.unrecognized)`: what no list names is this.
     case unrecognized(String)
 
     /// The values this version knows; never `.unrecognized`.
     public static let allCases: [DestinationReason] =
-        UnreachableReason.allCases.map(DestinationReason.init) + [.nxdomain, .noAddress, .resolverFailed, .timeout]
-
-    /// The route reason of the same name.
-    public init(_ reason: UnreachableReason) {
-        switch reason {
-        case .noRoute: self = .noRoute
-        case .unreachableRoute: self = .unreachableRoute
-        case .blackholeRoute: self = .blackholeRoute
-        case .prohibitedRoute: self = .prohibitedRoute
-        case .unusableRoute: self = .unusableRoute
-        case .linkDown: self = .linkDown
-        case .noCarrier: self = .noCarrier
-        case .loopbackRoute: self = .loopbackRoute
-        case .noUsableAddress: self = .noUsableAddress
-        case .unrecognized(let rawValue): self.init(rawValue: rawValue)
-        }
-    }
-
-    /// The route reason of the same name, for the reasons a route lookup
-    /// gives; `nil` for the resolver's. Both share one spelling on the wire.
-    public var routeReason: UnreachableReason? {
-        switch self {
-        case .noRoute: .noRoute
-        case .unreachableRoute: .unreachableRoute
-        case .blackholeRoute: .blackholeRoute
-        case .prohibitedRoute: .prohibitedRoute
-        case .unusableRoute: .unusableRoute
-        case .linkDown: .linkDown
-        case .noCarrier: .noCarrier
-        case .loopbackRoute: .loopbackRoute
-        case .noUsableAddress: .noUsableAddress
-        case .nxdomain, .noAddress, .resolverFailed, .timeout, .unrecognized: nil
-        }
-    }
+        UnreachableReason.allCases.map(route) + [.nxdomain, .noAddress, .resolverFailed, .timeout]
 
     /// The wire spelling.
     public var rawValue: String {
         switch self {
-        case .nxdomain: return "nxdomain"
-        case .noAddress: return "no_address"
-        case .resolverFailed: return "resolver_failed"
-        case .timeout: return "timeout"
-        case .unrecognized(let rawValue): return rawValue
-        case .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
-             .loopbackRoute, .noUsableAddress:
-            return routeReason!.rawValue
+        case .route(let reason): reason.rawValue
+        case .nxdomain: "nxdomain"
+        case .noAddress: "no_address"
+        case .resolverFailed: "resolver_failed"
+        case .timeout: "timeout"
+        case .unrecognized(let rawValue): rawValue
         }
     }
 
     public var description: String {
         switch self {
-        case .nxdomain: return "no such name"
-        case .noAddress: return "the name has no address"
-        case .resolverFailed: return "the resolver failed"
-        case .timeout: return "the resolver timed out"
-        case .unrecognized(let rawValue): return rawValue.escapingControlCharacters
-        case .noRoute, .unreachableRoute, .blackholeRoute, .prohibitedRoute, .unusableRoute, .linkDown, .noCarrier,
-             .loopbackRoute, .noUsableAddress:
-            return routeReason!.description
+        case .route(let reason): reason.description
+        case .nxdomain: "no such name"
+        case .noAddress: "the name has no address"
+        case .resolverFailed: "the resolver failed"
+        case .timeout: "the resolver timed out"
+        case .unrecognized(let rawValue): rawValue.escapingControlCharacters
         }
     }
 }

@@ -226,7 +226,7 @@ package final class DestinationTracker {
         let reachable = verdicts.first { $0.reason == nil }
         return status(
             destination, state: reachable == nil ? .unreachable : .reachable,
-            reason: reachable == nil ? verdicts.first?.reason.map(DestinationReason.init) : nil,
+            reason: reachable == nil ? verdicts.first?.reason.map(DestinationReason.route) : nil,
             verdicts: verdicts, source: source)
     }
 
@@ -238,7 +238,7 @@ package final class DestinationTracker {
             AddressReachability(
                 address: verdict.address.description, family: verdict.address.family,
                 state: verdict.reason == nil ? .reachable : .unreachable,
-                reason: verdict.reason.map(DestinationReason.init), via: verdict.via.map(route))
+                reason: verdict.reason.map(DestinationReason.route), via: verdict.via.map(route))
         }
         return DestinationStatus(
             target: destination.description, host: destination.host, port: destination.port, state: state,
