@@ -150,10 +150,10 @@ sanitize: test-deps
 	  $(SWIFT) test --disable-xctest --sanitize=address --scratch-path .build/asan || status=1; \
 	exit $$status
 
-# The library's DocC documentation (Sources/Reachability/Reachability.docc);
-# a broken link or an undocumented parameter fails it.
+# The libraries' DocC documentation (Sources/*/*.docc); a broken link or an
+# undocumented parameter fails it.
 docs: deps
-	$(SWIFT) package generate-documentation --target Reachability --warnings-as-errors
+	$(SWIFT) package generate-documentation --target Reachability --target ReachabilityPlaceholders --warnings-as-errors
 
 # bench/latency.py's fan-out reader is C, built with the module's compiler;
 # python3-gi, for GLib's network monitor as its yardstick, comes with the

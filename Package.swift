@@ -5,6 +5,9 @@ let package = Package(
     name: "reachd",
     products: [
         .library(name: "Reachability", targets: ["Reachability"]),
+        // Which placeholder a list shows: a UI policy on top of the statuses,
+        // apart so that a program that only asks about the network imports none of it.
+        .library(name: "ReachabilityPlaceholders", targets: ["ReachabilityPlaceholders"]),
         .executable(name: "reachd", targets: ["reachd"]),
     ],
     dependencies: [
@@ -31,6 +34,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "ReachabilityPlaceholders",
+            dependencies: ["Reachability"]
+        ),
         .executableTarget(
             name: "reachd",
             dependencies: [
@@ -44,6 +51,7 @@ let package = Package(
             name: "ListViewer",
             dependencies: [
                 "Reachability",
+                "ReachabilityPlaceholders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/ListViewer",
@@ -72,12 +80,15 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability", "TestSupport"],
+            dependencies: ["Reachability", "ReachabilityPlaceholders", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "reachdTests",
-            dependencies: ["reachd", "ListViewer", "OnlineBanner", "MonitorCost", "Reachability", "TestSupport"],
+            dependencies: [
+                "reachd", "ListViewer", "OnlineBanner", "MonitorCost", "Reachability", "ReachabilityPlaceholders",
+                "TestSupport",
+            ],
             // Scripts run in the systemd containers by path, not resources.
             exclude: ["Systemd", "GLibApps/gio-app.py", "GLibApps/module-lifecycle.c"]
         ),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Reachability
+import ReachabilityPlaceholders
 import Synchronization
 
 #if canImport(FoundationNetworking)

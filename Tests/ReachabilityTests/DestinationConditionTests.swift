@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Reachability
+@testable import ReachabilityPlaceholders
 
 /// The placeholder's network condition from the app's own destination.
 @Suite("Network condition of a destination")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Reachability
+@testable import ReachabilityPlaceholders
 
 /// A status from a daemon newer than this client: new values in every
 /// enum-typed key, new keys at every depth. Nothing in it may make the client

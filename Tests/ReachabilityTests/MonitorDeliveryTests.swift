@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Reachability
+@testable import ReachabilityPlaceholders
 
 @Suite("ReachabilityMonitor in this process")
 struct ReachabilityMonitorLocalTests {

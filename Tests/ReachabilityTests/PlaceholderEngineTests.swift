@@ -1,5 +1,6 @@
 import Testing
 @testable import Reachability
+@testable import ReachabilityPlaceholders
 
 /// A list screen driven through the engine at explicit instants: `at(ms)` is
 /// milliseconds after the test's start. Nothing sleeps.

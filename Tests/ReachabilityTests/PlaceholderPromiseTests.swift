@@ -1,5 +1,6 @@
 import Testing
 @testable import Reachability
+@testable import ReachabilityPlaceholders
 
 /// Issue 8: each promise the README makes about placeholders, as a regression
 /// test named after what broke. Driven on explicit instants (`Screen`); only

@@ -26,6 +26,7 @@ struct DocumentationExampleTests {
         import FoundationNetworking
         #endif
         import Reachability
+        import ReachabilityPlaceholders
 
         // The app's own, as examples call them.
         func show(_ content: PlaceholderContent) {}
@@ -63,21 +64,31 @@ struct DocumentationExampleTests {
             }
         }
         try collect("README.md", open: "```swift", close: "```") { $0 }
-        let catalog = "Sources/Reachability/Reachability.docc"
-        let articles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
-        for article in articles.sorted() where article.hasSuffix(".md") {
-            try collect("\(catalog)/\(article)", open: "```swift", close: "```") { $0 }
-        }
-        let sources = root.appendingPathComponent("Sources/Reachability")
-        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
-        for file in files.sorted() where file.hasSuffix(".swift") {
-            try collect("Sources/Reachability/" + file, open: "/// ```swift", close: "/// ```") { line in
-                guard let range = line.range(of: "///") else { return line }
-                let text = line[range.upperBound...]
-                return String(text.hasPrefix(" ") ? text.dropFirst() : text)
+        for module in modules {
+            let catalog = "Sources/\(module)/\(module).docc"
+            let articles = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
+            for article in articles.sorted() where article.hasSuffix(".md") {
+                try collect("\(catalog)/\(article)", open: "```swift", close: "```") { $0 }
+            }
+            for file in sourceFiles(of: module) {
+                try collect("Sources/\(module)/" + file, open: "/// ```swift", close: "/// ```") { line in
+                    guard let range = line.range(of: "///") else { return line }
+                    let text = line[range.upperBound...]
+                    return String(text.hasPrefix(" ") ? text.dropFirst() : text)
+                }
             }
         }
         return examples
+    }
+
+    /// The library's products, each a module an app imports.
+    static let modules = ["Reachability", "ReachabilityPlaceholders"]
+
+    /// A module's Swift files, relative to its folder.
+    static func sourceFiles(of module: String) -> [String] {
+        let folder = root.appendingPathComponent("Sources/\(module)")
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        return files.filter { $0.hasSuffix(".swift") }.sorted()
     }
 
     /// Members that implement a protocol's requirement take its documentation.
@@ -87,12 +98,12 @@ struct DocumentationExampleTests {
     ]
 
     @Test func everyPublicDeclarationHasADocComment() throws {
-        let sources = Self.root.appendingPathComponent("Sources/Reachability")
-        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String } ?? []
         var undocumented: [String] = []
         var checked = 0
-        for file in files.sorted() where file.hasSuffix(".swift") {
-            let lines = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+        for module in Self.modules {
+          for file in Self.sourceFiles(of: module) {
+            let path = "Sources/\(module)/\(file)"
+            let lines = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
                 .split(separator: "\n", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             for (index, line) in lines.enumerated() where line.hasPrefix("public ") {
                 guard !Self.conformances.contains(where: line.hasPrefix) else { continue }
@@ -101,9 +112,10 @@ struct DocumentationExampleTests {
                 var above = index - 1
                 while above >= 0, lines[above].hasPrefix("@") { above -= 1 }
                 if above < 0 || !lines[above].hasPrefix("///") {
-                    undocumented.append("Sources/Reachability/\(file):\(index + 1): \(line.prefix(90))")
+                    undocumented.append("\(path):\(index + 1): \(line.prefix(90))")
                 }
             }
+          }
         }
         #expect(checked > 100, "checked \(checked) declarations")
         #expect(undocumented.isEmpty, "public declarations without a doc comment:\n\(undocumented.joined(separator: "\n"))")
@@ -138,6 +150,24 @@ struct DocumentationExampleTests {
             let level: Reachability.ReachabilityLevel = .online
             """)
         #expect(result.status == 0, "\(result.error)")
+    }
+
+    /// The placeholder engine is a product of its own: a program that only
+    /// asks about the network imports none of it.
+    @Test func theLibraryAloneHasNoPlaceholders() async throws {
+        let alone = try await Self.typecheck("""
+            import Reachability
+            let engine = PlaceholderEngine()
+            """)
+        #expect(alone.status != 0 && alone.error.contains("'PlaceholderEngine'"), "\(alone.error)")
+        let both = try await Self.typecheck("""
+            import Reachability
+            import ReachabilityPlaceholders
+            let engine = PlaceholderEngine()
+            let status: NetworkStatus? = nil
+            let condition = status.map(NetworkCondition.init) ?? .unknown
+            """)
+        #expect(both.status == 0, "\(both.error)")
     }
 
     @Test func theDaemonsOwnCodeIsNotPublic() async throws {

@@ -1,3 +1,5 @@
+import Reachability
+
 /// Everything the decision depends on, at one instant: pure data.
 struct PlaceholderInputs: Sendable, Hashable {
     /// The network after the offline grace period (see ``PlaceholderEngine``).

@@ -1,3 +1,5 @@
+import Reachability
+
 /// The network as the placeholder engine sees it.
 public enum NetworkCondition: Sendable, Hashable, CaseIterable {
     /// No status yet. Counts as online, so that nothing says "no network"

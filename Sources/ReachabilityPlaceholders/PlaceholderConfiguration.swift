@@ -1,3 +1,5 @@
+import Reachability
+
 /// The engine's timings. The defaults follow Android's ContentLoadingProgressBar
 /// (500 ms before a spinner shows, 500 ms at least once shown) and a 2 s grace
 /// before "offline" relabels what is on screen.

@@ -1,3 +1,5 @@
+import Reachability
+
 /// What a list screen shows.
 public enum PlaceholderKind: Sendable, Hashable {
     /// The rows (possibly with a banner or footer, see ``ContentDecoration``).
@@ -30,7 +32,7 @@ public enum LoadFailure: Sendable, Hashable {
     /// The request never left: no network (URLError.notConnectedToInternet).
     case offline
     /// The server could not be reached.
-    case unreachable(UnreachableCause)
+    case unreachable(Cause)
     /// The server answered 5xx.
     case server(status: Int)
     /// The server answered 4xx.
@@ -47,11 +49,12 @@ public enum LoadFailure: Sendable, Hashable {
         case .server, .client, .decoding, .cancelled: false
         }
     }
-}
 
-/// How a server was unreachable.
-public enum UnreachableCause: Sendable, Hashable, CaseIterable {
-    case timeout, dns, refused, tls
+    /// How the app's networking layer failed to reach its server: what the
+    /// request met, not the routing (`DestinationReason` says that).
+    public enum Cause: Sendable, Hashable, CaseIterable {
+        case timeout, dns, refused, tls
+    }
 }
 
 /// Which load of a list: the first, a pull-to-refresh, or the next page.
@@ -78,7 +81,7 @@ extension PlaceholderKind: CaseIterable {
 extension LoadFailure: CaseIterable {
     /// One of each failure: every unreachable cause, server 500, client 404.
     public static var allCases: [LoadFailure] {
-        [.offline] + UnreachableCause.allCases.map { .unreachable($0) }
+        [.offline] + Cause.allCases.map { .unreachable($0) }
             + [.server(status: 500), .client(status: 404), .decoding, .cancelled]
     }
 }

@@ -1,3 +1,5 @@
+import Reachability
+
 /// What the list holds, as item counts per section.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import Reachability
+
 /// Chooses what a list screen shows (rows, a spinner, "no data", "no network",
 /// "sign in" or a failure) from the network, the list's content and its load
 /// lifecycle, without flicker.

@@ -1,3 +1,5 @@
+import Reachability
+
 /// What the engine decided to show.
 public struct PlaceholderState: Sendable, Hashable {
     /// The placeholder, or ``PlaceholderKind/content`` for the rows.

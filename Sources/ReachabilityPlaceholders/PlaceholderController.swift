@@ -1,3 +1,4 @@
+import Reachability
 import Synchronization
 
 /// Drives a ``PlaceholderEngine`` with the real clock: stamps every input with
@@ -115,7 +116,7 @@ public final class PlaceholderController: Sendable {
         }
     }
 
-    /// Feeds any sequence of statuses in: a monitor's ``ReachabilityMonitor/statuses()``
+    /// Feeds any sequence of statuses in: a monitor's `ReachabilityMonitor.statuses()`
     /// transformed, or a test's.
     public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
     where Statuses.Element == NetworkStatus {

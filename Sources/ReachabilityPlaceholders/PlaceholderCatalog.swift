@@ -1,3 +1,5 @@
+import Reachability
+
 /// What a placeholder says, for the app to render in its own toolkit.
 public struct PlaceholderContent: Sendable, Hashable {
     /// The headline, short: "No network".

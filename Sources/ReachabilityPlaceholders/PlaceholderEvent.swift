@@ -1,3 +1,5 @@
+import Reachability
+
 /// What the engine tells the app. Edge-triggered on what is visible: the
 /// appear/disappear events fire only when the kind shown changes (rows, a
 /// spinner, "no data"...); a change around the same kind (a banner, a footer,
