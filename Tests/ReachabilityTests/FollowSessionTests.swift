@@ -48,6 +48,46 @@ struct FollowSessionTests {
         }
     }
 
+    /// An error line about request `id`.
+    static func refusal(_ code: String, id: String?) -> String {
+        String(decoding: DaemonMessage.error(code: code, message: "refused", id: id).line().dropLast(), as: UTF8.self)
+    }
+
+    /// A daemon that works, but refuses to watch `target` (over its limits)
+    /// and answers an unwatch with `unwatched`, when given.
+    static func refusing(_ target: String, unwatched: String? = nil) -> ScriptedDaemon.Responder {
+        { connection, line in
+            let request = Self.request(line)
+            switch (request["op"] as? String, request["target"] as? String) {
+            case ("watch", target?): return [refusal(RequestError.tooManyWatches, id: request["id"] as? String)]
+            case ("unwatch", _): return unwatched.map { [refusal($0, id: request["id"] as? String)] } ?? []
+            default: return answering()(connection, line)
+            }
+        }
+    }
+
+    /// A session following two destinations from a daemon that refuses to
+    /// watch the first.
+    struct Refusal {
+        let daemon: ScriptedDaemon
+        let session: FollowSession
+        let refused: Key
+        let answered: Key
+        let delivered: Delivered
+    }
+
+    static func following(
+        _ source: ReachabilityMonitor.Source, refused: String, unwatched: String? = nil
+    ) throws -> Refusal {
+        let daemon = try ScriptedDaemon(respond: refusing(refused, unwatched: unwatched))
+        let session = try Self.session(source, [daemon.path])
+        let keys = (refused: try key(refused), answered: try key("10.0.0.1:443"))
+        session.remote.follow(keys.refused)
+        session.remote.follow(keys.answered)
+        return Refusal(
+            daemon: daemon, session: session, refused: keys.refused, answered: keys.answered, delivered: start(session))
+    }
+
     /// What a session delivered, as a test reads it.
     final class Delivered: Sendable {
         let updates = Mutex<[String]>([])
@@ -195,24 +235,9 @@ struct FollowSessionTests {
     /// the daemon.
     @Test(.timeLimit(.minutes(1)))
     func aRefusedWatchIsAnsweredInProcessWithoutAskingAgain() async throws {
-        let daemon = try ScriptedDaemon { _, line in
-            let request = Self.request(line)
-            switch (request["op"] as? String, request["target"] as? String) {
-            case ("subscribe", _): return [FakeDaemon.newerDaemonsLine]
-            case ("watch", "127.0.0.1:443"?):
-                let refusal = DaemonMessage.error(
-                    code: RequestError.tooManyWatches, message: "over 1 watch per connection", id: request["id"] as? String)
-                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
-            case ("watch", let target?): return [Self.line(.reachable, id: request["id"] as! String, target: target)]
-            default: return []
-            }
-        }
-        let session = try Self.session(.automatic, [daemon.path])
-        let (refused, answered) = (try Self.key("127.0.0.1:443"), try Self.key("10.0.0.1:443"))
-        session.remote.follow(refused)
-        session.remote.follow(answered)
-        let delivered = Self.start(session)
-        defer { session.remote.stop() }
+        let fixture = try Self.following(.automatic, refused: "127.0.0.1:443")
+        let (daemon, refused, answered, delivered) = (fixture.daemon, fixture.refused, fixture.answered, fixture.delivered)
+        defer { fixture.session.remote.stop() }
         _ = try await eventually("both answers") {
             !delivered.answers(for: refused).isEmpty && !delivered.answers(for: answered).isEmpty ? true : nil
         }
@@ -227,23 +252,9 @@ struct FollowSessionTests {
     /// refuses ends alone, and the others go on.
     @Test(.timeLimit(.minutes(1)))
     func aDaemonOnlySessionEndsARefusedDestinationAlone() async throws {
-        let daemon = try ScriptedDaemon { _, line in
-            let request = Self.request(line)
-            switch (request["op"] as? String, request["target"] as? String) {
-            case ("subscribe", _): return [FakeDaemon.newerDaemonsLine]
-            case ("watch", "10.0.0.9:443"?):
-                let refusal = DaemonMessage.error(code: RequestError.tooManyWatches, message: "full", id: request["id"] as? String)
-                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
-            case ("watch", let target?): return [Self.line(.reachable, id: request["id"] as! String, target: target)]
-            default: return []
-            }
-        }
-        let session = try Self.session(.daemon, [daemon.path])
-        let (refused, answered) = (try Self.key("10.0.0.9:443"), try Self.key("10.0.0.1:443"))
-        session.remote.follow(refused)
-        session.remote.follow(answered)
-        let delivered = Self.start(session)
-        defer { session.remote.stop() }
+        let fixture = try Self.following(.daemon, refused: "10.0.0.9:443")
+        let (refused, answered, delivered) = (fixture.refused, fixture.answered, fixture.delivered)
+        defer { fixture.session.remote.stop() }
         _ = try await eventually("the refusal") { delivered.failed.withLock { $0.first } }
         _ = try await eventually("the other's answer") { delivered.answers(for: answered).first }
         #expect(delivered.failed.withLock { $0 } == [refused])
@@ -256,27 +267,10 @@ struct FollowSessionTests {
     /// daemon's: the connection stays, and nothing is delivered again.
     @Test(.timeLimit(.minutes(1)))
     func aRefusalAboutAnUnfollowedDestinationKeepsTheDaemon() async throws {
-        let daemon = try ScriptedDaemon { _, line in
-            let request = Self.request(line)
-            let id = request["id"] as? String
-            switch (request["op"] as? String, request["target"] as? String) {
-            case ("subscribe", _): return [FakeDaemon.newerDaemonsLine]
-            case ("watch", "127.0.0.1:443"?):
-                let refusal = DaemonMessage.error(code: RequestError.tooManyWatches, message: "full", id: id)
-                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
-            case ("watch", let target?): return [Self.line(.reachable, id: id!, target: target)]
-            case ("unwatch", _):
-                // As if the watch were gone already.
-                let refusal = DaemonMessage.error(code: RequestError.unknownID, message: "no watch", id: id)
-                return [String(decoding: refusal.line().dropLast(), as: UTF8.self)]
-            default: return []
-            }
-        }
-        let session = try Self.session(.automatic, [daemon.path])
-        let (refused, answered) = (try Self.key("127.0.0.1:443"), try Self.key("10.0.0.1:443"))
-        session.remote.follow(refused)
-        session.remote.follow(answered)
-        let delivered = Self.start(session)
+        // It answers every unwatch as if the watch were gone already.
+        let fixture = try Self.following(.automatic, refused: "127.0.0.1:443", unwatched: RequestError.unknownID)
+        let (daemon, session, refused, answered, delivered) =
+            (fixture.daemon, fixture.session, fixture.refused, fixture.answered, fixture.delivered)
         defer { session.remote.stop() }
         _ = try await eventually("both answers") {
             !delivered.answers(for: refused).isEmpty && !delivered.answers(for: answered).isEmpty ? true : nil
@@ -301,11 +295,7 @@ struct FollowSessionTests {
             let request = Self.request(line)
             switch request["op"] as? String {
             case "subscribe": return [FakeDaemon.newerDaemonsLine]
-            case "watch":
-                let failed = DaemonMessage.error(
-                    code: RequestError.lookupFailed, message: "the kernel's route lookup failed; try again",
-                    id: request["id"] as? String)
-                return [String(decoding: failed.line().dropLast(), as: UTF8.self)]
+            case "watch": return [Self.refusal(RequestError.lookupFailed, id: request["id"] as? String)]
             default: return []
             }
         }
