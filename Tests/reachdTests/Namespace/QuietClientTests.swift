@@ -30,6 +30,7 @@ struct QuietClientTests {
 
     @Test(arguments: [
         ["monitor", "--no-daemon"], ["monitor", "--json"], ["wait-online", "-6", "-t", "0"],
+        ["reach", "--watch", "10.77.0.1:443", "192.0.2.1:80"], ["reach", "--watch", "--no-daemon", "10.77.0.1:443"],
     ])
     func aWaitingClientMakesNoSystemCalls(_ command: [String]) async throws {
         let network = try await TestNetwork()
@@ -37,7 +38,7 @@ struct QuietClientTests {
         let daemon = try await network.startDaemon()
         let client = try network.startReachd(defaultSocket: network.socketPath, command)
         defer { client.signal(SIGKILL) }
-        if command[0] == "monitor" { _ = try await eventually("the first status") { client.outputLines.first } }
+        if command[0] != "wait-online" { _ = try await eventually("the first answer") { client.outputLines.first } }
         try await Task.sleep(for: .milliseconds(300))
         #expect(client.isRunning, "\(client.errorOutput)")
         let calls = try await Self.systemCalls(of: client.pid)
