@@ -43,6 +43,9 @@ package final class FollowSession {
         /// Throw a daemon's failure, rather than retry, until it has answered
         /// once: what a socket the user named needs.
         package var requiringAnswer = false
+        /// Retry netlink in-process when it fails; `false` throws the
+        /// failure instead: what one answer, which cannot wait, needs.
+        package var retryingInProcess = true
         /// Handed every netlink datagram the in-process engine reads.
         package var traceDatagrams: (@Sendable ([UInt8]) -> Void)?
 
@@ -60,6 +63,10 @@ package final class FollowSession {
 
     /// What a session delivers, in order.
     package enum Update {
+        /// What follows comes from the daemon (it answered) or is computed
+        /// in-process (no daemon answers): said once per switch, before
+        /// anything from the new source.
+        case following(StatusSource)
         /// The status changed (or its source did).
         case status(StatusUpdate)
         /// A destination's answer changed (or its source did). A line when it
@@ -150,6 +157,8 @@ package final class FollowSession {
     /// The last failure warned about since the daemon last answered: a
     /// refusing daemon costs one warning, not one per retry.
     private var lastWarned: String?
+    /// Where what is delivered comes from, as last said (``Update/following(_:)``).
+    private var following: StatusSource?
     private var deliver: ((Update) -> Bool)?
 
     /// Why the loop ends.
@@ -186,6 +195,7 @@ package final class FollowSession {
             self.deliver = deliver
             retry = RetrySchedule(configuration.backoff)
             answered = false
+            following = nil
             defer {
                 dropDaemon()
                 stopEngine()
@@ -349,19 +359,19 @@ package final class FollowSession {
     /// awaited in the loop, so a stopped daemon holds up nothing: the connect
     /// may block only briefly (a full listen queue).
     private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError) -> DaemonLink {
-        if liveness == nil {
-            // Without netlink, a stopped daemon goes unnoticed once it has answered.
-            liveness = try? DaemonLiveness()
-        }
         let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
         let watches = followed.filter { !$0.value.inProcessOnly }.sorted { $0.value.order < $1.value.order }
             .map { watch($0.key, id: $0.value.wireID) }
         var lastError: DaemonClientError?
         for path in configuration.socketPaths {
-            // Listening before the daemon answers: see DaemonLiveness.listen(to:).
-            liveness?.listen(to: path)
             do throws(DaemonClientError) {
                 let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+                // Listening before the daemon reads the request, so before it
+                // answers (see DaemonLiveness.listen(to:)); made with the first
+                // daemon that accepts, not while none runs. Without netlink, a
+                // stopped daemon goes unnoticed once it has answered.
+                if liveness == nil { liveness = try? DaemonLiveness() }
+                liveness?.listen(to: path)
                 try connection.send([first] + watches)
                 return DaemonLink(connection: connection, firstAnswerBy: now + DaemonConnection.answerTimeout)
             } catch {
@@ -497,6 +507,7 @@ package final class FollowSession {
         answered = true
         retry.succeeded()
         lastWarned = nil
+        try say(following: .daemon)
         if followed.values.contains(where: \.inProcessOnly) { try syncEngineKeys(now) } else { stopEngine() }
     }
 
@@ -562,6 +573,7 @@ package final class FollowSession {
                 if let trace = configuration.traceDatagrams { started.watcher.traceDatagrams(trace) }
                 _ = try started.start()
             } catch {
+                guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
                 try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
                 logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
                 return
@@ -569,9 +581,12 @@ package final class FollowSession {
             engine = started
             engineKeys = []
         }
-        // Its status, the first or what it followed while the daemon
-        // answered: a daemon that stopped answering missed the same changes.
-        if !daemonAnswers, let status = engine?.lastStatus { try offer(status, line: nil) }
+        if !daemonAnswers {
+            try say(following: .embedded)
+            // Its status, the first or what it followed while the daemon
+            // answered: a daemon that stopped answering missed the same changes.
+            if let status = engine?.lastStatus { try offer(status, line: nil) }
+        }
         try syncEngineKeys(now)
     }
 
@@ -628,6 +643,7 @@ package final class FollowSession {
     /// while, in-process or with the daemon's next try.
     private func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) throws(Ending) {
         stopEngine()
+        guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
         try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
         logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
         if !retry.isScheduled { retry.failed(now: now) }
@@ -644,6 +660,13 @@ package final class FollowSession {
         if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
         current = reduced
         try pass(.status(StatusUpdate(reduced, line: line)))
+    }
+
+    /// Says where what follows comes from, when that changed.
+    private func say(following source: StatusSource) throws(Ending) {
+        guard following != source else { return }
+        following = source
+        try pass(.following(source))
     }
 
     private func pass(_ update: Update) throws(Ending) {

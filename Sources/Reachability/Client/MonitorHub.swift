@@ -58,6 +58,9 @@ final class MonitorHub: Sendable {
             fail(key, error)
         case .problem(let error):
             state.withLock { $0.lastError = error }
+        case .following:
+            // Each answer says its source.
+            break
         }
         return !isFinished
     }

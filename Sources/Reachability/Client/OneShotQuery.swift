@@ -164,24 +164,22 @@ package struct OneShotQuery: Sendable {
     private func inProcess(
         _ destinations: [Destination], family: AddressFamily?, daemonFailures: [DaemonClientError]
     ) throws(ReachabilityError) -> [DestinationStatus] {
-        let session = try FollowSession(
-            .init(source: .embedded, socketPaths: [], statusDetail: nil), logger: Logger(label: "reachd.query"))
+        var configuration = FollowSession.Configuration(source: .embedded, socketPaths: [], statusDetail: nil)
+        configuration.retryingInProcess = false
+        let session = try FollowSession(configuration, logger: Logger(label: "reachd.query"))
         let keys = destinations.map { FollowSession.Key($0, uid: nil, family: family) }
         for key in keys { session.remote.follow(key) }
         var answers: [FollowSession.Key: DestinationStatus] = [:]
-        var failure: NetlinkError?
-        try session.run { update in
-            switch update {
-            case .destination(let key, let status, _):
-                if status.state != .pending { answers[key] = status }
-            case .problem(.inProcessFailed(let error, _)):
-                failure = error
-            case .status, .destinationFailed, .problem:
-                break
+        do throws(ReachabilityError) {
+            try session.run { update in
+                if case .destination(let key, let status, _) = update, status.state != .pending { answers[key] = status }
+                return answers.count < Set(keys).count
             }
-            return failure == nil && answers.count < Set(keys).count
+        } catch {
+            // Netlink failed in a way reopening did not mend.
+            guard case .inProcessFailed(let failure, _) = error else { throw error }
+            throw .inProcessFailed(failure, daemonFailures: daemonFailures)
         }
-        if let failure { throw .inProcessFailed(failure, daemonFailures: daemonFailures) }
         return keys.map { answers[$0]! }
     }
 }

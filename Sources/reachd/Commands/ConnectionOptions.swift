@@ -87,25 +87,23 @@ struct ConnectionOptions: ParsableArguments {
             let session = try FollowSession(configuration, logger: Logger(label: "reachd.monitor"))
             for key in destinations { session.remote.follow(key) }
             try session.run(until: deadline) { update in
-                let fromDaemon: Bool
                 switch update {
-                case .status(let status):
-                    // A daemon's line is a daemon's status: no decoding needed to say so.
-                    fromDaemon = status.line != nil
-                case .destination(_, _, let line):
-                    fromDaemon = line != nil
+                case .following(let source):
+                    let fromDaemon = source == .daemon
+                    if announcingSource, fromDaemon, followingDaemon != nil {
+                        Console.error("reachd: following the daemon again")
+                    }
+                    if announcingSource, !fromDaemon, !noDaemon {
+                        Console.error("reachd: no daemon answers; following netlink in-process")
+                    }
+                    followingDaemon = fromDaemon
+                    return true
                 case .destinationFailed(_, let error):
                     refused = error
                     return false
-                case .problem:
-                    return true
+                case .status, .destination, .problem:
+                    return deliver(update)
                 }
-                if announcingSource, fromDaemon != followingDaemon {
-                    if fromDaemon, followingDaemon != nil { Console.error("reachd: following the daemon again") }
-                    if !fromDaemon, !noDaemon { Console.error("reachd: no daemon answers; following netlink in-process") }
-                }
-                followingDaemon = fromDaemon
-                return deliver(update)
             }
         } catch {
             throw failure(error)

@@ -402,6 +402,31 @@ struct DestinationReachabilityTests {
         _ = daemon
     }
 
+    /// A watch the daemon refuses (over its limit) is answered in-process
+    /// while the daemon answers the others: the command says the refusal
+    /// once, and does not claim to switch sources at every change.
+    @Test func aRefusedWatchIsAnsweredBesideTheDaemonWithoutSwitchingSources() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let daemon = try await network.startDaemon("--max-watches-per-connection", "1")
+        let watch = try network.startReachd(
+            defaultSocket: network.socketPath, ["reach", "--watch", "--json", "10.99.1.1", "10.98.1.1"])
+        _ = try await eventually("both answers") {
+            let lines = watch.outputLines
+            return lines.contains { $0.contains("10.99.1.1") && $0.contains(#""source":"daemon""#) }
+                && lines.contains { $0.contains("10.98.1.1") && $0.contains(#""source":"embedded""#) } ? true : nil
+        }
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add 10.98.0.0/16 via 10.77.0.1")
+        _ = try await eventually("both changes") {
+            watch.outputLines.filter { $0.contains(#""state":"reachable""#) }.count == 2 ? true : nil
+        }
+        #expect(watch.errorOutput.components(separatedBy: "too_many_watches").count == 2, "said once: \(watch.errorOutput)")
+        #expect(!watch.errorOutput.contains("following netlink in-process"), "\(watch.errorOutput)")
+        #expect(!watch.errorOutput.contains("following the daemon again"), "\(watch.errorOutput)")
+        watch.signal(SIGTERM)
+        _ = daemon
+    }
+
     /// wg-quick's table with the tunnel's peer address: the interface is a
     /// veth to the gateway namespace (there are no WireGuard links here),
     /// which is all the routing needs.
