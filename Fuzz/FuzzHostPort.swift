@@ -20,7 +20,9 @@ public func fuzzHostPort(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     if let (host, port, path) = try? ConnectivityCheck.target(of: text) {
         require(!host.isEmpty && (1...65535).contains(port) && path.hasPrefix("/"), "\(host) \(port) \(path) from \(text)")
-        require(!path.unicodeScalars.contains { $0.value < 0x21 || $0.value == 0x7F }, "a request line with \(path)")
+        // What the request line and the Host header are written with: nothing
+        // a server could read as the end of a field.
+        require((host + path).unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) }, "\(host) \(path) in a request")
     }
     if let url = PortalURL.validated(text) {
         require(url.utf8.count <= PortalURL.maximumLength, "a portal URL of \(url.utf8.count) bytes")

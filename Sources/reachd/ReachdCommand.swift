@@ -61,8 +61,3 @@ struct ReachdCommand: AsyncParsableCommand {
         }
     }
 }
-
-extension ExitCode {
-    static let notOnline = ExitCode(1)
-    static let internalError = ExitCode(2)
-}

@@ -26,8 +26,14 @@ package final class NetworkEngine {
 
     package let watcher: NetworkWatcher
     package let tracker: DestinationTracker
-    private let resolverFiles: FileChangeWatch?
+    /// Made with the first name watched: a process that follows only the
+    /// status, or only addresses, holds no inotify instance.
+    private var resolverFiles: FileChangeWatch?
+    private var triedResolverFiles = false
+    private let source: StatusSource
     private let logger: Logger
+    /// Descriptors an epoll owner has not been told of yet.
+    private var newDescriptors: [(source: Source, fd: Int32)] = []
     /// The watcher's ``NetworkWatcher/generation`` when the destinations were
     /// last evaluated.
     private var evaluatedGeneration: UInt64 = 0
@@ -43,14 +49,7 @@ package final class NetworkEngine {
         } catch {
             throw NetlinkError("start the resolver (\(error.operation))", errno: error.errno)
         }
-        do {
-            resolverFiles = try FileChangeWatch.resolverConfiguration()
-        } catch {
-            logger.warning(
-                "cannot watch /etc for resolver changes; watched names resolve again only when the path changes",
-                metadata: ["error": "\(error)"])
-            resolverFiles = nil
-        }
+        self.source = source
         self.logger = logger
     }
 
@@ -63,19 +62,28 @@ package final class NetworkEngine {
     }
 
     /// What to wait on for readability, each under the source ``handle(_:now:)``
-    /// takes. The netlink descriptor changes when a failing socket is reopened.
+    /// takes. Two change: the netlink socket, when a failing one is
+    /// reopened, and the /etc watch, made with the first name watched
+    /// (``takeNewDescriptors()`` says when).
     package var descriptors: [(source: Source, fd: Int32)] {
         var descriptors: [(Source, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
         if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
         return descriptors
     }
 
+    /// The descriptors that came since the last call, for an owner that
+    /// registers them (an epoll's); a closed one left the poll by itself.
+    package func takeNewDescriptors() -> [(source: Source, fd: Int32)] {
+        defer { newDescriptors.removeAll() }
+        return newDescriptors
+    }
+
     /// What reading a ready source brought.
     package struct Outcome {
         /// A status to publish: the published state changed.
         package var status: NetworkStatus?
-        /// The netlink socket failed so, and was replaced: an epoll owner
-        /// adds the new ``descriptors`` (the old one left the poll as it closed).
+        /// The netlink socket failed so, and was replaced (its descriptor
+        /// is one of ``takeNewDescriptors()``).
         package var reopenedAfter: NetlinkError?
     }
 
@@ -92,6 +100,7 @@ package final class NetworkEngine {
                 logger.error("netlink failed; reopening its sockets and resynchronising", metadata: ["error": "\(error)"])
                 outcome.status = try watcher.reopen()
                 outcome.reopenedAfter = error
+                newDescriptors.append((.netlink, watcher.fileDescriptor))
             }
             if let status = outcome.status { published(status) }
             return outcome
@@ -135,7 +144,25 @@ package final class NetworkEngine {
         -> [DestinationTracker.Key]
     {
         for key in keys { tracker.add(key, now: now) }
+        if keys.contains(where: { $0.destination.address == nil }) { watchResolverFiles() }
         return try tracker.evaluate(with: watcher, only: keys)
+    }
+
+    /// Watches `/etc` for the resolver's files, once: a name is watched.
+    private func watchResolverFiles() {
+        guard !triedResolverFiles else { return }
+        triedResolverFiles = true
+        do {
+            let files = try FileChangeWatch.resolverConfiguration()
+            resolverFiles = files
+            newDescriptors.append((.resolverFiles, files.fileDescriptor))
+        } catch {
+            // The daemon's log says it; a client's stderr is the user's.
+            logger.log(
+                level: source == .daemon ? .warning : .debug,
+                "cannot watch /etc for resolver changes; watched names resolve again only when the path changes",
+                metadata: ["error": "\(error)"])
+        }
     }
 
     /// Drops one holder of `key`.

@@ -303,7 +303,10 @@ final class DaemonServer {
 
     private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         do {
-            send(try destinations.serve(request, from: client, now: now), now)
+            let deliveries = try destinations.serve(request, from: client, now: now)
+            // Only the /etc watch comes from serving, and it does not throw.
+            try? registerNewDescriptors()
+            send(deliveries, now)
         } catch {
             logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
             let refusal = DaemonMessage.error(
@@ -345,11 +348,22 @@ final class DaemonServer {
 
     private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws {
         let outcome = try engine.handle(source, now: now)
-        if outcome.reopenedAfter != nil {
-            // The old descriptor left the poll when it was closed.
-            try poll.add(watcher.fileDescriptor, .engine(.netlink), interest: .readable)
-        }
+        try registerNewDescriptors()
         if let status = outcome.status { publish(status) }
+    }
+
+    /// The engine's descriptors that came since: a reopened netlink socket
+    /// (the old one left the poll when it was closed), the /etc watch made
+    /// with the first name watched.
+    private func registerNewDescriptors() throws {
+        for (source, fd) in engine.takeNewDescriptors() {
+            do { try poll.add(fd, .engine(source), interest: .readable) } catch {
+                // Without netlink the daemon is deaf: better stopped, and restarted.
+                guard source != .netlink else { throw error }
+                logger.error("cannot wait for the resolver's files; watched names resolve again only when the path changes",
+                             metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Writes the new status to every subscriber that wants it, before

@@ -1,8 +1,10 @@
 /// What the daemon runs with: its flags and reachd.conf merged, a flag
 /// winning over the file, with every value of the file checked here, once,
 /// whether or not it is used: a mistake shows when it is made, naming the
-/// file and the line, not on the day the setting is switched on. The file is
-/// read once, by the caller.
+/// file and the line, not on the day the setting is switched on. But for
+/// `--no-check`, which leaves `[connectivity]` unread, whatever it says: the
+/// way out of a section that stops the daemon. The file is read once, by
+/// the caller.
 struct DaemonSettings: Equatable {
     /// Clients served at once; `nil`: derived from the descriptor limit
     /// (``ClientLimits``), known only once the daemon raised it.
@@ -37,6 +39,7 @@ struct DaemonSettings: Equatable {
 
     /// The check the flags and the file ask for.
     private static func check(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> ConnectivityCheck? {
+        guard !options.noCheck else { return nil }
         let section = "connectivity"
         let enabled = try file?.bool(section, "enabled")
         let fileTimeout = try file?.duration(section, "timeout", in: .checkTimeout)
@@ -57,9 +60,7 @@ struct DaemonSettings: Equatable {
             throw ConfigurationError.invalid(
                 path: file.path, line: file.line(section, "enabled")!, reason: "enabled = yes needs url = http://HOST[:PORT]/PATH")
         }
-        guard !options.noCheck,
-            let url = options.checkURL ?? (enabled == false ? nil : file?.string(section, "url"))
-        else { return nil }
+        guard let url = options.checkURL ?? (enabled == false ? nil : file?.string(section, "url")) else { return nil }
         let expect = options.checkExpect ?? file?.string(section, "expect") ?? "status:204"
         let timeout = options.checkTimeout.flatMap(SecondsRange.checkTimeout.duration) ?? fileTimeout ?? .seconds(5)
         let interval = options.checkInterval.flatMap(SecondsRange.checkInterval.duration) ?? fileInterval ?? .seconds(300)

@@ -43,6 +43,15 @@ struct ConfigurationFileTests {
         #expect(try DaemonCommand.parse(["--config", Self.shipped, "--no-check"]).settings().check == nil)
     }
 
+    /// `--no-check` is the way out of a `[connectivity]` section that stops
+    /// the daemon (one written for an older reachd, say): it is not read.
+    @Test func noCheckLeavesABrokenConnectivitySectionUnread() throws {
+        let broken = try Self.write("[connectivity]\nurl = http://fd00::1/\ntimeout = 1e300\n[metered]\neth1 = yes\n")
+        #expect(throws: (any Error).self) { try DaemonCommand.parse(["--config", broken]).settings() }
+        let settings = try DaemonCommand.parse(["--config", broken, "--no-check"]).settings()
+        #expect(settings.check == nil && settings.meteredOverrides == ["eth1": true], "the rest is read as ever")
+    }
+
     @Test func noFileMeansNoCheckAndDisabledMeansNoCheck() throws {
         #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).settings().check == nil)
         let disabled = try Self.write("[connectivity]\nenabled = no\nurl = http://example.com/\n")

@@ -43,7 +43,19 @@ struct FolderDependencyTests {
                 if let name = match.output[1].substring { home[String(name)] = file.folder }
             }
         }
+        // And what extensions add for the rest of the module (`ExitCode.notOnline`).
+        let extensionBlock = try Regex(#"(?ms)^extension [^\n]*\{\n(.*?)^\}"#)
+        let member = try Regex(#"(?m)^    (?:static |package |public )*(?:let|var|func) (\w+)"#)
+        for file in files {
+            for block in file.code.matches(of: extensionBlock) {
+                guard let body = block.output[1].substring else { continue }
+                for match in body.matches(of: member) {
+                    if let name = match.output[1].substring { home[String(name)] = file.folder }
+                }
+            }
+        }
         #expect(home["DaemonServer"] == "Daemon" && home["StatusFormatter"] == "Output", "the declarations were found")
+        #expect(home["notOnline"] == "Commands", "an extension's member was found")
         for file in files {
             for (type, folder) in home where folder != file.folder && !Self.allowed[file.folder]!.contains(folder) {
                 // Simple boundaries: Unicode's make `StatusFormatter.describe` one word.
