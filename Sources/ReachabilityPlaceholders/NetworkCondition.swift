@@ -15,8 +15,9 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
 
     /// Reads a reachd status: a portal or limited access if the connectivity
     /// check says so, else online or offline as the routes say. A verdict from
-    /// a newer daemon that this version does not know is not `full`: online
-    /// routes with it are `limited`.
+    /// a newer daemon that this version does not know is as online as the
+    /// daemon said (`NetworkStatus.online`); without its word, it is not
+    /// `full`, and online routes with it are `limited`.
     ///
     /// ```swift
     /// for try await status in monitor.statuses() {
@@ -28,7 +29,7 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
         case .portal: self = .portal
         case .limited: self = .limited
         case .unknown, .none, .full: self = status.reachability == .online ? .online : .offline
-        case .unrecognized: self = status.reachability == .online ? .limited : .offline
+        case .unrecognized: self = status.online ? .online : status.reachability == .online ? .limited : .offline
         }
     }
 

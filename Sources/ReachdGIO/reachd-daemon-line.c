@@ -45,16 +45,35 @@ integer_member (JsonObject *object, const char *name, gint64 missing)
   return node != NULL ? json_node_get_int (node) : missing;
 }
 
+static gboolean
+is_one_of (const char *word, const char *const *words)
+{
+  return word != NULL && g_strv_contains (words, word);
+}
+
 /* reachd's verdict in GLib's words. Connectivity "unknown" means no check
  * runs (or the first of a new path is under way): routes decide, as they
- * do for GLib's own backends. A word from a newer daemon counts the same. */
+ * do for GLib's own backends. Where a newer daemon sends a level or a
+ * verdict this module has never seen, the daemon's own "reachability" and
+ * "online" stand: it knows the value. Without them, what cannot be judged
+ * is not online (docs/PROTOCOL.md, unknown values). */
 static void
 parse_status (JsonObject *object, ReachdHostState *host)
 {
-  host->available = g_strcmp0 (string_member (object, "ipv4"), "online") == 0
-                    || g_strcmp0 (string_member (object, "ipv6"), "online") == 0;
+  static const char *const levels[] = { "offline", "local", "online", NULL };
+  static const char *const verdicts[] = { "unknown", "none", "portal", "limited", "full", NULL };
+  const char *ipv4 = string_member (object, "ipv4");
+  const char *ipv6 = string_member (object, "ipv6");
+  const char *reachability = string_member (object, "reachability");
+  if ((!is_one_of (ipv4, levels) || !is_one_of (ipv6, levels)) && is_one_of (reachability, levels))
+    host->available = g_strcmp0 (reachability, "online") == 0;
+  else
+    host->available = g_strcmp0 (ipv4, "online") == 0 || g_strcmp0 (ipv6, "online") == 0;
   host->metered = boolean_member (object, "metered");
   const char *connectivity = string_member (object, "connectivity");
+  JsonNode *online = value_member (object, "online", G_TYPE_BOOLEAN);
+  if (!is_one_of (connectivity, verdicts))
+    connectivity = online == NULL ? "limited" : json_node_get_boolean (online) ? "full" : "limited";
   if (!host->available || g_strcmp0 (connectivity, "none") == 0)
     host->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
   else if (g_strcmp0 (connectivity, "limited") == 0)

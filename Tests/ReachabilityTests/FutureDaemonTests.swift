@@ -9,8 +9,9 @@ import Testing
 @Suite("Statuses from a newer daemon")
 struct FutureDaemonTests {
     /// ProtocolTests' sample as a future daemon might send it, with IPv6 in
-    /// an unknown state and IPv4 online behind a new connectivity verdict.
-    static func futureLine() throws -> [UInt8] {
+    /// an unknown state and IPv4 online behind a new connectivity verdict;
+    /// `online` is the daemon's word for it, left out when `nil`.
+    static func futureLine(online: Bool? = nil) throws -> [UInt8] {
         var sample = ProtocolTests.sample
         sample.ipv6 = FamilyStatus(reachability: .offline, reason: .noRoute, path: nil)
         var json = try #require(try JSONSerialization.jsonObject(with: Data(DaemonMessage.status(sample).line())) as? [String: Any])
@@ -18,6 +19,7 @@ struct FutureDaemonTests {
         json["source"] = "cache"
         json["ipv6"] = "site"
         json["reachability"] = "online"
+        json["online"] = online
         json["new_top_level"] = ["nested": [1, 2, 3]]
         var families = try #require(json["families"] as? [String: Any])
         var ipv4 = try #require(families["ipv4"] as? [String: Any])
@@ -65,7 +67,34 @@ struct FutureDaemonTests {
         #expect(eth0.addresses[1].family == .unrecognized("mac"))
     }
 
-    /// What docs/PROTOCOL.md promises an older client does with them.
+    /// A newer daemon knows its own values: where this client meets one it
+    /// cannot judge, the daemon's `online` and `reachability` stand.
+    @Test(arguments: [true, false])
+    func theDaemonsOwnWordStandsForWhatTheClientCannotJudge(online: Bool) throws {
+        guard case .status(let status) = try DaemonMessage.decode(try Self.futureLine(online: online)) else { return }
+        #expect(status.online == online, "a verdict this client does not know, judged by the daemon")
+        #expect(NetworkCondition(status) == (online ? .online : .limited))
+        let again = try DaemonMessage.decode(DaemonMessage.status(status).line().dropLast())
+        guard case .status(let decodedAgain) = again else { return }
+        #expect(decodedAgain.online == online, "and re-encoded, it says the same")
+        // A level this client does not know beside an offline family: the
+        // daemon's word for the host, where it is one this client knows.
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(try Self.futureLine(online: online))) as? [String: Any])
+        var families = try #require(json["families"] as? [String: Any])
+        families["ipv4"] = ["reachability": "satellite", "reason": NSNull(), "path": NSNull()]
+        families["ipv6"] = ["reachability": "offline", "reason": "no_route", "path": NSNull()]
+        json["families"] = families
+        let said = Array(try JSONSerialization.data(withJSONObject: json))
+        guard case .status(let satellite) = try DaemonMessage.decode(said) else { return }
+        #expect(satellite.reachability == .online, "the daemon's word: online")
+        json["reachability"] = "orbital"
+        guard case .status(let unknown) = try DaemonMessage.decode(Array(try JSONSerialization.data(withJSONObject: json)))
+        else { return }
+        #expect(unknown.reachability == .offline, "a word this client does not know either: the documented reading")
+    }
+
+    /// What docs/PROTOCOL.md promises an older client does with them, where
+    /// the daemon's line carries no word of its own.
     @Test func unrecognizedValuesMeanWhatTheProtocolSays() throws {
         guard case .status(let status) = try DaemonMessage.decode(try Self.futureLine()) else { return }
         #expect(!status.online, "an unrecognized verdict is not full")

@@ -33,6 +33,19 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public var changedAt: Date
     /// Who computed it: the daemon, or this process (`.embedded`).
     public var source: StatusSource
+    /// What the daemon's line said of `online` and `reachability`: the word
+    /// that stands where this version meets a value it cannot judge (a newer
+    /// daemon's level or verdict). Empty for a status computed here.
+    private var daemonsWord = DaemonsWord()
+
+    /// Equal whatever it holds: what a daemon said of values a status
+    /// carries anyway is no part of what the status describes.
+    private struct DaemonsWord: Equatable, Sendable {
+        var online: Bool?
+        var reachability: ReachabilityLevel?
+
+        static func == (_: DaemonsWord, _: DaemonsWord) -> Bool { true }
+    }
 
     /// A status as the daemon (or a test) builds it.
     public init(
@@ -49,8 +62,17 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         self.source = source
     }
 
-    /// The better of the two families.
-    public var reachability: ReachabilityLevel { max(ipv4.reachability, ipv6.reachability) }
+    /// The better of the two families. Where one is a level this version
+    /// does not know (a newer daemon's), the daemon's own word for the host,
+    /// when it is a level this version knows.
+    public var reachability: ReachabilityLevel {
+        if ipv4.reachability.isUnrecognized || ipv6.reachability.isUnrecognized, let said = daemonsWord.reachability,
+            !said.isUnrecognized
+        {
+            return said
+        }
+        return max(ipv4.reachability, ipv6.reachability)
+    }
 
     /// `true` when at least one family is online by the kernel's routes and, where a
     /// connectivity check runs, it found the Internet: ``connectivity`` is `.full`, or
@@ -58,8 +80,18 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// captive portal or a dead uplink it is `false` while ``reachability`` stays
     /// `.online`: read `reachability` for "could a packet leave", `online` for "will the
     /// Internet answer".
+    ///
+    /// A status from a newer daemon with a value this version cannot judge
+    /// (a verdict or a level it has never seen) is as online as the daemon
+    /// said: it knows the value. Without the daemon's word, such a value is
+    /// not online (docs/PROTOCOL.md, unknown values).
     public var online: Bool {
-        reachability == .online && (connectivity == .full || connectivity == .unknown)
+        if connectivity.isUnrecognized || ipv4.reachability.isUnrecognized || ipv6.reachability.isUnrecognized,
+            let said = daemonsWord.online
+        {
+            return said
+        }
+        return reachability == .online && (connectivity == .full || connectivity == .unknown)
     }
 
     /// The path of the family an RFC 6724 client would try first: IPv6 when it
@@ -159,6 +191,9 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         }
         changedAt = date
         source = try container.decode(StatusSource.self, forKey: .source)
+        daemonsWord = DaemonsWord(
+            online: try container.decodeIfPresent(Bool.self, forKey: .online),
+            reachability: try container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
     }
 
     public func encode(to encoder: any Encoder) throws {

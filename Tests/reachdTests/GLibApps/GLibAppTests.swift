@@ -214,6 +214,21 @@ struct GLibAppTests {
         #expect(app.process.isRunning)
     }
 
+    /// A verdict the module has never seen, from a newer daemon: the
+    /// daemon's own `online` stands (it knows the value); without it, what
+    /// cannot be judged is not full.
+    @Test(arguments: [(#""online":true"#, "full"), (#""online":false"#, "limited"), ("", "limited")])
+    func aNewerDaemonsVerdictStandsWhereTheModuleCannotJudge(online: String, connectivity: String) async throws {
+        let network = try await TestNetwork()
+        let line = FakeDaemon.newerDaemonsLine
+            .replacingOccurrences(of: #""connectivity":"unknown""#, with: #""connectivity":"captive_with_grace""#)
+            .replacingOccurrences(of: #""online":true,"#, with: online.isEmpty ? "" : online + ",")
+        let fake = try FakeDaemon(answering: line)
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
+        #expect(app.ready.available && app.ready.connectivity == connectivity, "\(app.ready)")
+    }
+
     /// A status and then the end of the stream is a daemon that answered,
     /// however the bytes arrive. The bad bytes that come after it, on each
     /// reconnection, count as the daemon going away: the app keeps the state
