@@ -40,13 +40,20 @@ struct StatusLineWriterTests {
         }
         // Any instant from 1970 to 2100, to the microsecond, as a daemon's clock gives.
         let microseconds = Double(UInt64.random(in: 0...4_102_444_800_000_000, using: &generator))
-        return NetworkStatus(
+        var status = NetworkStatus(
             ipv4: family(.ipv4), ipv6: family(.ipv6),
             connectivity: Connectivity.allCases.randomElement(using: &generator)!,
             portalURL: Bool.random(using: &generator) ? nil : text(&generator), interfaces: links,
             seq: UInt64.random(in: 0...UInt64.max, using: &generator),
             changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
             source: Bool.random(using: &generator) ? .daemon : .embedded)
+        // Any namespace, a daemon's that predates them included.
+        if Bool.random(using: &generator) {
+            status.network = NetworkNamespace(
+                inode: UInt64.random(in: 0...UInt64.max, using: &generator), device: UInt64.random(in: 0...255, using: &generator),
+                cookie: Bool.random(using: &generator) ? nil : UInt64.random(in: 0...UInt64.max, using: &generator))
+        }
+        return status
     }
 
     @Test func everyStatusEncodesToTheBytesCodableWrites() throws {

@@ -13,6 +13,10 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
     case timedOut(path: String, timeout: Duration)
     /// The daemon answered with an error message.
     case rejected(code: String, message: String)
+    /// The daemon serves another network namespace: its socket path reached
+    /// this process through a shared filesystem (`ip netns exec`,
+    /// `PrivateNetwork=yes`), and its answers are about another network.
+    case otherNetwork(path: String)
     case protocolError(ProtocolError)
 
     public var description: String {
@@ -30,6 +34,8 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
             "the reachd daemon refused the request (\(code.escapingControlCharacters)): \(message.escapingControlCharacters)"
         case .protocolError(let error):
             error.description
+        case .otherNetwork(let path):
+            "the reachd daemon at \(path) serves another network namespace"
         }
     }
 

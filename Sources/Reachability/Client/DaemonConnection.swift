@@ -40,6 +40,16 @@ final class DaemonConnection {
 
     deinit { close(fd) }
 
+    /// Takes the daemon's first status as an answer only when it describes
+    /// this process's network namespace: a socket path reaches across
+    /// namespaces, and another network's daemon answers for another network.
+    /// A daemon that predates saying which it serves is trusted.
+    func checkServesThisNetwork(_ status: NetworkStatus) throws(DaemonClientError) {
+        guard let theirs = status.network, let ours = NetworkNamespace.current(socket: fd), !theirs.isSame(as: ours)
+        else { return }
+        throw .otherNetwork(path: path)
+    }
+
     /// Several requests in one write: one system call, and a daemon that
     /// answers the first and hangs up finds the rest already sent (no EPIPE
     /// that would hide its answer). Bounded by the connect timeout.

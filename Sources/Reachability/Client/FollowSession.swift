@@ -142,6 +142,9 @@ package final class FollowSession {
     }
 
     private var daemon: DaemonLink?
+    /// Daemons found to serve another network namespace: not asked again.
+    /// A retry has nothing to try once every socket is one of these.
+    private var otherNetworks: Set<String> = []
     /// Made at the first try of a daemon, kept for the session's life.
     private var liveness: DaemonLiveness?
     private var engine: NetworkEngine?
@@ -363,7 +366,7 @@ package final class FollowSession {
         let watches = followed.filter { !$0.value.inProcessOnly }.sorted { $0.value.order < $1.value.order }
             .map { watch($0.key, id: $0.value.wireID) }
         var lastError: DaemonClientError?
-        for path in configuration.socketPaths {
+        for path in configuration.socketPaths where !otherNetworks.contains(path) {
             do throws(DaemonClientError) {
                 let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
                 // Listening before the daemon reads the request, so before it
@@ -379,7 +382,7 @@ package final class FollowSession {
                 lastError = error
             }
         }
-        throw lastError ?? .closed(path: "")
+        throw lastError ?? .otherNetwork(path: configuration.socketPaths.last ?? "")
     }
 
     /// What the liveness probe says about a daemon that has answered.
@@ -467,7 +470,14 @@ package final class FollowSession {
         }
         switch message {
         case .status(let status):
-            if link.firstAnswerBy != nil { try daemonAnswered(now) }
+            if link.firstAnswerBy != nil {
+                do throws(DaemonClientError) { try link.connection.checkServesThisNetwork(status) } catch {
+                    otherNetworks.insert(link.connection.path)
+                    try daemonFailed(error, now)
+                    return true
+                }
+                try daemonAnswered(now)
+            }
             if let detail = configuration.statusDetail {
                 let answer = StatusUpdate.inDetail((status, line), detail)
                 try offer(answer.status, line: answer.line)
@@ -521,7 +531,9 @@ package final class FollowSession {
             throw .failed(.noDaemonAnswered([error]))
         }
         try note(error)
-        retry.failed(now: now)
+        // With every daemon another network's, there is nothing to ask again:
+        // no timer.
+        if configuration.socketPaths.contains(where: { !otherNetworks.contains($0) }) { retry.failed(now: now) }
         try startEngine(now)
     }
 
@@ -550,7 +562,7 @@ package final class FollowSession {
             if isNews { logger.warning("\(error.description); following the network in-process instead") }
         case .notRunning, .closed:
             logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
-        case .timedOut, .connectionFailed, .rejected, .protocolError:
+        case .timedOut, .connectionFailed, .rejected, .protocolError, .otherNetwork:
             if isNews {
                 let fallback = configuration.source == .automatic ? "; following the network in-process meanwhile" : ""
                 logger.warning("\(error.description)\(fallback)")

@@ -48,6 +48,7 @@ package struct OneShotQuery: Sendable {
         let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
             try connection.send([ClientRequest(operation, detail: detail)])
             let (status, line) = StatusUpdate.inDetail(try Self.status(from: connection, by: deadline, timeout: timeout), detail)
+            try connection.checkServesThisNetwork(status)
             return (status, [line])
         }
         if let (status, lines) = answer { return Answer(value: status, lines: lines, daemonFailures: failures) }
@@ -124,7 +125,7 @@ package struct OneShotQuery: Sendable {
     ) throws(DaemonClientError) -> ([DestinationStatus], [[UInt8]]) {
         try connection.send([ClientRequest(.get, detail: .summary)])
         // The reach requests go only after this answer: nothing comes behind it.
-        _ = try status(from: connection, by: deadline, timeout: timeout)
+        try connection.checkServesThisNetwork(try status(from: connection, by: deadline, timeout: timeout).status)
         let namesBy = ContinuousClock.now + timeout + resolutionAllowance
         var answers = [(status: DestinationStatus, line: [UInt8])?](repeating: nil, count: destinations.count)
         var sent = 0

@@ -33,6 +33,10 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public var changedAt: Date
     /// Who computed it: the daemon, or this process (`.embedded`).
     public var source: StatusSource
+    /// The network namespace it describes: the daemon's, or this
+    /// process's; `nil` from a daemon that predates saying so. A client
+    /// takes no daemon's word for another namespace.
+    public var network: NetworkNamespace?
     /// What the daemon's line said of `online` and `reachability`: the word
     /// that stands where this version meets a value it cannot judge (a newer
     /// daemon's level or verdict). Empty for a status computed here.
@@ -156,6 +160,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
         case portalURL = "portal_url"
         case metered, detail
+        case network = "netns"
         case seq
         case changedAt = "changed_at"
         case source
@@ -191,6 +196,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         }
         changedAt = date
         source = try container.decode(StatusSource.self, forKey: .source)
+        network = try container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
         daemonsWord = DaemonsWord(
             online: try container.decodeIfPresent(Bool.self, forKey: .online),
             reachability: try container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
@@ -205,6 +211,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(connectivity, forKey: .connectivity)
         try container.encode(portalURL, forKey: .portalURL)
         try container.encode(metered, forKey: .metered)
+        try container.encode(network, forKey: .network)
         try container.encode(primary, forKey: .primary)
         try container.encode(Families(ipv4: ipv4, ipv6: ipv6), forKey: .families)
         if isSummary {

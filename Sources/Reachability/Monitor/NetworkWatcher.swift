@@ -50,7 +50,9 @@ package final class NetworkWatcher {
     package init(source: StatusSource, logger: Logger) throws(NetlinkError) {
         events = try NetlinkEventSocket()
         queries = try NetlinkQuerySocket()
-        publisher = StatusPublisher(source: source, firstSeq: Self.firstSequenceNumber())
+        publisher = StatusPublisher(
+            source: source, firstSeq: Self.firstSequenceNumber(),
+            network: .current(socket: events.fileDescriptor))
         self.logger = logger
     }
 
@@ -133,7 +135,7 @@ package final class NetworkWatcher {
     package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
-        var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber())
+        var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber(), network: .current())
         var findings: ConnectivityFindings?
         return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:))!
     }

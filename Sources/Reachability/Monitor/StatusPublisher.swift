@@ -11,11 +11,14 @@ struct StatusPublisher: Sendable {
     let source: StatusSource
     /// The number of the first status published.
     let firstSeq: UInt64
+    /// The namespace every status describes.
+    let network: NetworkNamespace?
     private(set) var current: NetworkStatus?
 
-    init(source: StatusSource, firstSeq: UInt64 = 1) {
+    init(source: StatusSource, firstSeq: UInt64 = 1, network: NetworkNamespace? = nil) {
         self.source = source
         self.firstSeq = firstSeq
+        self.network = network
     }
 
     /// Returns the new status when it differs from the last one published, else `nil`.
@@ -23,9 +26,10 @@ struct StatusPublisher: Sendable {
         ipv4: FamilyStatus, ipv6: FamilyStatus, interfaces: [InterfaceStatus],
         connectivity: Connectivity = .unknown, portalURL: String? = nil, at now: Date
     ) -> NetworkStatus? {
-        let candidate = NetworkStatus(
+        var candidate = NetworkStatus(
             ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces,
             seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
+        candidate.network = network
         if let current, current.describesSameNetwork(as: candidate) { return nil }
         current = candidate
         return candidate

@@ -49,6 +49,8 @@ package struct StatusLineWriter {
         string(status.ipv6.reachability.rawValue)
         raw(",\"metered\":")
         bool(status.metered)
+        raw(",\"netns\":")
+        write(status.network)
         raw(",\"online\":")
         bool(status.online)
         raw(",\"portal_url\":")
@@ -63,6 +65,16 @@ package struct StatusLineWriter {
         string(status.source.rawValue)
         raw(",\"type\":\"status\",\"version\":")
         raw(String(ProtocolVersion.current))
+        raw("}")
+    }
+
+    private mutating func write(_ network: NetworkNamespace?) {
+        guard let network else { return raw("null") }
+        // Without a cookie, the key is left out, as `Codable` leaves it.
+        raw(network.cookie.map { "{\"cookie\":\($0),\"device\":" } ?? "{\"device\":")
+        raw(String(network.device))
+        raw(",\"inode\":")
+        raw(String(network.inode))
         raw("}")
     }
 

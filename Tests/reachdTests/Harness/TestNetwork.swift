@@ -66,6 +66,39 @@ final class TestNetwork: @unchecked Sendable {
         try await Self.sh(commands.map { "ip -n \(host) \($0)" }.joined(separator: " && "))
     }
 
+    /// Runs `body` on a thread of its own that has joined the host
+    /// namespace, as a program started there would run: what it makes (a
+    /// `ReachabilityMonitor`, whose thread it starts) lives in that network,
+    /// beside the daemon ``startDaemon(_:descriptorLimit:etc:)`` started.
+    func onThreadInHost<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let path = "/var/run/netns/\(host)"
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            startDetachedThread {
+                continuation.resume(returning: Result {
+                    try Self.joinNetworkNamespace(path)
+                    return try body()
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    /// `setns(2)` into the namespace at `path`, for the calling thread only.
+    /// Through `dlsym`: Swift's Glibc module leaves it out (it needs _GNU_SOURCE), and
+    /// CLONE_NEWNET (0x40000000) with it.
+    private static func joinNetworkNamespace(_ path: String) throws {
+        typealias SetNamespace = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(nil, "setns") else {  // RTLD_DEFAULT
+            throw HarnessError.commandFailed("no setns in the C library")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HarnessError.commandFailed("open \(path)") }
+        defer { close(fd) }
+        guard unsafeBitCast(symbol, to: SetNamespace.self)(fd, 0x4000_0000) == 0 else {
+            throw HarnessError.commandFailed("setns \(path): errno \(errno)")
+        }
+    }
+
     func inGateway(_ commands: String...) async throws {
         try await Self.sh(commands.map { "ip -n \(gateway) \($0)" }.joined(separator: " && "))
     }

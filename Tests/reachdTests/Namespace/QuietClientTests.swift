@@ -87,7 +87,9 @@ struct QuietClientTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
-        let monitor = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        // Made in the daemon's network, as a program running there would.
+        let socket = network.socketPath
+        let monitor = try await network.onThreadInHost { ReachabilityMonitor(source: .daemon, socketPath: socket) }
         defer { monitor.cancel() }
         let seen = Mutex<[Bool]>([]), inner = Mutex<[Bool]>([])
         let nested = Mutex<ReachabilityMonitor.Subscription?>(nil)

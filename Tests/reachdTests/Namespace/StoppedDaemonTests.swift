@@ -131,20 +131,20 @@ struct StoppedDaemonTests {
         #expect(monitor.isRunning)
     }
 
-    /// The library itself: a `.daemon` monitor in this process, whose
-    /// sentinel hears this (the host's) namespace, where a veth pair coming
-    /// and going is the kernel's report.
+    /// The library itself: a `.daemon` monitor in this process, on a
+    /// thread in the daemon's network, whose sentinel hears a veth pair
+    /// coming and going there: the kernel's report.
     @Test func theLibrarysLastErrorSaysTheDaemonStoppedAnswering() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
-        let monitor = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        let socket = network.socketPath
+        let monitor = try await network.onThreadInHost { ReachabilityMonitor(source: .daemon, socketPath: socket) }
         defer { monitor.cancel() }
         _ = try await monitor.firstStatus()
         daemon.signal(SIGSTOP)
-        let pair = "rdls\(UInt16.random(in: 0...UInt16.max))"
-        try await TestNetwork.sh("ip link add \(pair)a type veth peer name \(pair)b && ip link del \(pair)a")
+        try await network.inHost("link add rdls0a type veth peer name rdls0b", "link del rdls0a")
         let error = try await eventually("lastError", timeout: .seconds(5)) { () -> DaemonClientError? in
             guard case .noDaemonAnswered(let failures)? = monitor.lastError, case .timedOut? = failures.last else {
                 return nil

@@ -93,8 +93,12 @@ struct SummaryTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
-        let summaries = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
-        let fulls = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath, detail: .full)
+        // Made in the daemon's network, as a program running there would.
+        let socket = network.socketPath
+        let (summaries, fulls) = try await network.onThreadInHost {
+            (ReachabilityMonitor(source: .daemon, socketPath: socket),
+             ReachabilityMonitor(source: .daemon, socketPath: socket, detail: .full))
+        }
         defer {
             summaries.cancel()
             fulls.cancel()

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import TestSupport
+import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A socket path reaches across network namespaces: a process with a
+/// network of its own (`ip netns exec`, `PrivateNetwork=yes`) can reach the
+/// host's daemon. It must get its own network's answer, never the host's.
+@Suite("A daemon of another network namespace", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct OtherNamespaceTests {
+    /// `reachd ARGS` in the gateway namespace (no default route there), with
+    /// the host namespace's daemon as its default.
+    static func inGateway(_ network: TestNetwork, _ arguments: String...) async throws
+        -> (status: Int32, output: String, error: String)
+    {
+        try await Subprocess.run(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(network.socketPath)", "ip", "netns", "exec",
+             network.gateway, Reachd.binary] + arguments)
+    }
+
+    @Test func statusReachWaitOnlineAndMonitorAnswerForTheirOwnNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let said = "the reachd daemon at \(network.socketPath) serves another network namespace"
+
+        let host = try await network.reachd(defaultSocket: network.socketPath, "status", "--short")
+        #expect(host.status == 0 && !host.error.contains("another network"), "the daemon's own namespace: \(host)")
+
+        let status = try await Self.inGateway(network, "status", "--json")
+        #expect(status.status == 1, "no default route in this namespace: \(status)")
+        #expect(status.output.contains(#""source":"embedded""#), "\(status.output)")
+        #expect(status.error.contains("\(said); computed in-process"), "\(status.error)")
+
+        let named = try await Self.inGateway(network, "status", "--socket", network.socketPath)
+        #expect(named.status == 2 && named.error.contains(said), "a daemon named for another network: \(named)")
+
+        let reach = try await Self.inGateway(network, "reach", "198.51.100.7:443")
+        #expect(reach.status == 1 && reach.output.contains("unreachable: no route"), "\(reach)")
+        #expect(reach.error.contains(said), "\(reach.error)")
+
+        let wait = try await Self.inGateway(network, "wait-online", "--timeout", "1")
+        #expect(wait.status == 1, "not online here, whatever the daemon's network is: \(wait)")
+
+        let monitor = try Subprocess(
+            ["/usr/bin/env", "\(SocketPath.environmentVariable)=\(network.socketPath)", "ip", "netns", "exec",
+             network.gateway, Reachd.binary, "monitor", "--json"])
+        defer { monitor.signal(SIGKILL) }
+        let first = try await eventually("the monitor's first status") { monitor.statuses.first }
+        #expect(first.source == .embedded && !first.online, "\(first)")
+        #expect(monitor.errorOutput.contains(said), "\(monitor.errorOutput)")
+        _ = daemon
+    }
+}
