@@ -2,6 +2,8 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 void
 reachd_line_clear (ReachdLine *line)
@@ -45,6 +47,47 @@ integer_member (JsonObject *object, const char *name, gint64 missing)
   return node != NULL ? json_node_get_int (node) : missing;
 }
 
+static void
+parse_namespace (JsonObject *object, ReachdNamespace *network)
+{
+  JsonNode *node = json_object_get_member (object, "netns");
+  memset (network, 0, sizeof *network);
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    return;
+  JsonObject *netns = json_node_get_object (node);
+  gint64 inode = integer_member (netns, "inode", -1);
+  gint64 device = integer_member (netns, "device", -1);
+  if (inode < 0 || device < 0)
+    return;
+  network->known = TRUE;
+  network->inode = (guint64) inode;
+  network->device = (guint64) device;
+  network->cookie = (guint64) MAX (integer_member (netns, "cookie", 0), 0);
+}
+
+/* SO_NETNS_COOKIE (Linux 5.14), which older headers lack. */
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+gboolean
+reachd_namespace_is_ours (const ReachdNamespace *network, int fd)
+{
+  struct stat ours;
+  if (!network->known)
+    return TRUE;
+  /* The thread's own: a thread may have joined another namespace. */
+  if (stat ("/proc/thread-self/ns/net", &ours) != 0 && stat ("/proc/self/ns/net", &ours) != 0)
+    return TRUE;
+  if ((guint64) ours.st_ino != network->inode || (guint64) ours.st_dev != network->device)
+    return FALSE;
+  guint64 cookie = 0;
+  socklen_t length = sizeof cookie;
+  if (network->cookie == 0 || getsockopt (fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &length) != 0)
+    return TRUE;
+  return cookie == network->cookie;
+}
+
 static gboolean
 is_one_of (const char *word, const char *const *words)
 {
@@ -82,6 +125,7 @@ parse_status (JsonObject *object, ReachdHostState *host)
     host->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
   else
     host->connectivity = G_NETWORK_CONNECTIVITY_FULL;
+  parse_namespace (object, &host->network);
 }
 
 static ReachdDestinationState

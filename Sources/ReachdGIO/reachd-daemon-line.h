@@ -14,11 +14,23 @@ G_BEGIN_DECLS
 /* The protocol version this module speaks. */
 #define REACHD_PROTOCOL_VERSION 1
 
-/* The host's state, as GNetworkMonitor's three properties. */
+/* The network namespace a status describes (`netns`); `known` is FALSE
+ * from a daemon that predates saying so, and `cookie` 0 where its kernel
+ * has none. */
+typedef struct {
+  gboolean known;
+  guint64 inode;
+  guint64 device;
+  guint64 cookie;
+} ReachdNamespace;
+
+/* The host's state, as GNetworkMonitor's three properties, and the network
+ * it is about. */
 typedef struct {
   gboolean available;
   GNetworkConnectivity connectivity;
   gboolean metered;
+  ReachdNamespace network;
 } ReachdHostState;
 
 typedef enum {
@@ -46,6 +58,11 @@ typedef struct {
 } ReachdLine;
 
 void reachd_line_clear (ReachdLine *line);
+
+/* Whether `network` (a daemon's) is the calling thread's namespace; `fd`, a
+ * socket of this thread's, gives the cookie to compare where both have one.
+ * A daemon that predates saying is trusted. */
+gboolean reachd_namespace_is_ours (const ReachdNamespace *network, int fd);
 
 /* Decodes one line (without its newline). Fails, in G_IO_ERROR, for what
  * means the daemon can't be followed: bytes that are not a JSON object, an

@@ -14,6 +14,11 @@
  * of the new subscription is compared like any other, so a restart that
  * changes nothing signals nothing.
  *
+ * A daemon whose first status names another network namespace than the
+ * app's (its socket path reached the app through a shared filesystem:
+ * `ip netns exec`, PrivateNetwork=yes) is no daemon: init fails, and GLib
+ * takes its netlink backend, which sees the app's own network.
+ *
  * can_reach asks the daemon's per-destination lookup (`{"op":"reach"}`),
  * which routes as the app's own uid would. */
 #include "reachd-network-monitor.h"
@@ -58,6 +63,8 @@ struct _ReachdNetworkMonitor
   guint failures;
   /* When the subscription began. */
   gint64 followed_since;
+  /* Its first status has yet to say which network it serves. */
+  gboolean first_pending;
 
   /* Read from any thread (the getters); written on `context`. */
   gint available;
@@ -255,6 +262,7 @@ follow (ReachdNetworkMonitor *self, int fd)
 {
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
+  self->first_pending = TRUE;
   self->readable = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
   g_source_set_callback (self->readable, G_SOURCE_FUNC (on_subscription_readable), self, NULL);
   g_source_set_static_name (self->readable, "[reachd-gio] subscription");
@@ -309,6 +317,17 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   gboolean open = read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
   gboolean usable = take_lines (&self->lines, &newest, &have_status, &line_error);
+  if (have_status && self->first_pending)
+    {
+      self->first_pending = FALSE;
+      if (!reachd_namespace_is_ours (&newest.network, fd))
+        {
+          g_autoptr (GError) other = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                                                          "the reachd daemon serves another network namespace");
+          lose (self, other);
+          return G_SOURCE_REMOVE;
+        }
+    }
   if (have_status)
     apply (self, &newest);
   if (open && usable)
@@ -391,6 +410,12 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
           g_propagate_error (error, g_steal_pointer (&read_error));
           break;
         }
+    }
+  if (have_status && !reachd_namespace_is_ours (&host->network, fd))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
+                   path);
+      have_status = FALSE;
     }
   if (!have_status)
     {

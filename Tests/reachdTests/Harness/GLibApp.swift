@@ -48,13 +48,15 @@ final class GLibApp: @unchecked Sendable {
     let process: Subprocess
     private let commands: String
 
-    /// - Parameter socket: the daemon's socket, as REACHD_SOCKET.
-    init(in network: TestNetwork, socket: String) async throws {
+    /// - Parameters:
+    ///   - socket: the daemon's socket, as REACHD_SOCKET.
+    ///   - namespace: where the app runs: the network's host namespace unless said.
+    init(in network: TestNetwork, socket: String, namespace: String? = nil) async throws {
         commands = network.directory.appendingPathComponent("gio-app-\(UUID().uuidString.prefix(8))").path
         guard mkfifo(commands, 0o600) == 0 else { throw HarnessError.commandFailed("mkfifo \(commands)") }
         process = try Subprocess(
             ["/usr/bin/env", "GIO_EXTRA_MODULES=\(Self.moduleDirectory.path)", "GIO_USE_NETWORK_MONITOR=reachd",
-             "REACHD_SOCKET=\(socket)", "ip", "netns", "exec", network.host, "/usr/bin/python3", Self.script.path,
+             "REACHD_SOCKET=\(socket)", "ip", "netns", "exec", namespace ?? network.host, "/usr/bin/python3", Self.script.path,
              commands])
         _ = try await eventually("the app's monitor") { () -> Bool? in
             guard process.isRunning else { throw HarnessError.commandFailed("the app exited: \(process.errorOutput)") }

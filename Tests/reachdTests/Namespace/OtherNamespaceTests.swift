@@ -55,4 +55,20 @@ struct OtherNamespaceTests {
         #expect(monitor.errorOutput.contains(said), "\(monitor.errorOutput)")
         _ = daemon
     }
+
+    /// A GLib app there, with the module installed: the module's init
+    /// refuses the other network's daemon, and GLib's netlink backend, which
+    /// sees the app's own network, answers.
+    @Test(.enabled(if: GLibApp.available, GLibApp.reason))
+    func aGLibAppGetsItsOwnNetworkFromGLibsBackend() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let host = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(host.ready.type == "ReachdNetworkMonitor" && host.ready.available, "beside its daemon: \(host.ready)")
+        let other = try await GLibApp(in: network, socket: network.socketPath, namespace: network.gateway)
+        #expect(other.ready.type == "GNetworkMonitorNetlink", "\(other.ready) \(other.process.errorOutput)")
+        #expect(!other.ready.available && other.ready.connectivity == "local", "no default route there: \(other.ready)")
+        _ = daemon
+    }
 }

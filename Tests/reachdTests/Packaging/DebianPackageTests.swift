@@ -78,7 +78,7 @@ struct DebianPackageTests {
 struct DebianPackageContainerTests {
     static let checks = [
         "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "ipv4-online", "files",
-        "gio-cache", "gio-libraries", "gio-picked", "gio-activates", "reinstall", "purge",
+        "gio-cache", "gio-libraries", "gio-picked", "gio-activates", "gio-private-network", "reinstall", "purge",
     ]
 
     @Test func aptInstallsItAndSystemdRunsItWithoutTheToolchain() async throws {

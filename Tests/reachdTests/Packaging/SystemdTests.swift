@@ -123,7 +123,7 @@ struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
         "connectivity", "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop",
-        "wait-online", "wait-online-interface",
+        "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",
     ]
 
     @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {

@@ -111,5 +111,20 @@ systemctl start reachd-wait-online@vh.service \
   && [ "$(systemctl show -p Result --value reachd-wait-online@vh.service)" = success ] \
   && pass wait-online-interface || fail wait-online-interface "$(systemctl is-active reachd-wait-online@vh.service)"
 
+# 9. A unit with PrivateNetwork=yes has a network of its own, only lo, yet
+# the daemon's socket path reaches it: it must get its own network's answer,
+# not the daemon's (online via vh).
+private_status=$(systemd-run --wait --pipe --quiet -p PrivateNetwork=yes "$reachd" status --json 2>/out/private.err)
+code=$?
+case "$code $private_status" in
+  '1 '*'"online":false'*'"source":"embedded"'*)
+    grep -q "serves another network namespace; computed in-process" /out/private.err \
+      && pass private-network-status || fail private-network-status "no reason given: $(cat /out/private.err)" ;;
+  *) fail private-network-status "exit $code: $private_status $(cat /out/private.err)" ;;
+esac
+systemd-run --wait --pipe --quiet -p PrivateNetwork=yes "$reachd" wait-online --timeout 1 >/dev/null 2>&1
+code=$?
+[ "$code" = 1 ] && pass private-network-wait-online || fail private-network-wait-online "exit $code"
+
 journalctl --no-pager -u reachd.service -u reachd.socket -u reachd-wait-online.service > /out/journal 2>&1
 echo done >> "$out"

@@ -60,6 +60,12 @@ echo "gio-probe with the daemon socket-activated: $took ms" > /out/activation
 [ "$probe" = "ReachdNetworkMonitor available=1" ] && systemctl is-active -q reachd.service \
   && pass gio-activates || fail gio-activates "$probe after $took ms; reachd.service $(systemctl is-active reachd.service)"
 
+# 3b. A GLib program in a unit with PrivateNetwork=yes, whose network is only
+# lo: the module refuses the daemon of the host's network, which the socket
+# path reaches, and GLib's netlink backend answers for the unit's own.
+probe=$(systemd-run --wait --pipe --quiet -p PrivateNetwork=yes /root/gio-probe 2>&1)
+[ "$probe" = "GNetworkMonitorNetlink available=0" ] && pass gio-private-network || fail gio-private-network "$probe"
+
 # 4. Reinstalling (dpkg's upgrade path) restarts the running daemon on the new binary.
 before=$(systemctl show -p MainPID --value reachd.service)
 if dpkg -i /root/reachd_*.deb > /out/reinstall.log 2>&1; then
