@@ -20,11 +20,17 @@ struct DestinationTrackerTests {
     final class Lookup {
         var path: DestinationPath? = DestinationTrackerTests.lan
         var reason: UnreachableReason?
+        /// What the route the kernel found has left, when it expires.
+        var lifetime: Duration?
         var asked: [[RouteQuery]] = []
 
         func judge(_ queries: [RouteQuery]) -> [AddressVerdict] {
             asked.append(queries)
-            return queries.map { AddressVerdict(address: $0.destination, reason: reason, via: reason == nil ? path : nil) }
+            let lookup = RouteLookupResult.route(
+                type: .unicast, outputInterface: path?.index ?? 0, gateway: path?.gateway, lifetime: lifetime)
+            return queries.map {
+                AddressVerdict(address: $0.destination, reason: reason, via: reason == nil ? path : nil, lookup: lookup)
+            }
         }
     }
 
@@ -37,22 +43,22 @@ struct DestinationTrackerTests {
         let lookup = Lookup()
         let key = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
         tracker.add(key, now: .now)
-        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        #expect(try tracker.evaluate(now: .now, judge: lookup.judge) == [key])
         let first = try #require(tracker.status(of: key))
         #expect(first.state == .reachable && first.via?.interface == "eth0" && first.seq == 101)
         #expect(lookup.asked == [[RouteQuery(IPAddress("10.8.0.10")!, uid: 1000, tcpPort: 443)]])
 
         // A route flood that leaves the answer alone publishes nothing.
-        for _ in 0..<100 { #expect(try tracker.evaluate(judge: lookup.judge).isEmpty) }
+        for _ in 0..<100 { #expect(try tracker.evaluate(now: .now, judge: lookup.judge).isEmpty) }
         #expect(tracker.status(of: key)?.seq == 101)
 
         lookup.path = Self.vpn
-        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        #expect(try tracker.evaluate(now: .now, judge: lookup.judge) == [key])
         let moved = try #require(tracker.status(of: key))
         #expect(moved.via?.interface == "wg0" && moved.via?.table == 51820 && moved.seq == 102)
 
         lookup.reason = .blackholeRoute
-        #expect(try tracker.evaluate(judge: lookup.judge) == [key])
+        #expect(try tracker.evaluate(now: .now, judge: lookup.judge) == [key])
         let blackholed = try #require(tracker.status(of: key))
         #expect(blackholed.state == .unreachable && blackholed.reason == .route(.blackholeRoute) && blackholed.via == nil)
         #expect(blackholed.addresses.map(\.reason) == [.route(.blackholeRoute)])
@@ -66,7 +72,7 @@ struct DestinationTrackerTests {
         let theirs = DestinationTracker.Key(Self.server, uid: 1001, family: nil)
         for key in [mine, mine, again, theirs] { tracker.add(key, now: .now) }
         #expect(tracker.count == 3)
-        _ = try tracker.evaluate(judge: lookup.judge)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         // One query per address, uid and port: the two of uid 1000 share theirs.
         #expect(lookup.asked.map(\.count) == [2])
         tracker.remove(mine)
@@ -80,7 +86,7 @@ struct DestinationTrackerTests {
         let lookup = Lookup()
         let key = DestinationTracker.Key(Self.server, uid: nil, family: .ipv6)
         tracker.add(key, now: .now)
-        _ = try tracker.evaluate(judge: lookup.judge)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         #expect(tracker.status(of: key)?.state == .unresolved && tracker.status(of: key)?.reason == .noAddress)
         #expect(lookup.asked.isEmpty)
     }
@@ -93,15 +99,45 @@ struct DestinationTrackerTests {
         tracker.add(key, now: start)
         #expect(tracker.isPending(key))
         #expect(tracker.nextDeadline == start + .seconds(5))
-        _ = try tracker.evaluate(judge: lookup.judge)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         #expect(tracker.status(of: key)?.state == .pending && lookup.asked.isEmpty)
 
-        #expect(!tracker.expireResolutions(now: start + .seconds(4)))
-        #expect(tracker.expireResolutions(now: start + .seconds(5)))
+        #expect(!tracker.takeDue(now: start + .seconds(4)))
+        #expect(tracker.takeDue(now: start + .seconds(5)))
         #expect(tracker.nextDeadline == nil, "a name with an answer has no deadline")
-        _ = try tracker.evaluate(judge: lookup.judge)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         let timedOut = try #require(tracker.status(of: key))
         #expect(timedOut.state == .unresolved && timedOut.reason == .timeout && timedOut.addresses.isEmpty)
+    }
+
+    /// A route that expires is looked up again just after it does, though
+    /// no notification comes; one that does not sets no deadline at all.
+    @Test func anExpiringRouteIsLookedUpAgainAtItsExpiry() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        tracker.add(key, now: .now)
+        let start = ContinuousClock.now
+        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "no expiring route: no timer")
+
+        lookup.lifetime = .seconds(3)
+        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        let due = try #require(tracker.nextDeadline)
+        #expect(due > start + .seconds(3) && due < start + .seconds(3) + .milliseconds(100), "just after the expiry")
+        #expect(!tracker.takeDue(now: start + .seconds(2)))
+        #expect(tracker.takeDue(now: due), "due: look up again")
+
+        // Refreshed (a new router advertisement): the answer is the same, so
+        // nothing is published, and the next expiry is set.
+        lookup.lifetime = .seconds(3)
+        #expect(try tracker.evaluate(now: due, judge: lookup.judge).isEmpty)
+        #expect(try #require(tracker.nextDeadline) > due + .seconds(3))
+        // Gone: no route, no timer.
+        lookup.lifetime = nil
+        lookup.reason = .noRoute
+        #expect(try tracker.evaluate(now: due + .seconds(3), judge: lookup.judge) == [key])
+        #expect(tracker.nextDeadline == nil)
     }
 
     @Test func localhostResolvesOnTheResolversThread() async throws {
@@ -112,7 +148,7 @@ struct DestinationTrackerTests {
         var descriptor = pollfd(fd: tracker.resolverDescriptor, events: Int16(POLLIN), revents: 0)
         #expect(poll(&descriptor, 1, 5000) == 1, "the resolver signals its answer")
         #expect(tracker.collectResolutions())
-        _ = try tracker.evaluate(judge: lookup.judge)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         #expect(tracker.status(of: key)?.addresses.map(\.address) == ["127.0.0.1"])
         #expect(tracker.status(of: key)?.target == "localhost:22")
     }

@@ -119,7 +119,7 @@ struct NetlinkDecoderTests {
     @Test(arguments: [("default via 10.77.0.1", "10.77.0.1"), ("default via fd77::1", "fd77::1")])
     func routeLookupsThroughAGateway(step: String, gateway: String) throws {
         let answers = try lookupAnswers(step)
-        guard case .route(let type, let outputInterface, let next, let table, let source) = try #require(answers.first) else {
+        guard case .route(let type, let outputInterface, let next, let table, let source, _) = try #require(answers.first) else {
             Issue.record("expected a route, got \(answers)")
             return
         }
@@ -129,6 +129,17 @@ struct NetlinkDecoderTests {
         #expect(next?.description == gateway)
         #expect(table == 254, "the main table")
         #expect(source?.description == (next?.family == .ipv4 ? "10.77.0.2" : "fd77::2"), "the address the kernel would send from")
+    }
+
+    /// A route that expires (as a router advertisement's does) says what it
+    /// has left; one that does not, says nothing: no timer for it.
+    @Test func anExpiringRouteSaysWhatItHasLeft() throws {
+        let expiring = try #require(try lookupAnswers("default via fd77::1 expires 300: fib match").first)
+        let lifetime = try #require(expiring.lifetime, "\(expiring)")
+        #expect(lifetime > .seconds(290) && lifetime <= .seconds(300), "\(lifetime)")
+        #expect(try lookupAnswers("default via fd77::1").first?.lifetime == nil)
+        #expect(try lookupAnswers("default via 10.77.0.1").first?.lifetime == nil)
+        #expect(try lookupAnswers("no route").first?.lifetime == nil)
     }
 
     private func lookupAnswers(_ step: String) throws -> [RouteLookupResult] {

@@ -638,9 +638,16 @@ package final class FollowSession {
         if let status = outcome.status, !daemonAnswers { try offer(status, line: nil) }
     }
 
-    /// Once per wake-up: the destinations whose answers may have changed.
+    /// Once per wake-up: the status, when a route it rests on expired, and
+    /// the destinations whose answers may have changed.
     private func evaluateInProcess(_ now: ContinuousClock.Instant) throws(Ending) {
         guard let engine else { return }
+        let expired: NetworkStatus?
+        do { expired = try engine.expireRoutes(now: now) } catch {
+            try engineFailed(error, now)
+            return
+        }
+        if let expired, !daemonAnswers { try offer(expired, line: nil) }
         let changed: [Key]
         do { changed = try engine.evaluateDestinations(now: now) ?? [] } catch {
             try engineFailed(error, now)

@@ -17,12 +17,12 @@ enum DestinationEvaluator {
 
     static func evaluate(_ address: IPAddress, lookup: RouteLookupResult, table: InterfaceTable) -> AddressVerdict {
         func unreachable(_ reason: UnreachableReason) -> AddressVerdict {
-            AddressVerdict(address: address, reason: reason, via: nil)
+            AddressVerdict(address: address, reason: reason, via: nil, lookup: lookup)
         }
         switch lookup {
         case .failed(let errno):
             return unreachable(ReachabilityEvaluator.reason(forLookupErrno: errno))
-        case .route(let type, let outputInterface, let gateway, let routeTable, let source):
+        case .route(let type, let outputInterface, let gateway, let routeTable, let source, _):
             switch type {
             case .unicast, .local: break
             case .broadcast, .anycast, .multicast, .blackhole, .unreachable, .prohibit, .throw, .other:
@@ -39,7 +39,7 @@ enum DestinationEvaluator {
             let path = DestinationPath(
                 interface: link.name, index: link.index, family: address.family, gateway: gateway,
                 table: routeTable, source: source)
-            return AddressVerdict(address: address, reason: nil, via: path)
+            return AddressVerdict(address: address, reason: nil, via: path, lookup: lookup)
         }
     }
 
@@ -72,6 +72,8 @@ struct AddressVerdict: Sendable, Hashable {
     var address: IPAddress
     var reason: UnreachableReason?
     var via: DestinationPath?
+    /// The kernel's answer it was judged from: its route may expire.
+    var lookup: RouteLookupResult?
 }
 
 /// Where a destination's packets would go: the egress link, the next hop,

@@ -29,6 +29,8 @@ package final class DestinationTracker {
         var holders: Int
         /// The answer last published, without an id.
         var status: DestinationStatus?
+        /// When the first route its answer rests on expires.
+        var routesExpire: ContinuousClock.Instant?
     }
 
     private struct Name {
@@ -50,6 +52,9 @@ package final class DestinationTracker {
     /// kept apart from the many names that have one.
     private var firstAnswerDue: [String: ContinuousClock.Instant] = [:]
     private var seq: UInt64
+    /// The earliest of the entries' route expiries: when to look up again,
+    /// though no notification comes. `nil` while none expires.
+    private var routesExpire: ContinuousClock.Instant?
 
     package init(source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5)) throws(SystemError) {
         self.source = source
@@ -127,33 +132,39 @@ package final class DestinationTracker {
         return changed
     }
 
-    /// When the oldest resolution under way times out.
-    package var nextDeadline: ContinuousClock.Instant? { firstAnswerDue.values.min() }
+    /// When the oldest resolution under way times out, or the first route
+    /// an answer rests on expires.
+    package var nextDeadline: ContinuousClock.Instant? {
+        Deadline.earliest(firstAnswerDue.values.min(), routesExpire)
+    }
 
-    /// Names still without an answer after the timeout are answered
-    /// `timeout`. Returns whether any was.
-    package func expireResolutions(now: ContinuousClock.Instant) -> Bool {
+    /// What is due at `now`: names still without an answer after the
+    /// timeout are answered `timeout`, and a route that expired must be
+    /// looked up again. Returns whether the entries need evaluating.
+    package func takeDue(now: ContinuousClock.Instant) -> Bool {
         let expired = firstAnswerDue.filter { now >= $0.value }.keys
         for host in expired {
             firstAnswerDue[host] = nil
             names[host]?.answer = .failed(.timeout)
         }
-        return !expired.isEmpty
+        return !expired.isEmpty || routesExpire.map { now >= $0 } ?? false
     }
 
     /// Asks the kernel's lookup, through `watcher`'s socket and against its
-    /// interface table, about every address watched, and returns the entries
-    /// whose answer changed, with the new answer stored.
+    /// interface table, about every address watched, at `now`, and returns
+    /// the entries whose answer changed, with the new answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
-    package func evaluate(with watcher: NetworkWatcher, only keys: [Key]? = nil) throws(NetlinkError) -> [Key] {
-        try evaluate(keys, judge: watcher.judge)
+    package func evaluate(
+        with watcher: NetworkWatcher, only keys: [Key]? = nil, now: ContinuousClock.Instant
+    ) throws(NetlinkError) -> [Key] {
+        try evaluate(keys, now: now, judge: watcher.judge)
     }
 
     /// Asks `judge` about every address watched, once per distinct address,
     /// uid and port: the pure core of ``evaluate(with:)``, which tests drive
     /// with recorded answers.
     func evaluate(
-        _ keys: [Key]? = nil, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict]
+        _ keys: [Key]? = nil, now: ContinuousClock.Instant, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict]
     ) throws(NetlinkError) -> [Key] {
         var queries: [RouteQuery] = []
         var positions: [RouteQuery: Int] = [:]
@@ -175,7 +186,13 @@ package final class DestinationTracker {
         }
         let verdicts = queries.isEmpty ? [] : try judge(queries)
         var changed: [Key] = []
+        defer { routesExpire = entries.values.compactMap(\.routesExpire).min() }
         for (key, plan) in plans {
+            if case .lookUp(_, let asked) = plan {
+                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.compactMap { verdicts[$0].lookup }, from: now)
+            } else {
+                entries[key]?.routesExpire = nil
+            }
             let status: DestinationStatus
             switch plan {
             case .pending:

@@ -133,9 +133,20 @@ package final class NetworkEngine {
     /// The status published last, whoever was told of it.
     package private(set) var lastStatus: NetworkStatus?
 
-    /// When ``evaluateDestinations(now:)`` must run even if nothing is ready:
-    /// the first resolution under way times out.
-    package var nextDeadline: ContinuousClock.Instant? { tracker.nextDeadline }
+    /// When the owner must wake even if nothing is ready: a route behind the
+    /// status expires (``expireRoutes(now:)``), or one behind a destination's
+    /// answer, or the first resolution under way times out
+    /// (``evaluateDestinations(now:)``). `nil`: nothing is due, no timer.
+    package var nextDeadline: ContinuousClock.Instant? { Deadline.earliest(tracker.nextDeadline, watcher.routesExpire) }
+
+    /// Once per wake-up: looks the status's routes up again when one of them
+    /// expired (the kernel said nothing), and returns the status to publish
+    /// when that changed it.
+    package func expireRoutes(now: ContinuousClock.Instant) throws(NetlinkError) -> NetworkStatus? {
+        guard let status = try watcher.expireRoutes(now: now) else { return nil }
+        published(status)
+        return status
+    }
 
     /// Starts watching `keys` (or adds a holder to each) and evaluates them
     /// alone, in one batch of lookups: returns those whose answer changed
@@ -145,7 +156,7 @@ package final class NetworkEngine {
     {
         for key in keys { tracker.add(key, now: now) }
         if keys.contains(where: { $0.destination.address == nil }) { watchResolverFiles() }
-        return try tracker.evaluate(with: watcher, only: keys)
+        return try tracker.evaluate(with: watcher, only: keys, now: now)
     }
 
     /// Watches `/etc` for the resolver's files, once: a name is watched.
@@ -176,10 +187,10 @@ package final class NetworkEngine {
     /// answer changed, or `nil` when nothing moved and nothing was looked
     /// up. A failed lookup is thrown and tried again at the next call.
     package func evaluateDestinations(now: ContinuousClock.Instant) throws(NetlinkError) -> [DestinationTracker.Key]? {
-        if let due = tracker.nextDeadline, now >= due, tracker.expireResolutions(now: now) { resolutionsChanged = true }
+        if let due = tracker.nextDeadline, now >= due, tracker.takeDue(now: now) { resolutionsChanged = true }
         guard resolutionsChanged || watcher.generation != evaluatedGeneration else { return nil }
         let generation = watcher.generation
-        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher)
+        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher, now: now)
         resolutionsChanged = false
         evaluatedGeneration = generation
         return changed

@@ -29,6 +29,12 @@ package final class NetworkWatcher {
     /// How many times the event socket overran and was resynchronised.
     private var resyncCount = 0
 
+    /// When the first route behind the published paths expires, and the
+    /// lookups must be asked again: the kernel stops using an expired route
+    /// but says nothing until its garbage collection runs, up to 30 s later.
+    /// `nil` while no such route expires: no timer.
+    package private(set) var routesExpire: ContinuousClock.Instant?
+
     /// Counts the batches that could have changed a route lookup's answer
     /// (and the resynchronisations), whether or not the host's status
     /// changed: watched destinations are evaluated again when it moves.
@@ -124,6 +130,14 @@ package final class NetworkWatcher {
             connectivity: verdict, portalURL: portalURL, at: Date())
     }
 
+    /// Asks the lookups again once a route behind the published paths has
+    /// expired: the new status when that changed it. A refreshed route just
+    /// sets the next expiry; nothing is published.
+    package func expireRoutes(now: ContinuousClock.Instant) throws(NetlinkError) -> NetworkStatus? {
+        guard let due = routesExpire, now >= due else { return nil }
+        return try evaluate()
+    }
+
     /// Judges destination addresses against the kernel's lookup and the
     /// interface table as they are now (``DestinationTracker``).
     func judge(_ queries: [RouteQuery]) throws(NetlinkError) -> [AddressVerdict] {
@@ -137,7 +151,7 @@ package final class NetworkWatcher {
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
         var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber(), network: .current())
         var findings: ConnectivityFindings?
-        return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:))!
+        return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:)).status!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -154,7 +168,11 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        return try Self.evaluate(table, queries, &publisher, findings: &connectivityFindings) { self.metering(of: $0) }
+        let (status, lookups) = try Self.evaluate(table, queries, &publisher, findings: &connectivityFindings) {
+            self.metering(of: $0)
+        }
+        routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
+        return status
     }
 
     /// The configuration's word for `link`, else its guess (cached).
@@ -172,19 +190,21 @@ package final class NetworkWatcher {
             hardwareType: link.hardwareType, kind: link.kind, deviceType: facts.deviceType, driver: facts.driver)
     }
 
+    /// The status to publish, `nil` when unchanged, and the lookups it rests on.
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
         findings: inout ConnectivityFindings?,
         metering: (LinkRecord) -> Metering
-    ) throws(NetlinkError) -> NetworkStatus? {
+    ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult]) {
         let lookups = try queries.lookupRoutes(
             to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
         findings?.forget(pathsOtherThan: ipv4, ipv6)
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
-        return publisher.publish(
+        let status = publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, at: Date())
+        return (status, lookups)
     }
 }

@@ -24,7 +24,7 @@ enum ReachabilityEvaluator {
         switch lookup {
         case .failed(let errno):
             return notOnline(reason(forLookupErrno: errno))
-        case .route(let type, let outputInterface, let gateway, _, _):
+        case .route(let type, let outputInterface, let gateway, _, _, _):
             guard type == .unicast else { return notOnline(reason(forRouteType: type)) }
             // A link the table does not know yet (its RTM_NEWLINK is still queued)
             // is not trusted: the next batch brings it.

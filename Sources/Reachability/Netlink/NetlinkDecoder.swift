@@ -46,20 +46,53 @@ enum NetlinkDecoder {
             return .failed(errno: frame.errorNumber)
         case Int32(RTM_NEWROUTE):
             guard routeAttributesAreSound(frame.bytes) else { return .failed(errno: EPROTO) }
+            let lifetime = routeLifetime(in: frame.bytes)
             return withParsedObject(frame) { route -> RouteLookupResult in
                 let type = RouteType(kernelValue: rtnl_route_get_type(route))
                 let table = rtnl_route_get_table(route)
                 let source = ipAddress(rtnl_route_get_pref_src(route))
                 guard rtnl_route_get_nnexthops(route) > 0, let hop = rtnl_route_nexthop_n(route, 0) else {
-                    return .route(type: type, outputInterface: 0, gateway: nil, table: table, source: source)
+                    return .route(
+                        type: type, outputInterface: 0, gateway: nil, table: table, source: source, lifetime: lifetime)
                 }
                 return .route(
                     type: type, outputInterface: Int(rtnl_route_nh_get_ifindex(hop)),
-                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)), table: table, source: source)
+                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)), table: table, source: source,
+                    lifetime: lifetime)
             }
         default:
             return nil
         }
+    }
+
+    /// What an expiring route has left: RTA_EXPIRES where the kernel sends it
+    /// (a u64), else RTA_CACHEINFO's `rta_expires`; both count clock ticks
+    /// (USER_HZ, what `sysconf(_SC_CLK_TCK)` says, whatever the kernel's HZ).
+    /// libnl keeps neither where its route object would give it back. `nil`
+    /// when neither says the route expires. The attributes were found sound
+    /// (``routeAttributesAreSound(_:)``).
+    private static func routeLifetime(in message: UnsafeRawBufferPointer) -> Duration? {
+        var ticks: Int64?
+        var offset = NetlinkFrame.headerLength + MemoryLayout<rtmsg>.size
+        while offset + 4 <= message.count {
+            let length = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
+            guard length >= 4, offset + length <= message.count else { break }
+            let payload = offset + 4
+            if type == UInt16(RTA_EXPIRES.rawValue), length - 4 >= 8 {
+                ticks = Int64(clamping: message.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
+                break
+            }
+            if type == UInt16(RTA_CACHEINFO.rawValue), let field = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires),
+                length - 4 >= field + 4
+            {
+                ticks = Int64(message.loadUnaligned(fromByteOffset: payload + field, as: Int32.self))
+            }
+            offset += (length + 3) & ~3
+        }
+        guard let ticks, ticks > 0 else { return nil }
+        let perSecond = Int64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
+        return .milliseconds(ticks * 1000 / perSecond)
     }
 
     /// Whether a route message's attributes are framed as the kernel frames

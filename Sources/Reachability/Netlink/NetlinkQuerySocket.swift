@@ -44,43 +44,61 @@ final class NetlinkQuerySocket {
     /// Lookups in flight at once: 64 answers are about 8 KiB.
     private static let lookupChunk = 64
 
+    /// Each IPv6 query is asked twice in the same round trip: the lookup,
+    /// whose answer (a copy of the route for this packet) carries the source
+    /// address the kernel would use but no expiry, and a FIB match, whose
+    /// answer is the route as the table holds it, lifetime included (as `ip
+    /// route get ... fibmatch` shows it). Only IPv6 routes expire.
     private func lookUpChunk(_ queries: ArraySlice<RouteQuery>) throws(NetlinkError) -> [RouteLookupResult] {
+        let count = queries.count
+        // Positions 0..<count are the lookups, count + position their FIB matches.
         var sequences: [UInt32: Int] = [:]
         for (position, query) in zip(0..., queries) {
-            let destination = query.destination
-            guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
-                throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
-            }
-            defer { nlmsg_free(message) }
-            var header = rtmsg()
-            header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
-            header.rtm_dst_len = UInt8(destination.bytes.count * 8)
-            // Without it the kernel answers an IPv4 lookup with table `main`
-            // whichever table the route came from (as `ip route get` knows).
-            header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE)
-            try libnl("build a route request",
-                      nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
-            try libnl("build a route request", destination.bytes.withUnsafeBytes {
-                nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
-            })
-            if let uid = query.uid {
-                try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
-            }
-            if let port = query.tcpPort {
-                try libnl("build a route request", nla_put_u8(message, Int32(RTA_IP_PROTO.rawValue), UInt8(IPPROTO_TCP)))
-                // Network byte order, as the kernel reads RTA_DPORT.
-                try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
-            }
-            sequences[try socket.send(message, operation: "send a route lookup")] = position
+            sequences[try send(query, matchingRoute: false)] = position
+            if query.destination.family == .ipv6 { sequences[try send(query, matchingRoute: true)] = count + position }
         }
-        var answers = [RouteLookupResult?](repeating: nil, count: queries.count)
-        var missing = queries.count
+        var answers = [RouteLookupResult?](repeating: nil, count: 2 * count)
+        var missing = sequences.count
         while missing > 0 {
             guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
             else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
             missing -= Self.takeAnswers(in: bytes, sequences: sequences, into: &answers)
         }
-        return answers.map { $0! }
+        return (0..<count).map { position in
+            let lookup = answers[position]!
+            guard let match = answers[count + position], let lifetime = match.lifetime else { return lookup }
+            return lookup.expiring(after: lifetime)
+        }
+    }
+
+    /// Sends one RTM_GETROUTE for `query`; with `matchingRoute`, for the
+    /// route the table holds (RTM_F_FIB_MATCH). Returns its sequence number.
+    private func send(_ query: RouteQuery, matchingRoute: Bool) throws(NetlinkError) -> UInt32 {
+        let destination = query.destination
+        guard let message = nlmsg_alloc_simple(Int32(RTM_GETROUTE), 0) else {
+            throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
+        }
+        defer { nlmsg_free(message) }
+        var header = rtmsg()
+        header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
+        header.rtm_dst_len = UInt8(destination.bytes.count * 8)
+        // Without it the kernel answers an IPv4 lookup with table `main`
+        // whichever table the route came from (as `ip route get` knows).
+        header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE) | (matchingRoute ? UInt32(RTM_F_FIB_MATCH) : 0)
+        try libnl("build a route request",
+                  nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
+        try libnl("build a route request", destination.bytes.withUnsafeBytes {
+            nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
+        })
+        if let uid = query.uid {
+            try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
+        }
+        if let port = query.tcpPort {
+            try libnl("build a route request", nla_put_u8(message, Int32(RTA_IP_PROTO.rawValue), UInt8(IPPROTO_TCP)))
+            // Network byte order, as the kernel reads RTA_DPORT.
+            try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
+        }
+        return try socket.send(message, operation: "send a route lookup")
     }
 
     /// Files each frame of one datagram under the position its sequence

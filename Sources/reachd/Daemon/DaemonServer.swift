@@ -139,6 +139,8 @@ final class DaemonServer {
                 case .client: break
                 }
             }
+            // A route behind the status that expired: the kernel says nothing.
+            if let status = try expireRoutes(now) { publish(status) }
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
             evaluateDestinations(now)
@@ -313,6 +315,17 @@ final class DaemonServer {
                 code: RequestError.lookupFailed, message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
             let line = refusal.line()
             deliver(line, to: client, now, stream: .answer)
+        }
+    }
+
+    /// The status, when a route it rests on expired and that changed it. A
+    /// failed lookup is logged, and asked again at the next wake-up.
+    private func expireRoutes(_ now: ContinuousClock.Instant) throws -> NetworkStatus? {
+        do {
+            return try engine.expireRoutes(now: now)
+        } catch {
+            logger.error("route lookups after a route expired failed", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 

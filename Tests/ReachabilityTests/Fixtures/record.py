@@ -76,11 +76,12 @@ def write(scenario, lines):
     print(f"wrote {scenario}.netlink")
 
 
-def lookup(destination):
-    """Sends RTM_GETROUTE for destination and prints the reply datagram as hex."""
+def lookup(destination, fib_match=False):
+    """Sends RTM_GETROUTE for destination (for the route the table holds, with
+    RTM_F_FIB_MATCH, when fib_match) and prints the reply datagram as hex."""
     family = socket.AF_INET6 if ":" in destination else socket.AF_INET
     packed = socket.inet_pton(family, destination)
-    rtmsg = struct.pack("BBBBBBBBI", family, 0, len(packed) * 8, 0, 0, 0, 0, 0, 0)
+    rtmsg = struct.pack("BBBBBBBBI", family, 0, len(packed) * 8, 0, 0, 0, 0, 0, 0x2000 if fib_match else 0)
     rta = struct.pack("HH", 4 + len(packed), 1) + packed  # RTA_DST
     body = rtmsg + rta
     message = struct.pack("IHHII", 16 + len(body), 26, 1, 7, 0) + body  # RTM_GETROUTE, NLM_F_REQUEST
@@ -99,10 +100,11 @@ def record_lookups():
     out = header("route-lookups")
     out[2] = "# each 'netlink' line is the kernel's reply to RTM_GETROUTE for the step's destination, in hex"
 
-    def step(description, command, destination):
+    def step(description, command, destination, fib_match=False):
         if command:
             sh(command)
-        reply = subprocess.run(["ip", "netns", "exec", HOST, sys.executable, __file__, "lookup", destination],
+        reply = subprocess.run(["ip", "netns", "exec", HOST, sys.executable, __file__, "lookup", destination]
+                               + (["fibmatch"] if fib_match else []),
                                check=True, capture_output=True, text=True).stdout.strip()
         out.extend([f"# step: {description}", reply])
 
@@ -110,6 +112,11 @@ def record_lookups():
     step("default via 10.77.0.1: lookup 1.1.1.1", f"ip -n {HOST} route add default via 10.77.0.1", "1.1.1.1")
     step("default via fd77::1: lookup 2606:4700:4700::1111", f"ip -n {HOST} -6 route add default via fd77::1",
          "2606:4700:4700::1111")
+    # An expiring route (as a router advertisement's): a FIB match answers
+    # with what it has left, RTA_CACHEINFO's rta_expires in clock ticks (a
+    # plain lookup's copy of the route says nothing of it).
+    step("default via fd77::1 expires 300: fib match for 2606:4700:4700::1111",
+         f"ip -n {HOST} -6 route replace default via fd77::1 expires 300", "2606:4700:4700::1111", fib_match=True)
     step("unreachable default: lookup 1.1.1.1",
          f"ip -n {HOST} route del default && ip -n {HOST} route add unreachable default", "1.1.1.1")
     step("blackhole default: lookup 1.1.1.1",
@@ -120,8 +127,8 @@ def record_lookups():
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "lookup":
-        return lookup(sys.argv[2])
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "lookup":
+        return lookup(sys.argv[2], fib_match=len(sys.argv) == 4)
     h, g = f"ip -n {HOST}", f"ip -n {GATEWAY}"
     record_events("veth-lifecycle", [
         ("ip link set lo up", f"{h} link set lo up", None),

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TestSupport
+import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A route with a lifetime (a router advertisement's, or one added with
+/// `expires`) stops being used at its expiry, but the kernel sends no
+/// notification until its garbage collection runs, up to 30 s later.
+@Suite("Routes that expire", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct RouteExpiryTests {
+    @Test(arguments: [true, false])
+    func anExpiringDefaultRouteIsNoticedAtItsExpiryAndARefreshPublishesNothing(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad")
+        let daemon = throughDaemon ? try await network.startDaemon() : nil
+        let monitor = try network.startReachd(
+            "monitor", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon")
+        defer { monitor.signal(SIGKILL) }
+        _ = try await eventually("the first status") { monitor.statuses.first }
+        try await network.inHost("-6 route add default via fd77::1 dev vh expires 3")
+        let added = ContinuousClock.now
+        _ = try await eventually("IPv6 online") { monitor.statuses.last { $0.ipv6.reachability == .online } }
+        let source: StatusSource = throughDaemon ? .daemon : .embedded
+        #expect(monitor.statuses.allSatisfy { $0.source == source })
+
+        // Refreshed halfway, as a router's next advertisement would: the
+        // kernel sends a notification, the answer is the same, and nothing
+        // is published; the route now lasts 3 s from here.
+        try await Task.sleep(until: added + .milliseconds(1500), clock: .continuous)
+        let published = monitor.statuses.count
+        // The kernel refreshed it between these two instants.
+        let beforeRefresh = ContinuousClock.now
+        try await network.inHost("-6 route replace default via fd77::1 dev vh expires 3")
+        let afterRefresh = ContinuousClock.now
+
+        _ = try await eventually("IPv6 offline, long before the kernel's garbage collection", timeout: .seconds(10)) {
+            monitor.statuses.last.map { $0.ipv6.reachability != .online ? true : nil } ?? nil
+        }
+        let noticed = ContinuousClock.now
+        #expect(noticed - beforeRefresh >= .seconds(3), "not before the refreshed route expired: \(noticed - beforeRefresh)")
+        #expect(noticed - afterRefresh < .seconds(4), "within a second of its expiry: \(noticed - afterRefresh)")
+        #expect(monitor.statuses.count == published + 1, "the refresh published nothing: \(monitor.outputLines.suffix(3))")
+        #expect(monitor.statuses.last?.ipv6.reason == .noRoute)
+        withExtendedLifetime(daemon) {}
+    }
+
+    /// The same for a watched destination: its route expires, and the
+    /// watch says so within a second, through the daemon and in-process.
+    @Test(arguments: [true, false])
+    func aWatchedDestinationWhoseRouteExpiresTurnsUnreachable(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad")
+        let daemon = throughDaemon ? try await network.startDaemon() : nil
+        // The kernel added it between these two instants.
+        let beforeAdding = ContinuousClock.now
+        try await network.inHost("-6 route add fd99::/64 via fd77::1 dev vh expires 2")
+        let afterAdding = ContinuousClock.now
+        let watch = try network.startReachd(
+            "reach", "--watch", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon", "[fd99::1]:443")
+        defer { watch.signal(SIGKILL) }
+        let first = try await eventually("the first answer") { watch.outputLines.first }
+        #expect(first.contains(#""state":"reachable""#), "\(first)")
+        let gone = try await eventually("unreachable once the route expired", timeout: .seconds(10)) {
+            watch.outputLines.last { $0.contains(#""state":"unreachable""#) }
+        }
+        let noticed = ContinuousClock.now
+        #expect(noticed - beforeAdding >= .seconds(2), "not before it expired: \(noticed - beforeAdding)")
+        #expect(noticed - afterAdding < .seconds(3), "within a second of its expiry: \(noticed - afterAdding)")
+        #expect(gone.contains(#""reason":"no_route""#) && gone.contains(throughDaemon ? #""source":"daemon""# : #""source":"embedded""#),
+                "\(gone)")
+        withExtendedLifetime(daemon) {}
+    }
+}
