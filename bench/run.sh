@@ -6,8 +6,9 @@
 # event-to-subscriber latency against `ip monitor`, fan-out to 1,000 and 10,000 subscribers
 # and idle wake-ups of clients (bench/latency.py), and 1,024 watched destinations
 # through a route flood, their latency and their idle cost (bench/destinations.py), and
-# GLib apps on the GIO module beside GLib's netlink backend (bench/gio.py), and what one
-# library monitor following 1, 16 and 64 destinations costs its process (bench/monitor_cost.py).
+# GLib apps on the GIO module beside GLib's netlink backend (bench/gio.py), what one
+# library monitor following 1, 16 and 64 destinations costs its process (bench/monitor_cost.py),
+# and how soon an expiring route is noticed, against the kernel's lookup (bench/expiry.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +24,7 @@ echo
 python3 bench/gio.py
 echo
 python3 bench/monitor_cost.py
+echo
+python3 bench/expiry.py
 echo
 exec python3 bench/latency.py

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Route expiry to subscriber: an IPv6 default route added with `expires 2`
+(as a router advertisement's, whose router went silent) stops being used by
+the kernel's lookup at its expiry, and the kernel says nothing until its
+garbage collection, up to 30 s later. Measured in one process inside the
+namespace, on one clock: when the kernel's lookup for the IPv6 probe address
+first fails (polled every millisecond around the expiry), and when a
+subscriber of the daemon, and `reachd monitor --json --no-daemon`, say IPv6
+is no longer online. Each is reported as its difference from the lookup's
+failure, never as an absolute time.
+
+Needs root. Usage: python3 bench/expiry.py [ROUNDS]
+"""
+import json
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+import reachd_bench
+
+PROBE = "2606:4700:4700::1111"
+
+
+def lookup_fails(sock):
+    """One RTM_GETROUTE for PROBE: whether the kernel refused it."""
+    packed = socket.inet_pton(socket.AF_INET6, PROBE)
+    rtmsg = struct.pack("BBBBBBBBI", socket.AF_INET6, 128, 0, 0, 0, 0, 0, 0, 0)
+    body = rtmsg + struct.pack("HH", 4 + len(packed), 1) + packed
+    sock.send(struct.pack("IHHII", 16 + len(body), 26, 1, 1, 0) + body)
+    reply = sock.recv(65536)
+    kind = struct.unpack_from("H", reply, 4)[0]
+    return kind == 2 and struct.unpack_from("i", reply, 16)[0] != 0  # NLMSG_ERROR with an errno
+
+
+def round_inside(socket_path, reachd):
+    """Runs in the namespace: one expiry, and when each heard of it."""
+    subprocess.run(["ip", "-6", "route", "add", "default", "via", "fd77::1", "dev", "vh", "expires", "2"], check=True)
+    added = time.monotonic()
+    subscriber = socket.socket(socket.AF_UNIX)
+    subscriber.connect(socket_path)
+    subscriber.sendall(b'{"op":"subscribe","detail":"summary"}\n')
+    daemon_lines = subscriber.makefile()
+    monitor = subprocess.Popen([reachd, "monitor", "--json", "--summary", "--no-daemon"], stdout=subprocess.PIPE, text=True)
+    # Both must first see IPv6 online.
+    for source in (daemon_lines, monitor.stdout):
+        while json.loads(source.readline())["ipv6"] != "online":
+            pass
+    netlink = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    netlink.bind((0, 0))
+    while time.monotonic() < added + 1.8:
+        time.sleep(0.01)
+    while not lookup_fails(netlink):
+        time.sleep(0.001)
+    failed = time.monotonic()
+    heard = {}
+    for name, source in (("daemon subscriber", daemon_lines), ("monitor --no-daemon", monitor.stdout)):
+        while json.loads(source.readline())["ipv6"] == "online":
+            pass
+        heard[name] = time.monotonic()
+    monitor.terminate()
+    subprocess.run(["ip", "-6", "route", "flush", "default"], check=False)
+    return {name: (when - failed) * 1000 for name, when in heard.items()} | {"expiry_after_add_s": failed - added}
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "inside":
+        print(json.dumps(round_inside(sys.argv[2], sys.argv[3])))
+        return
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    print(f"Route expiry to subscriber ({rounds} rounds): an IPv6 default route added with expires 2,"
+          " against the kernel's lookup starting to fail")
+    net = reachd_bench.Network()
+    try:
+        reachd_bench.sh(f"ip -n {net.host} -6 addr add fd77::2/64 dev vh nodad && "
+                        f"ip -n {net.gw} -6 addr add fd77::1/64 dev vg nodad")
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check")
+        results = []
+        for _ in range(rounds):
+            run = subprocess.run(["ip", "netns", "exec", net.host, sys.executable, os.path.abspath(__file__), "inside",
+                                  net.sock, reachd_bench.REACHD], capture_output=True, text=True, check=True)
+            results.append(json.loads(run.stdout))
+        for name in ("daemon subscriber", "monitor --no-daemon"):
+            values = sorted(r[name] for r in results)
+            print(f"  {name:22} after the lookup failed: median {statistics.median(values):6.1f} ms,"
+                  f" max {values[-1]:6.1f} ms")
+        print("  (reachd asks 20 ms past the expiry the kernel reports: it rounds lifetimes down to 10 ms ticks,"
+              " and reports less than one as none; the kernel's own notification comes at its garbage"
+              " collection, up to 30 s later)")
+        daemon.terminate()
+        daemon.wait()
+    finally:
+        net.close()
+
+
+if __name__ == "__main__":
+    main()
