@@ -13,7 +13,10 @@ GLib's netlink backend (GIO_USE_NETWORK_MONITOR=netlink). Reported:
   many deletions in the main table that leave the default route alone
   (each one spurious), and whether each app still hears the default route's
   removal afterwards;
-- wake-ups of each app process over 10 s of a network that doesn't change.
+- wake-ups of each app process over 10 s of a network that doesn't change;
+- network-changed after `ip monitor` again, with the daemon stopped (SIGSTOP)
+  once both apps listen: the module notices within a second of the first
+  change (its liveness question) and follows GLib's backend meanwhile.
 
 Needs root. Usage: python3 bench/gio.py [FLIPS] [ROUTES]
 """
@@ -102,6 +105,11 @@ def main():
     print("\n".join(latency.measure(flips, specs)))
     print()
     print("\n".join(flood_and_idle(specs, routes)))
+    print()
+    stopped = max(4, flips // 10)
+    print(f"GLib apps with the daemon stopped (SIGSTOP) once both listen, {stopped} flips"
+          " (the first waits for the module's liveness question, 1 s at most):")
+    print("\n".join(latency.measure(stopped, specs, daemon_stopped=True)))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import json
 import os
 import random
 import select
+import signal
 import socket
 import statistics
 import subprocess
@@ -141,7 +142,9 @@ def latency(flips, together=False):
     return [row for spec in specs for row in measure(flips, [spec])]
 
 
-def measure(flips, specs):
+def measure(flips, specs, daemon_stopped=False):
+    """Each watcher's line after `ip monitor`'s for the same flip; with
+    `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen."""
     net = reachd_bench.Network()
     rows = []
     try:
@@ -158,6 +161,8 @@ def measure(flips, specs):
         # Every watcher has said something (its first status, or ready); ip monitor says nothing until a change.
         pump(poller, watchers, lambda: all(w.lines for w in watchers[1:]))
         drain(poller, watchers, 0.5)
+        if daemon_stopped:
+            os.kill(daemon.pid, signal.SIGSTOP)
 
         batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
         starts = []
@@ -183,6 +188,8 @@ def measure(flips, specs):
             first = w.lines[0][1] if w.lines else ""
             name = f"{w.name} [{first.split()[1]}]" if first.startswith("ready ") else w.name
             rows.append(f"  {name:44} {summary(differences)}" + (f", {missed} missed" if missed else ""))
+        if daemon_stopped:
+            os.kill(daemon.pid, signal.SIGCONT)
         daemon.terminate()
         daemon.wait()
         for w in watchers:

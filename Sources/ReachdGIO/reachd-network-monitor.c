@@ -14,6 +14,13 @@
  * of the new subscription is compared like any other, so a restart that
  * changes nothing signals nothing.
  *
+ * A daemon that stops answering (SIGSTOP, a deadlock) is noticed within
+ * REACHD_PROBE_SPACING_MS + REACHD_PROBE_DEADLINE_MS of the next change the
+ * kernel reports (reachd-liveness.c); meanwhile the module answers from
+ * GLib's own netlink backend, made by name through the extension point, and
+ * forwards its changes. When the daemon answers again, its state is
+ * compared like any other: nothing changed, nothing is signalled.
+ *
  * A daemon whose first status names another network namespace than the
  * app's (its socket path reached the app through a shared filesystem:
  * `ip netns exec`, PrivateNetwork=yes) is no daemon: init fails, and GLib
@@ -23,6 +30,8 @@
  * which routes as the app's own uid would. */
 #include "reachd-network-monitor.h"
 #include "reachd-daemon-line.h"
+#include "reachd-daemon-socket.h"
+#include "reachd-liveness.h"
 
 #include <errno.h>
 #include <json-glib/json-glib.h>
@@ -65,6 +74,14 @@ struct _ReachdNetworkMonitor
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
   gboolean first_pending;
+  /* The daemon's newest state: what is published, but while it stalls. */
+  ReachdHostState daemon_state;
+  ReachdLiveness *liveness;
+  /* GLib's netlink backend, while the daemon does not answer. Written on
+   * `context`; read by can_reach from any thread. */
+  GMutex fallback_lock;
+  GNetworkMonitor *fallback;
+  gulong fallback_handlers[3];
 
   /* Read from any thread (the getters); written on `context`. */
   gint available;
@@ -111,61 +128,18 @@ socket_paths (void)
   return (GStrv) g_ptr_array_free (paths, FALSE);
 }
 
-/* A non-blocking connection: a unix socket connects at once or fails (a
- * full listen queue fails with EAGAIN), so this never blocks. */
+/* The first of `paths` that takes `requests` (its path in `taken`, when
+ * asked); the last failure otherwise. */
 static int
-connect_to (const char *path, GError **error)
-{
-  struct sockaddr_un address = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof address.sun_path)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: the socket path is too long", path);
-      return -1;
-    }
-  strcpy (address.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) < 0)
-    {
-      int saved = errno;
-      if (fd >= 0)
-        close (fd);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "no reachd daemon answers on %s: %s", path,
-                   g_strerror (saved));
-      return -1;
-    }
-  return fd;
-}
-
-/* Connects and sends `requests` in one write. Requests are a few hundred
- * bytes on a fresh connection: they fit in the socket's buffer, so a short
- * write means the daemon is gone. */
-static int
-connect_and_send (const char *path, const char *requests, GError **error)
-{
-  int fd = connect_to (path, error);
-  if (fd < 0)
-    return -1;
-  gsize length = strlen (requests);
-  ssize_t sent = send (fd, requests, length, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (sent != (ssize_t) length)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE, "reachd on %s took no request: %s", path,
-                   sent < 0 ? g_strerror (errno) : "short write");
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
-/* The first of `paths` that takes `requests`; the last failure otherwise. */
-static int
-connect_first (GStrv paths, const char *requests, GError **error)
+connect_first (GStrv paths, const char *requests, const char **taken, GError **error)
 {
   int fd = -1;
   for (char **path = paths; *path != NULL && fd < 0; path++)
     {
       g_clear_error (error);
-      fd = connect_and_send (*path, requests, error);
+      fd = reachd_connect_and_send (*path, requests, error);
+      if (fd >= 0 && taken != NULL)
+        *taken = *path;
     }
   return fd;
 }
@@ -178,38 +152,6 @@ clear_source (GSource **source)
     return;
   g_source_destroy (*source);
   g_clear_pointer (source, g_source_unref);
-}
-
-/* Reads what is there (at most `limit` bytes). Returns FALSE at the end of
- * the stream or on an error; TRUE when the socket has nothing more now. */
-static gboolean
-read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error)
-{
-  guint8 chunk[16 * 1024];
-  for (gsize total = 0; total < limit;)
-    {
-      ssize_t count = recv (fd, chunk, sizeof chunk, MSG_DONTWAIT);
-      if (count < 0 && (errno == EAGAIN || errno == EINTR))
-        return TRUE;
-      if (count < 0)
-        {
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "reading from reachd: %s", g_strerror (errno));
-          return FALSE;
-        }
-      if (count == 0)
-        {
-          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
-          return FALSE;
-        }
-      if (!reachd_line_buffer_append (lines, chunk, (gsize) count, error))
-        return FALSE;
-      total += (gsize) count;
-      /* Less than asked for: the socket is drained, and another recv would
-       * only say EAGAIN. An end still to come wakes the source again. */
-      if ((gsize) count < sizeof chunk)
-        return TRUE;
-    }
-  return TRUE;
 }
 
 /* ---- Following the daemon ---- */
@@ -257,9 +199,116 @@ drop_subscription (ReachdNetworkMonitor *self)
   reachd_line_buffer_reset (&self->lines);
 }
 
+/* ---- GLib's backend, while the daemon does not answer ---- */
+
 static void
-follow (ReachdNetworkMonitor *self, int fd)
+on_fallback_changed (ReachdNetworkMonitor *self)
 {
+  GNetworkMonitor *fallback = self->fallback;
+  ReachdHostState host = {
+    .available = g_network_monitor_get_network_available (fallback),
+    .connectivity = g_network_monitor_get_connectivity (fallback),
+    .metered = g_network_monitor_get_network_metered (fallback),
+  };
+  apply (self, &host);
+}
+
+/* The daemon does not answer: GLib's netlink backend (which GLib would have
+ * chosen without the module) answers, as it would for the app. */
+static void
+enter_fallback (ReachdNetworkMonitor *self)
+{
+  if (self->fallback != NULL)
+    return;
+  GIOExtensionPoint *point = g_io_extension_point_lookup (G_NETWORK_MONITOR_EXTENSION_POINT_NAME);
+  GIOExtension *netlink = point != NULL ? g_io_extension_point_get_extension_by_name (point, "netlink") : NULL;
+  if (netlink == NULL)
+    {
+      g_debug ("reachd: the daemon does not answer, and GLib has no netlink backend: keeping the last state");
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  /* Its sources go where this monitor's are. */
+  g_main_context_push_thread_default (self->context);
+  GNetworkMonitor *fallback = g_initable_new (g_io_extension_get_type (netlink), NULL, &error, NULL);
+  g_main_context_pop_thread_default (self->context);
+  if (fallback == NULL)
+    {
+      g_debug ("reachd: the daemon does not answer, and GLib's netlink backend failed (%s): keeping the last state",
+               error->message);
+      return;
+    }
+  g_debug ("reachd: the daemon does not answer; following GLib's netlink backend until it does");
+  g_mutex_lock (&self->fallback_lock);
+  self->fallback = fallback;
+  g_mutex_unlock (&self->fallback_lock);
+  self->fallback_handlers[0] = g_signal_connect_swapped (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
+  self->fallback_handlers[1] = g_signal_connect_swapped (fallback, "notify::connectivity", G_CALLBACK (on_fallback_changed), self);
+  self->fallback_handlers[2] = g_signal_connect_swapped (fallback, "notify::network-metered", G_CALLBACK (on_fallback_changed), self);
+  on_fallback_changed (self);
+}
+
+static void
+drop_fallback (ReachdNetworkMonitor *self)
+{
+  if (self->fallback == NULL)
+    return;
+  for (gsize i = 0; i < G_N_ELEMENTS (self->fallback_handlers); i++)
+    g_clear_signal_handler (&self->fallback_handlers[i], self->fallback);
+  g_mutex_lock (&self->fallback_lock);
+  GNetworkMonitor *fallback = g_steal_pointer (&self->fallback);
+  g_mutex_unlock (&self->fallback_lock);
+  g_object_unref (fallback);
+}
+
+/* The daemon answers: its state stands, compared like any other, whatever
+ * GLib's backend said meanwhile. */
+static void
+take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host)
+{
+  self->daemon_state = *host;
+  drop_fallback (self);
+  apply (self, host);
+}
+
+/* GLib's backend while the daemon does not answer, with a reference; NULL
+ * while it does. From any thread. */
+static GNetworkMonitor *
+ref_fallback (ReachdNetworkMonitor *self)
+{
+  g_mutex_lock (&self->fallback_lock);
+  GNetworkMonitor *fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+  g_mutex_unlock (&self->fallback_lock);
+  return fallback;
+}
+
+static void
+on_liveness (gboolean answering, const char *line, gsize length, gpointer user_data)
+{
+  ReachdNetworkMonitor *self = user_data;
+  if (!answering)
+    {
+      enter_fallback (self);
+      return;
+    }
+  /* Its answer to the question is its state now. */
+  ReachdLine answer;
+  ReachdHostState host = self->daemon_state;
+  if (reachd_line_parse (line, length, &answer, NULL))
+    {
+      if (answer.type == REACHD_LINE_STATUS)
+        host = answer.host;
+      reachd_line_clear (&answer);
+    }
+  take_daemon_state (self, &host);
+}
+
+/* ---- The subscription ---- */
+
+static void
+follow (ReachdNetworkMonitor *self, int fd, const char *path)
+{
+  reachd_liveness_follow (self->liveness, path);
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
   self->first_pending = TRUE;
@@ -278,6 +327,7 @@ lose (ReachdNetworkMonitor *self, const GError *error)
   if (g_get_monotonic_time () - self->followed_since >= STABLE_US)
     self->failures = 0;
   drop_subscription (self);
+  reachd_liveness_follow (self->liveness, NULL);
   schedule_retry (self);
 }
 
@@ -314,7 +364,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   g_autoptr (GError) line_error = NULL;
   ReachdHostState newest;
   gboolean have_status = FALSE;
-  gboolean open = read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
+  gboolean open = reachd_read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
   gboolean usable = take_lines (&self->lines, &newest, &have_status, &line_error);
   if (have_status && self->first_pending)
@@ -328,8 +378,9 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
           return G_SOURCE_REMOVE;
         }
     }
+  /* A line on the subscription is the daemon speaking again, too. */
   if (have_status)
-    apply (self, &newest);
+    take_daemon_state (self, &newest);
   if (open && usable)
     return G_SOURCE_CONTINUE;
   /* Destroying the source that is dispatching is allowed. */
@@ -345,7 +396,8 @@ on_retry (gpointer user_data)
   ReachdNetworkMonitor *self = user_data;
   g_clear_pointer (&self->retry, g_source_unref);
   g_autoptr (GError) error = NULL;
-  int fd = connect_first (self->paths, SUBSCRIBE, &error);
+  const char *path = NULL;
+  int fd = connect_first (self->paths, SUBSCRIBE, &path, &error);
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
@@ -353,7 +405,7 @@ on_retry (gpointer user_data)
       return G_SOURCE_REMOVE;
     }
   /* Its first status is compared with the state kept meanwhile. */
-  follow (self, fd);
+  follow (self, fd, path);
   return G_SOURCE_REMOVE;
 }
 
@@ -378,7 +430,7 @@ schedule_retry (ReachdNetworkMonitor *self)
 static int
 subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, GError **error)
 {
-  int fd = connect_and_send (path, SUBSCRIBE, error);
+  int fd = reachd_connect_and_send (path, SUBSCRIBE, error);
   if (fd < 0)
     return -1;
   gboolean have_status = FALSE;
@@ -395,7 +447,7 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
       if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
         continue;
       g_autoptr (GError) read_error = NULL;
-      gboolean open = read_available (fd, lines, READ_PER_WAKEUP, &read_error);
+      gboolean open = reachd_read_available (fd, lines, READ_PER_WAKEUP, &read_error);
       /* A refusal's error line says more than the end that follows it. */
       if (!take_lines (lines, host, &have_status, error))
         {
@@ -441,8 +493,10 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
       if (fd >= 0)
         {
           store (self, &host);
+          self->daemon_state = host;
           self->context = g_main_context_ref_thread_default ();
-          follow (self, fd);
+          self->liveness = reachd_liveness_new (self->context, on_liveness, self);
+          follow (self, fd, *path);
           return TRUE;
         }
       reachd_line_buffer_reset (&self->lines);
@@ -579,7 +633,7 @@ reach_query_start (ReachQuery *query, GStrv paths, GError **error)
   g_autoptr (GString) requests = g_string_new (NULL);
   for (guint i = 0; i < query->count; i++)
     append_reach_request (requests, query->targets[i], i);
-  query->fd = connect_first (paths, requests->str, error);
+  query->fd = connect_first (paths, requests->str, NULL, error);
   return query->fd >= 0;
 }
 
@@ -594,7 +648,7 @@ static void
 reach_query_read (ReachQuery *query)
 {
   g_autoptr (GError) error = NULL;
-  gboolean open = read_available (query->fd, &query->lines, READ_PER_WAKEUP, &error);
+  gboolean open = reachd_read_available (query->fd, &query->lines, READ_PER_WAKEUP, &error);
   gsize length;
   char *bytes;
   while (!reach_query_done (query) && (bytes = reachd_line_buffer_take (&query->lines, &length)) != NULL)
@@ -670,6 +724,10 @@ reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *
                                   GCancellable *cancellable, GError **error)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
+  g_autoptr (GNetworkMonitor) fallback = ref_fallback (self);
+  /* The daemon would not answer: GLib's backend does, as for the state. */
+  if (fallback != NULL)
+    return g_network_monitor_can_reach (fallback, connectable, cancellable, error);
   gboolean needs_srv;
   GStrv targets = targets_of (connectable, &needs_srv);
   if (needs_srv)
@@ -833,12 +891,31 @@ on_service_resolved (GObject *resolver, GAsyncResult *result, gpointer user_data
   async_reach_start (task, targets);
 }
 
+/* GLib's backend answered for the daemon that does not. */
+static void
+on_fallback_reached (GObject *fallback, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *error = NULL;
+  if (g_network_monitor_can_reach_finish (G_NETWORK_MONITOR (fallback), result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
 static void
 reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
+  g_autoptr (GNetworkMonitor) fallback = ref_fallback (REACHD_NETWORK_MONITOR (monitor));
+  if (fallback != NULL)
+    {
+      g_network_monitor_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, task);
+      return;
+    }
   gboolean needs_srv;
   GStrv targets = targets_of (connectable, &needs_srv);
   if (!needs_srv)
@@ -868,6 +945,7 @@ reachd_network_monitor_init (ReachdNetworkMonitor *self)
   self->fd = -1;
   self->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
   reachd_line_buffer_init (&self->lines);
+  g_mutex_init (&self->fallback_lock);
 }
 
 static void
@@ -896,6 +974,9 @@ reachd_network_monitor_finalize (GObject *object)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (object);
   drop_subscription (self);
+  drop_fallback (self);
+  g_clear_pointer (&self->liveness, reachd_liveness_free);
+  g_mutex_clear (&self->fallback_lock);
   reachd_line_buffer_clear (&self->lines);
   clear_source (&self->retry);
   g_clear_pointer (&self->context, g_main_context_unref);

@@ -141,6 +141,39 @@ struct GLibAppTests {
         _ = daemon
     }
 
+    /// A daemon stopped after init (SIGSTOP): the app follows a default
+    /// route going within 2 s, through GLib's own netlink backend, and is
+    /// back on the daemon's word once it resumes, with one signal per real
+    /// change and none for the switches. The daemon's `[metered]` override
+    /// tells its word from GLib's backend, which never says metered.
+    @Test func aStoppedDaemonsAppFollowsGLibsBackendAndReturnsToTheDaemon() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let configuration = network.directory.appendingPathComponent("reachd.conf")
+        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon(["--config", configuration.path])
+        defer { daemon.signal(SIGCONT) }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
+
+        daemon.signal(SIGSTOP)
+        let stopped = ContinuousClock.now
+        try await network.inHost("route del default")
+        let offline = try await app.signal(1, "the route's removal, with the daemon stopped")
+        #expect(ContinuousClock.now - stopped < .seconds(2), "noticed within 2 s: \(ContinuousClock.now - stopped)")
+        #expect(!offline.available && !offline.metered, "\(offline)")
+
+        daemon.signal(SIGCONT)
+        // The daemon's own offline state: the same, so no signal; then a
+        // change it alone would call metered.
+        _ = try await eventually("the daemon answers again") { try? daemonStatus(at: network.socketPath) }
+        try await network.inHost("route add default via 10.77.0.1")
+        let online = try await app.signal(2, "the route back, from the daemon")
+        #expect(online.available && online.metered, "the daemon's word, metered by its override: \(online)")
+        #expect(app.signals.count == 2, "one per real change: \(app.signals.map { ($0.available, $0.metered) })")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
     /// can_reach asks the daemon's route lookup for the app's destination:
     /// an intranet server is reachable on a host with no default route, a
     /// blackholed prefix is not; sync and async alike.
@@ -255,10 +288,13 @@ struct GLibAppTests {
     /// The module's whole life in a GLib program (module-lifecycle.c) under
     /// valgrind's memcheck: init, can_reach sync and async, a change, and
     /// the monitor finalized behind an async can_reach. No invalid access,
-    /// no definite leak.
+    /// no definite leak. Once as it goes, and once with the daemon stopped
+    /// before the change: GLib's backend is made, followed, asked, and
+    /// released with the monitor.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/valgrind"),
-                   "needs valgrind (make test installs it)"))
-    func theModulesWholeLifeIsCleanUnderMemcheck() async throws {
+                   "needs valgrind (make test installs it)"),
+          arguments: [false, true])
+    func theModulesWholeLifeIsCleanUnderMemcheck(daemonStopped: Bool) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1", "route add blackhole 10.98.0.0/16")
@@ -285,6 +321,8 @@ struct GLibAppTests {
             }
             return run.outputLines.contains("ready") ? true : nil
         }
+        if daemonStopped { daemon.signal(SIGSTOP) }
+        defer { daemon.signal(SIGCONT) }
         try await network.inHost("route del default")
         let status = try await run.wait(timeout: .seconds(60))
         let memcheck = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""

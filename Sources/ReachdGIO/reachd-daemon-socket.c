@@ -1,0 +1,87 @@
+/* Talking to the daemon's socket: a connection that never blocks, and
+ * reads that never block the app's main loop. */
+#include "reachd-daemon-socket.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* A non-blocking connection: a unix socket connects at once or fails (a
+ * full listen queue fails with EAGAIN), so this never blocks. */
+static int
+connect_to (const char *path, GError **error)
+{
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof address.sun_path)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: the socket path is too long", path);
+      return -1;
+    }
+  strcpy (address.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) < 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "no reachd daemon answers on %s: %s", path,
+                   g_strerror (saved));
+      return -1;
+    }
+  return fd;
+}
+
+/* Connects and sends `requests` in one write. Requests are a few hundred
+ * bytes on a fresh connection: they fit in the socket's buffer, so a short
+ * write means the daemon is gone. */
+int
+reachd_connect_and_send (const char *path, const char *requests, GError **error)
+{
+  int fd = connect_to (path, error);
+  if (fd < 0)
+    return -1;
+  gsize length = strlen (requests);
+  ssize_t sent = send (fd, requests, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (sent != (ssize_t) length)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE, "reachd on %s took no request: %s", path,
+                   sent < 0 ? g_strerror (errno) : "short write");
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+/* Reads what is there (at most `limit` bytes). Returns FALSE at the end of
+ * the stream or on an error; TRUE when the socket has nothing more now. */
+gboolean
+reachd_read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error)
+{
+  guint8 chunk[16 * 1024];
+  for (gsize total = 0; total < limit;)
+    {
+      ssize_t count = recv (fd, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (count < 0 && (errno == EAGAIN || errno == EINTR))
+        return TRUE;
+      if (count < 0)
+        {
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "reading from reachd: %s", g_strerror (errno));
+          return FALSE;
+        }
+      if (count == 0)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED, "reachd closed the connection");
+          return FALSE;
+        }
+      if (!reachd_line_buffer_append (lines, chunk, (gsize) count, error))
+        return FALSE;
+      total += (gsize) count;
+      /* Less than asked for: the socket is drained, and another recv would
+       * only say EAGAIN. An end still to come wakes the source again. */
+      if ((gsize) count < sizeof chunk)
+        return TRUE;
+    }
+  return TRUE;
+}
