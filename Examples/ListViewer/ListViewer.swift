@@ -52,8 +52,6 @@ struct ListViewer: AsyncParsableCommand {
         }
         let loader = ItemLoader(url: items, placeholders: placeholders)
         let screen = Screen(catalog: PlaceholderCatalog(), loader: loader)
-        // New items under the same placeholder state change what is printed too.
-        loader.onItemsChanged = { screen.render(placeholders.shown) }
 
         let reloads = Task {
             while !Task.isCancelled {
@@ -78,11 +76,12 @@ struct ListViewer: AsyncParsableCommand {
     }
 }
 
-/// Fetches the items and reports each load's lifecycle to the placeholder engine.
+/// Fetches the items; the placeholder engine hears of each load through
+/// `PlaceholderController.load`.
 final class ItemLoader: Sendable {
     let url: URL
     let placeholders: PlaceholderController
-    private let state = Mutex<(generation: Int, items: [String], onChange: (@Sendable () -> Void)?)>((0, [], nil))
+    private let state = Mutex<(loads: Int, items: [String])>((0, []))
     private let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 3
@@ -97,52 +96,20 @@ final class ItemLoader: Sendable {
 
     var items: [String] { state.withLock { $0.items } }
 
-    var onItemsChanged: (@Sendable () -> Void)? {
-        get { state.withLock { $0.onChange } }
-        set { state.withLock { $0.onChange = newValue } }
-    }
-
+    /// New items under the same placeholder are printed too: every load
+    /// ends with an `updated` event (the refresh is over), and the screen
+    /// prints what changed.
     func load() async {
-        let (generation, first) = state.withLock { state in
-            state.generation += 1
-            return (state.generation, state.generation == 1)
+        let first = state.withLock { state in
+            state.loads += 1
+            return state.loads == 1
         }
-        let kind: LoadKind = first ? .initial : .refresh
-        placeholders.loadStarted(kind, generation: generation)
-        do {
+        await placeholders.load(first ? .initial : .refresh) {
             let (data, response) = try await session.data(from: url)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            switch status {
-            case 200..<300: break
-            case 400..<500: return placeholders.loadFailed(kind, generation: generation, .client(status: status))
-            default: return placeholders.loadFailed(kind, generation: generation, .server(status: status))
-            }
-            guard let items = try? JSONDecoder().decode([String].self, from: data) else {
-                return placeholders.loadFailed(kind, generation: generation, .decoding)
-            }
-            let changed = state.withLock { state in
-                defer { state.items = items }
-                return state.items != items ? state.onChange : nil
-            }
-            placeholders.loadSucceeded(kind, generation: generation, content: .items(items.count))
-            changed?()
-        } catch {
-            placeholders.loadFailed(kind, generation: generation, Self.failure(error))
-        }
-    }
-
-    /// How a URLSession error reads to the placeholder engine.
-    static func failure(_ error: any Error) -> LoadFailure {
-        guard let error = error as? URLError else { return .unreachable(.refused) }
-        switch error.code {
-        case .notConnectedToInternet, .networkConnectionLost, .dataNotAllowed: return .offline
-        case .timedOut: return .unreachable(.timeout)
-        case .cannotFindHost, .dnsLookupFailed: return .unreachable(.dns)
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            return .unreachable(.tls)
-        case .cancelled: return .cancelled
-        default: return .unreachable(.refused)
+            if let failure = LoadFailure(httpStatus: (response as? HTTPURLResponse)?.statusCode ?? 0) { throw failure }
+            let items = try JSONDecoder().decode([String].self, from: data)
+            state.withLock { $0.items = items }
+            return .items(items.count)
         }
     }
 }
@@ -175,12 +142,9 @@ final class Screen: Sendable {
 
     private func describe(_ state: PlaceholderState) -> String {
         guard let content = catalog.content(for: state) else {
-            var banners: [String] = []
-            if state.decoration.offlineBanner { banners.append("offline") }
-            if let failure = state.decoration.refreshFailed { banners.append("refresh failed: \(failure)") }
             let items = loader.items
             let header = "[content] \(items.count) item\(items.count == 1 ? "" : "s")"
-                + (banners.isEmpty ? "" : " (" + banners.joined(separator: "; ") + ")")
+                + (catalog.banner(for: state).map { " (\($0.message))" } ?? "")
             return ([header] + items.map { "  - \($0)" }).joined(separator: "\n")
         }
         let tag: String

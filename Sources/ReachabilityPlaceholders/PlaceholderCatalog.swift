@@ -6,8 +6,10 @@ public struct PlaceholderContent: Sendable, Hashable {
     public var title: String
     /// One or two sentences saying what happened and what to do.
     public var message: String
-    /// A symbol name; apps map it to their own artwork.
-    public var imageName: String
+    /// A freedesktop icon name, symbolic: `network-offline-symbolic`. Every
+    /// default is in the Adwaita icon theme, which GTK apps on any desktop
+    /// have; `GtkImage`, `AdwStatusPage` and `QIcon::fromTheme` take it as it is.
+    public var iconName: String
     /// The button under the message, if any.
     public var action: PlaceholderAction
     /// What a screen reader says for the whole placeholder.
@@ -16,17 +18,32 @@ public struct PlaceholderContent: Sendable, Hashable {
     /// portal's sign-in page when it is known.
     public var actionURL: String?
 
-    /// A placeholder's words, image and action.
+    /// A placeholder's words, icon and action.
     public init(
-        title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String,
+        title: String, message: String, iconName: String, action: PlaceholderAction, accessibilityLabel: String,
         actionURL: String? = nil
     ) {
         self.title = title
         self.message = message
-        self.imageName = imageName
+        self.iconName = iconName
         self.action = action
         self.accessibilityLabel = accessibilityLabel
         self.actionURL = actionURL
+    }
+
+    /// SF Symbols names, which no Linux icon theme has, gave way to freedesktop icon names.
+    @available(*, unavailable, renamed: "iconName")
+    public var imageName: String { iconName }
+
+    /// SF Symbols names, which no Linux icon theme has, gave way to freedesktop icon names.
+    @available(*, unavailable, renamed: "init(title:message:iconName:action:accessibilityLabel:actionURL:)")
+    public init(
+        title: String, message: String, imageName: String, action: PlaceholderAction, accessibilityLabel: String,
+        actionURL: String? = nil
+    ) {
+        self.init(
+            title: title, message: message, iconName: imageName, action: action,
+            accessibilityLabel: accessibilityLabel, actionURL: actionURL)
     }
 }
 
@@ -37,14 +54,15 @@ public enum PlaceholderAction: Sendable, Hashable {
     case none
 }
 
-/// Plain English defaults for every placeholder, overridable per list and
-/// passed through a localisation hook.
+/// Plain English defaults for every placeholder, with freedesktop icon
+/// names, overridable per list and passed through a localisation hook.
 ///
 /// ```swift
 /// var catalog = PlaceholderCatalog()
 /// catalog.overrides[.noData] = PlaceholderContent(
 ///     title: "No messages", message: "New messages appear here.",
-///     imageName: "tray", action: .none, accessibilityLabel: "No messages")
+///     iconName: "mail-unread-symbolic", action: .none, accessibilityLabel: "No messages")
+/// catalog.iconNames[.noNetwork] = "network-wireless-offline-symbolic"
 /// catalog.localize = { key, english in Bundle.main.localizedString(forKey: key, value: english, table: nil) }
 /// let content = catalog.content(for: engine.shown?.kind ?? .loading)
 /// ```
@@ -57,6 +75,8 @@ public struct PlaceholderCatalog: Sendable {
 
     /// Content that replaces the default for one placeholder of this list.
     public var overrides: [Key: PlaceholderContent] = [:]
+    /// Icons that replace the default for one placeholder, keeping its words.
+    public var iconNames: [Key: String] = [:]
     /// Maps a key such as `"noNetwork.title"` and its English text to the text
     /// to show. The default returns the English text.
     public var localize: @Sendable (_ key: String, _ english: String) -> String = { _, english in english }
@@ -87,9 +107,34 @@ public struct PlaceholderCatalog: Sendable {
         return PlaceholderContent(
             title: localize("\(name).title", english.title),
             message: localize("\(name).message", english.message),
-            imageName: english.image,
+            iconName: iconNames[key] ?? english.icon,
             action: english.action,
             accessibilityLabel: localize("\(name).accessibility", english.title + ". " + english.message))
+    }
+
+    /// The banner over the rows `state` shows, or `nil` when rows show
+    /// without one (or a placeholder shows). The network's banner comes
+    /// first: a refresh that failed while offline failed because of it.
+    /// Localisation keys: `offlineBanner.message`, `refreshFailedBanner.message`
+    /// (the failure placeholder's message follows it).
+    ///
+    /// ```swift
+    /// if let banner = catalog.banner(for: state) {
+    ///     print(banner.message, banner.action == .retry ? "[Retry]" : "")
+    /// }
+    /// ```
+    public func banner(for state: PlaceholderState) -> PlaceholderBanner? {
+        guard state.kind == .content else { return nil }
+        if state.decoration.offlineBanner {
+            return PlaceholderBanner(
+                message: localize("offlineBanner.message", "You're offline. This is the list as it last loaded."),
+                action: .retry)
+        }
+        guard let failure = state.decoration.refreshFailed else { return nil }
+        let reason = content(for: .failed(failure))?.message ?? ""
+        return PlaceholderBanner(
+            message: localize("refreshFailedBanner.message", "Couldn't refresh.") + (reason.isEmpty ? "" : " " + reason),
+            action: .retry)
     }
 
     /// The catalog key for `kind`; `nil` for ``PlaceholderKind/content``, which shows rows.
@@ -112,18 +157,20 @@ public struct PlaceholderCatalog: Sendable {
         }
     }
 
-    private static func english(_ key: Key) -> (title: String, message: String, image: String, action: PlaceholderAction) {
+    /// The icons are the Adwaita theme's symbolic ones (adwaita-icon-theme
+    /// 43, Debian 12), so that a GTK app finds each on any desktop.
+    private static func english(_ key: Key) -> (title: String, message: String, icon: String, action: PlaceholderAction) {
         switch key {
-        case .loading: ("Loading", "Just a moment.", "hourglass", .none)
-        case .noData: ("Nothing here yet", "There is nothing to show.", "tray", .none)
-        case .noNetwork: ("No network", "Connect to the Internet and try again.", "wifi.slash", .retry)
-        case .signInRequired: ("Sign in to the network", "This network needs you to sign in before it connects you to the Internet.", "person.badge.key", .openSignIn)
-        case .noInternet: ("No Internet", "You're connected to a network, but it doesn't reach the Internet. Check the router, or try again later.", "wifi.exclamationmark", .retry)
-        case .failedUnreachable: ("Can't reach the server", "The server did not answer. Try again in a moment.", "exclamationmark.icloud", .retry)
-        case .failedServer: ("Something went wrong", "The server had a problem. Try again later.", "exclamationmark.triangle", .retry)
-        case .failedClient: ("Couldn't load this", "The request was refused.", "exclamationmark.triangle", .none)
-        case .failedDecoding: ("Couldn't read the answer", "The server sent something unexpected.", "exclamationmark.triangle", .retry)
-        case .failedOther: ("Couldn't load this", "Try again.", "exclamationmark.triangle", .retry)
+        case .loading: ("Loading", "Just a moment.", "content-loading-symbolic", .none)
+        case .noData: ("Nothing here yet", "There is nothing to show.", "view-list-symbolic", .none)
+        case .noNetwork: ("No network", "Connect to the Internet and try again.", "network-offline-symbolic", .retry)
+        case .signInRequired: ("Sign in to the network", "This network needs you to sign in before it connects you to the Internet.", "web-browser-symbolic", .openSignIn)
+        case .noInternet: ("No Internet", "You're connected to a network, but it doesn't reach the Internet. Check the router, or try again later.", "network-no-route-symbolic", .retry)
+        case .failedUnreachable: ("Can't reach the server", "The server did not answer. Try again in a moment.", "network-error-symbolic", .retry)
+        case .failedServer: ("Something went wrong", "The server had a problem. Try again later.", "dialog-error-symbolic", .retry)
+        case .failedClient: ("Couldn't load this", "The request was refused.", "dialog-warning-symbolic", .none)
+        case .failedDecoding: ("Couldn't read the answer", "The server sent something unexpected.", "dialog-warning-symbolic", .retry)
+        case .failedOther: ("Couldn't load this", "Try again.", "dialog-error-symbolic", .retry)
         }
     }
 }

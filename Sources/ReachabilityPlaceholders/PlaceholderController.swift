@@ -25,6 +25,8 @@ public final class PlaceholderController: Sendable {
         var wakeUp: Task<Void, Never>?
         var following: Task<Void, Never>?
         var wakeUps = 0
+        /// The newest generation a load started with, through ``load(_:_:)`` or not.
+        var newestGeneration = 0
     }
 
     private let state: Mutex<State>
@@ -153,7 +155,10 @@ public final class PlaceholderController: Sendable {
     /// The list's rows changed outside a load (an edit, a deletion).
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
     /// A load began; see ``PlaceholderEngine/loadStarted(_:generation:at:)``.
-    public func loadStarted(_ kind: LoadKind, generation: Int) { apply { $0.loadStarted(kind, generation: generation, at: $1) } }
+    public func loadStarted(_ kind: LoadKind, generation: Int) {
+        state.withLock { $0.newestGeneration = max($0.newestGeneration, generation) }
+        apply { $0.loadStarted(kind, generation: generation, at: $1) }
+    }
     /// A load succeeded; see
     /// ``PlaceholderEngine/loadSucceeded(_:generation:content:fromCache:reachedEnd:at:)``.
     public func loadSucceeded(
@@ -167,6 +172,37 @@ public final class PlaceholderController: Sendable {
     public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
         apply { $0.loadFailed(kind, generation: generation, failure, at: $1) }
     }
+    /// Runs one load of the list and reports its lifecycle: started now,
+    /// then succeeded with the content `body` returns, or failed as
+    /// ``LoadFailure/init(_:)`` reads what it throws. Each call takes the
+    /// next generation, so a slow load that a newer one overtook changes
+    /// nothing. `body` runs in the caller's isolation: a `@MainActor` app
+    /// updates its rows in it.
+    ///
+    /// ```swift
+    /// let placeholders = PlaceholderController()
+    /// var items: [String] = []
+    /// await placeholders.load(.refresh) {
+    ///     let (data, response) = try await URLSession.shared.data(from: url)
+    ///     if let failure = LoadFailure(httpStatus: (response as? HTTPURLResponse)?.statusCode ?? 0) { throw failure }
+    ///     items = try JSONDecoder().decode([String].self, from: data)
+    ///     return .items(items.count)
+    /// }
+    /// ```
+    nonisolated(nonsending) public func load(_ kind: LoadKind, _ body: () async throws -> ListContent) async {
+        let generation = state.withLock { state in
+            state.newestGeneration += 1
+            return state.newestGeneration
+        }
+        apply { $0.loadStarted(kind, generation: generation, at: $1) }
+        do {
+            let content = try await body()
+            loadSucceeded(kind, generation: generation, content: content)
+        } catch {
+            loadFailed(kind, generation: generation, LoadFailure(error))
+        }
+    }
+
     /// A new query or filter; see ``PlaceholderEngine/reset(at:)``.
     public func reset() { apply { $0.reset(at: $1) } }
     /// Shows `kind` whatever the inputs say; `nil` lifts the override.

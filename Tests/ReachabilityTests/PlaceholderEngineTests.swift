@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Reachability
 @testable import ReachabilityPlaceholders
@@ -416,11 +417,126 @@ struct PlaceholderCatalogTests {
     @Test func overridesAndLocalisationApply() {
         var catalog = PlaceholderCatalog()
         catalog.overrides[.noData] = PlaceholderContent(
-            title: "No messages", message: "", imageName: "tray", action: .none, accessibilityLabel: "No messages")
+            title: "No messages", message: "", iconName: "mail-unread-symbolic", action: .none,
+            accessibilityLabel: "No messages")
+        catalog.iconNames[.noNetwork] = "network-wireless-offline-symbolic"
         catalog.localize = { key, english in key == "noNetwork.title" ? "Pas de réseau" : english }
         #expect(catalog.content(for: .noData)?.title == "No messages")
+        #expect(catalog.content(for: .noData)?.iconName == "mail-unread-symbolic")
         #expect(catalog.content(for: .noNetwork)?.title == "Pas de réseau")
+        #expect(catalog.content(for: .noNetwork)?.iconName == "network-wireless-offline-symbolic", "the icon, not the words")
+        #expect(catalog.content(for: .noInternet)?.iconName == "network-no-route-symbolic", "other icons stay")
         #expect(PlaceholderCatalog.key(for: .failed(.server(status: 502))) == .failedServer)
+    }
+}
+
+enum AdwaitaTheme {
+    static let path: String? = ["/usr/share/icons/Adwaita"].first { FileManager.default.fileExists(atPath: $0 + "/index.theme") }
+}
+
+/// The default icons are names a Linux desktop has: each one is a symbolic
+/// icon of the Adwaita theme, which every GTK app can load.
+@Suite("Placeholder icons", .enabled(if: AdwaitaTheme.path != nil, "needs adwaita-icon-theme (make test installs it)"))
+struct PlaceholderIconTests {
+
+    @Test(arguments: PlaceholderKind.allCases.filter { $0 != .content })
+    func everyDefaultIconIsInTheAdwaitaTheme(kind: PlaceholderKind) throws {
+        let icon = try #require(PlaceholderCatalog().content(for: kind)?.iconName)
+        #expect(icon.hasSuffix("-symbolic"), "\(kind): \(icon) is not a symbolic icon")
+        let found = FileManager.default.enumerator(atPath: AdwaitaTheme.path!)?.contains { ($0 as? String)?.hasSuffix("/\(icon).svg") == true }
+        #expect(found == true, "\(kind): \(icon) is not in \(AdwaitaTheme.path!)")
+    }
+}
+
+@Suite("Banners over rows")
+struct PlaceholderBannerTests {
+    @Test func offlineComesFirstAndBothOfferARetry() {
+        let catalog = PlaceholderCatalog()
+        let offline = catalog.banner(for: PlaceholderState(
+            kind: .content, decoration: ContentDecoration(offlineBanner: true, refreshFailed: .unreachable(.timeout))))
+        #expect(offline == PlaceholderBanner(message: "You're offline. This is the list as it last loaded.", action: .retry))
+        let failed = catalog.banner(for: PlaceholderState(
+            kind: .content, decoration: ContentDecoration(refreshFailed: .server(status: 503))))
+        #expect(failed == PlaceholderBanner(message: "Couldn't refresh. The server had a problem. Try again later.", action: .retry))
+    }
+
+    @Test func noBannerOverPlainRowsNorOnAPlaceholder() {
+        let catalog = PlaceholderCatalog()
+        #expect(catalog.banner(for: PlaceholderState(kind: .content)) == nil)
+        #expect(catalog.banner(for: PlaceholderState(kind: .noNetwork, decoration: ContentDecoration(offlineBanner: true))) == nil)
+    }
+
+    @Test func bannersAreLocalised() {
+        var catalog = PlaceholderCatalog()
+        catalog.localize = { key, english in key == "offlineBanner.message" ? "Hors ligne." : english }
+        #expect(catalog.banner(for: PlaceholderState(kind: .content, decoration: ContentDecoration(offlineBanner: true)))?.message == "Hors ligne.")
+    }
+}
+
+@Suite("What a load's failure means")
+struct LoadFailureClassificationTests {
+    @Test func httpStatuses() {
+        #expect(LoadFailure(httpStatus: 200) == nil)
+        #expect(LoadFailure(httpStatus: 304) == nil)
+        #expect(LoadFailure(httpStatus: 404) == .client(status: 404))
+        #expect(LoadFailure(httpStatus: 503) == .server(status: 503))
+        #expect(LoadFailure(httpStatus: 0) == .server(status: 0), "no status at all is the server's")
+    }
+
+    @Test func errors() {
+        #expect(LoadFailure(URLError(.notConnectedToInternet)) == .offline)
+        #expect(LoadFailure(URLError(.timedOut)) == .unreachable(.timeout))
+        #expect(LoadFailure(URLError(.cannotFindHost)) == .unreachable(.dns))
+        #expect(LoadFailure(URLError(.serverCertificateUntrusted)) == .unreachable(.tls))
+        #expect(LoadFailure(URLError(.cannotConnectToHost)) == .unreachable(.refused))
+        #expect(LoadFailure(URLError(.cancelled)) == .cancelled)
+        #expect(LoadFailure(CancellationError()) == .cancelled)
+        #expect(LoadFailure(LoadFailure.client(status: 410)) == .client(status: 410))
+        do {
+            _ = try JSONDecoder().decode([String].self, from: Data("<html>".utf8))
+            Issue.record("a page of HTML decoded as a list")
+        } catch {
+            #expect(LoadFailure(error) == .decoding)
+        }
+    }
+}
+
+@Suite("PlaceholderController.load")
+struct PlaceholderControllerLoadTests {
+    static let immediate = PlaceholderConfiguration(loadingDelay: .zero, loadingMinimum: .zero)
+
+    @Test func aLoadReportsItsContentOrItsFailure() async {
+        let controller = PlaceholderController(configuration: Self.immediate)
+        await controller.load(.initial) { .items(2) }
+        #expect(controller.shown?.kind == .content)
+        await controller.load(.refresh) { .items(0) }
+        #expect(controller.shown?.kind == .noData)
+        await controller.load(.refresh) { throw LoadFailure.server(status: 500) }
+        #expect(controller.shown?.kind == .failed(.server(status: 500)))
+    }
+
+    @Test func aLoadThatANewerOneOvertookChangesNothing() async {
+        let controller = PlaceholderController(configuration: Self.immediate)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
+        async let slow: Void = controller.load(.initial) {
+            startedSignal.yield()
+            for await _ in released { break }
+            return .items(0)
+        }
+        for await _ in started { break }
+        await controller.load(.refresh) { .items(3) }
+        release.yield()
+        await slow
+        #expect(controller.shown?.kind == .content, "the older, empty answer came last but is stale")
+    }
+
+    @Test func itsGenerationsFollowExplicitOnes() async {
+        let controller = PlaceholderController(configuration: Self.immediate)
+        controller.loadStarted(.initial, generation: 41)
+        await controller.load(.refresh) { .items(1) }
+        controller.loadSucceeded(.initial, generation: 41, content: .items(0))
+        #expect(controller.shown?.kind == .content, "load took a generation after 41, so 41's answer is stale")
     }
 }
 

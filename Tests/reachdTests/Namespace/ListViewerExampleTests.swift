@@ -97,7 +97,7 @@ struct ListViewerExampleTests {
         #expect(viewer.outputLines.last { $0.hasPrefix("[") } == "[content] 1 item", "no offline banner: \(viewer.output)")
         server.signal(SIGTERM)
         _ = try await server.wait()
-        try await Self.shows(viewer, "[content] 1 item (refresh failed", "the server's failure")
+        try await Self.shows(viewer, "[content] 1 item (Couldn't refresh.", "the server's failure")
         #expect(!viewer.output.contains("offline") && !viewer.output.contains("[noNetwork]"), "\(viewer.output)")
     }
 
