@@ -32,10 +32,14 @@ struct ListViewer: AsyncParsableCommand {
     var socket: String?
 
     func validate() throws {
-        guard URL(string: url)?.scheme?.hasPrefix("http") == true else {
-            throw ValidationError("--url must be an http or https URL, not \"\(url)\"")
+        do {
+            _ = try Destination(url: url)
+        } catch {
+            throw ValidationError("--url: \(error)")
         }
-        guard refresh > 0 else { throw ValidationError("--refresh must be a positive number of seconds") }
+        guard refresh > 0, refresh <= 86_400 else {
+            throw ValidationError("--refresh must be a number of seconds from 0 to 86400 (a day), not \(refresh)")
+        }
     }
 
     func run() async throws {
@@ -44,19 +48,15 @@ struct ListViewer: AsyncParsableCommand {
         // "No network" means this app's server is out of reach, not that the
         // host lacks a default route: an intranet list shows on a host that
         // is otherwise offline.
-        let items = URL(string: url)!
-        if let host = items.host(), let server = try? Destination(host: host, port: items.port ?? (items.scheme == "https" ? 443 : 80)) {
-            placeholders.follow(monitor, destination: server)
-        } else {
-            placeholders.follow(monitor)
-        }
+        placeholders.follow(monitor, destination: try Destination(url: url))
+        guard let items = URL(string: url) else { throw ValidationError("--url: Foundation can't load \"\(url)\"") }
         let loader = ItemLoader(url: items, placeholders: placeholders)
         let screen = Screen(catalog: PlaceholderCatalog(), loader: loader)
 
         let reloads = Task {
             while !Task.isCancelled {
                 await loader.load()
-                try? await Task.sleep(for: .milliseconds(Int(refresh * 1000)))
+                try? await Task.sleep(for: .seconds(refresh))
             }
         }
         defer { reloads.cancel() }
@@ -157,12 +157,9 @@ final class Screen: Sendable {
         case .noInternet: tag = "noInternet"
         case .failed(let failure): tag = "failed \(failure)"
         }
-        let action: String
-        switch content.action {
-        case .retry: action = " [Retry]"
-        case .openSignIn: action = " [Sign in" + (content.actionURL.map { " at \($0)" } ?? "") + "]"
-        case .none: action = ""
-        }
+        let action = catalog.title(for: content.action).map { button in
+            " [" + button + (content.actionURL.map { " at \($0)" } ?? "") + "]"
+        } ?? ""
         return "[\(tag)] \(content.title): \(content.message)\(action)"
     }
 }

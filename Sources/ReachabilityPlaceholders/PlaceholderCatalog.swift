@@ -137,6 +137,24 @@ public struct PlaceholderCatalog: Sendable {
             action: .retry)
     }
 
+    /// The words on the button of `action`: "Retry", "Sign In" (header
+    /// capitalisation, as the GNOME HIG asks of buttons); `nil` for
+    /// ``PlaceholderAction/none``. Localisation keys: `action.retry`,
+    /// `action.openSignIn`.
+    ///
+    /// ```swift
+    /// if let content = catalog.content(for: state), let button = catalog.title(for: content.action) {
+    ///     print("[\(button)]")
+    /// }
+    /// ```
+    public func title(for action: PlaceholderAction) -> String? {
+        switch action {
+        case .retry: localize("action.retry", "Retry")
+        case .openSignIn: localize("action.openSignIn", "Sign In")
+        case .none: nil
+        }
+    }
+
     /// The catalog key for `kind`; `nil` for ``PlaceholderKind/content``, which shows rows.
     public static func key(for kind: PlaceholderKind) -> Key? {
         switch kind {

@@ -21,6 +21,33 @@ struct DestinationTests {
         #expect(try Destination(parsing: destination.description) == destination, "the description parses back")
     }
 
+    @Test(arguments: [
+        ("https://wiki.corp.example/api/items", "wiki.corp.example:443"),
+        ("http://10.77.0.1:8080/items", "10.77.0.1:8080"),
+        ("HTTP://Example.com", "Example.com:80"),
+        ("https://[fd00::10]:8443/", "[fd00::10]:8443"),
+        ("https://user:secret@api.example.com/", "api.example.com:443"),
+    ])
+    func aURLsServer(url: String, expected: String) throws {
+        #expect(try Destination(url: url).description == expected)
+    }
+
+    @Test(arguments: [
+        ("ftp://files.example.com/", DestinationError.notHTTPURL("ftp://files.example.com/")),
+        ("https://fd00::10/", .notHTTPURL("https://fd00::10/")),
+        ("http:///items", .notHTTPURL("http:///items")),
+        ("api.example.com", .notHTTPURL("api.example.com")),
+        ("http://api.example.com:99999/", .portOutOfRange("99999")),
+    ])
+    func notAServersURL(url: String, error: DestinationError) {
+        #expect(throws: error) { try Destination(url: url) }
+    }
+
+    @Test func aURLsErrorSaysHowToWriteOne() {
+        #expect(DestinationError.notHTTPURL("https://fd00::10/").description
+            == #""https://fd00::10/" is not an http or https URL with a host; write http://HOST[:PORT]/PATH, with an IPv6 address in brackets"#)
+    }
+
     @Test func descriptionsBracketIPv6Only() throws {
         #expect(try Destination(parsing: "fd00::10").description == "[fd00::10]:443")
         #expect(try Destination(parsing: "10.8.0.1:22").description == "10.8.0.1:22")

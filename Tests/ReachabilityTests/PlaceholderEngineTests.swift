@@ -466,6 +466,15 @@ struct PlaceholderBannerTests {
         #expect(catalog.banner(for: PlaceholderState(kind: .noNetwork, decoration: ContentDecoration(offlineBanner: true))) == nil)
     }
 
+    @Test func buttonsAreWordedAndLocalised() {
+        var catalog = PlaceholderCatalog()
+        #expect(catalog.title(for: .retry) == "Retry")
+        #expect(catalog.title(for: .openSignIn) == "Sign In")
+        #expect(catalog.title(for: .none) == nil)
+        catalog.localize = { key, english in key == "action.retry" ? "Réessayer" : english }
+        #expect(catalog.title(for: .retry) == "Réessayer")
+    }
+
     @Test func bannersAreLocalised() {
         var catalog = PlaceholderCatalog()
         catalog.localize = { key, english in key == "offlineBanner.message" ? "Hors ligne." : english }

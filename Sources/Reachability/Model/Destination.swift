@@ -46,6 +46,33 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
         try self.init(host: parsed.host, port: parsed.port ?? defaultPort)
     }
 
+    /// The server an `http` or `https` URL's requests go to: its host, and
+    /// its port or the scheme's (80, 443). Read in the grammar of every URL
+    /// in reachd: an IPv6 address needs its brackets.
+    ///
+    /// ```swift
+    /// let server = try Destination(url: "https://wiki.corp.example/api/items")
+    /// print(server)   // wiki.corp.example:443
+    /// ```
+    public init(url: String) throws(DestinationError) {
+        guard let reference = URIReference(parsing: url),
+            let port = ["http": 80, "https": 443][reference.scheme?.lowercased() ?? ""],
+            let authority = reference.authority,
+            // Credentials before the host are the request's, not the route's.
+            let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last
+        else { throw .notHTTPURL(url) }
+        let parsed: HostPort
+        do throws(HostPort.Failure) {
+            parsed = try HostPort(parsing: hostAndPort, as: .url)
+        } catch {
+            switch error {
+            case .badPort(let port): throw .portOutOfRange(port)
+            case .emptyHost, .unbracketedIPv6, .malformed: throw .notHTTPURL(url)
+            }
+        }
+        try self.init(host: parsed.host, port: parsed.port ?? port)
+    }
+
     /// `HOST:PORT`, with an IPv6 literal in brackets.
     public var description: String {
         address?.family == .ipv6 ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -88,6 +115,8 @@ public enum DestinationError: Error, Sendable, Hashable, CustomStringConvertible
     case portOutOfRange(String)
     /// The target as written.
     case malformed(String)
+    /// The URL as written (``Destination/init(url:)``).
+    case notHTTPURL(String)
 
     public var description: String {
         switch self {
@@ -99,6 +128,9 @@ public enum DestinationError: Error, Sendable, Hashable, CustomStringConvertible
             "port \"\(port.escapingControlCharacters)\" is not a number from 1 to 65535"
         case .malformed(let target):
             "\"\(target.escapingControlCharacters)\" is not HOST, HOST:PORT, [IPV6]:PORT or an address"
+        case .notHTTPURL(let url):
+            "\"\(url.escapingControlCharacters)\" is not an http or https URL with a host; "
+                + "write http://HOST[:PORT]/PATH, with an IPv6 address in brackets"
         }
     }
 }

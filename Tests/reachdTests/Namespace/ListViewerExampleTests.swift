@@ -115,7 +115,7 @@ struct ListViewerExampleTests {
 
         try await Self.shows(viewer, "[signInRequired]", "sign in")
         let signIn = viewer.outputLines.last { $0.hasPrefix("[signInRequired]") } ?? ""
-        #expect(signIn.hasSuffix("[Sign in at http://10.77.0.1:8081/login]"), "\(signIn)")
+        #expect(signIn.hasSuffix("[Sign In at http://10.77.0.1:8081/login]"), "\(signIn)")
 
         // The user signs in: the portal lets everything through, and checks again.
         try portal.answering(.init(status: 204))
