@@ -23,9 +23,12 @@ struct DestinationTrackerTests {
         /// What the route the kernel found has left, when it expires.
         var lifetime: Duration?
         var asked: [[RouteQuery]] = []
+        /// The socket fails instead of answering.
+        var fails = false
 
-        func judge(_ queries: [RouteQuery]) -> [AddressVerdict] {
+        func judge(_ queries: [RouteQuery]) throws(NetlinkError) -> [AddressVerdict] {
             asked.append(queries)
+            if fails { throw NetlinkError("look up a route", errno: ENOBUFS) }
             let lookup = RouteLookupResult.route(
                 type: .unicast, outputInterface: path?.index ?? 0, gateway: path?.gateway, lifetime: lifetime)
             return queries.map {
@@ -138,6 +141,60 @@ struct DestinationTrackerTests {
         lookup.reason = .noRoute
         #expect(try tracker.evaluate(now: due + .seconds(3), judge: lookup.judge) == [key])
         #expect(tracker.nextDeadline == nil)
+    }
+
+    /// The review found a daemon spinning after a one-shot `reach`: the
+    /// watch went, its route's expiry stayed, and a deadline in the past
+    /// made every wait return at once.
+    @Test func theLastHolderGoneItsRoutesExpiryWakesNoOne() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        lookup.lifetime = .seconds(1800)
+        let key = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
+        tracker.add(key, now: .now)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
+        #expect(tracker.nextDeadline != nil)
+        tracker.remove(key)
+        #expect(tracker.isEmpty)
+        #expect(tracker.nextDeadline == nil, "no watch, no timer")
+    }
+
+    /// A lookup that fails once the route expired is asked again a second
+    /// later, not at every wake-up (which would be at once, for ever).
+    @Test func aLookupThatFailsAtTheExpiryIsAskedAgainInASecond() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        lookup.lifetime = .seconds(3)
+        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        tracker.add(key, now: .now)
+        let start = ContinuousClock.now
+        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        let due = try #require(tracker.nextDeadline)
+        #expect(tracker.takeDue(now: due))
+        lookup.fails = true
+        #expect(throws: NetlinkError.self) { try tracker.evaluate(now: due, judge: lookup.judge) }
+        #expect(tracker.nextDeadline == due + RouteLookupResult.askAgainAfterFailure)
+        lookup.fails = false
+        lookup.lifetime = nil
+        _ = try tracker.evaluate(now: due + .seconds(1), judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil)
+    }
+
+    /// The lifetime counts from when the kernel answered, not from the
+    /// wake-up: many lookups take longer than the 20 ms margin, and a timer
+    /// that fired before the expiry would find the route with 0 ticks left,
+    /// which reads as "never expires".
+    @Test func aLifetimeCountsFromTheAnswer() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        lookup.lifetime = .seconds(3)
+        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        tracker.add(key, now: .now)
+        let wokeUp = ContinuousClock.now
+        let answered = wokeUp + .milliseconds(80)
+        _ = try tracker.evaluate(now: wokeUp, judge: lookup.judge, answeredAt: { answered })
+        let due = try #require(tracker.nextDeadline)
+        #expect(due > answered + .seconds(3), "\(due - answered) after the answer")
     }
 
     @Test func localhostResolvesOnTheResolversThread() async throws {

@@ -89,6 +89,8 @@ package final class DestinationTracker {
         guard var entry = entries[key] else { return }
         entry.holders -= 1
         entries[key] = entry.holders > 0 ? entry : nil
+        // The last holder gone: its route's expiry must not wake the owner.
+        if entry.holders == 0, entry.routesExpire != nil { routesExpire = Self.earliestExpiry(entries) }
         let host = key.destination.host
         guard key.destination.address == nil, var name = names[host] else { return }
         name.holders -= 1
@@ -157,14 +159,17 @@ package final class DestinationTracker {
     package func evaluate(
         with watcher: NetworkWatcher, only keys: [Key]? = nil, now: ContinuousClock.Instant
     ) throws(NetlinkError) -> [Key] {
-        try evaluate(keys, now: now, judge: watcher.judge)
+        try evaluate(keys, now: now, judge: watcher.judge, answeredAt: { .now })
     }
 
     /// Asks `judge` about every address watched, once per distinct address,
     /// uid and port: the pure core of ``evaluate(with:)``, which tests drive
-    /// with recorded answers.
+    /// with recorded answers. A route's lifetime counts from `answeredAt()`
+    /// (`now` without it), read once the lookups are answered: a thousand
+    /// of them take longer than the margin a re-lookup is given.
     func evaluate(
-        _ keys: [Key]? = nil, now: ContinuousClock.Instant, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict]
+        _ keys: [Key]? = nil, now: ContinuousClock.Instant, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
+        answeredAt: (() -> ContinuousClock.Instant)? = nil
     ) throws(NetlinkError) -> [Key] {
         var queries: [RouteQuery] = []
         var positions: [RouteQuery: Int] = [:]
@@ -184,12 +189,21 @@ package final class DestinationTracker {
             }
             plans.append((key, plan))
         }
-        let verdicts = queries.isEmpty ? [] : try judge(queries)
+        let verdicts: [AddressVerdict]
+        do {
+            verdicts = queries.isEmpty ? [] : try judge(queries)
+        } catch {
+            // An expiry that fell due is asked again in a second, not at
+            // every wake-up: a lookup that keeps failing must not spin the loop.
+            if let due = routesExpire, due <= now { routesExpire = now + RouteLookupResult.askAgainAfterFailure }
+            throw error
+        }
+        let answered = queries.isEmpty ? now : answeredAt?() ?? now
         var changed: [Key] = []
-        defer { routesExpire = entries.values.compactMap(\.routesExpire).min() }
+        defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
             if case .lookUp(_, let asked) = plan {
-                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.compactMap { verdicts[$0].lookup }, from: now)
+                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.compactMap { verdicts[$0].lookup }, from: answered)
             } else {
                 entries[key]?.routesExpire = nil
             }
@@ -210,6 +224,10 @@ package final class DestinationTracker {
             changed.append(key)
         }
         return changed
+    }
+
+    private static func earliestExpiry(_ entries: [Key: Entry]) -> ContinuousClock.Instant? {
+        entries.values.compactMap(\.routesExpire).min()
     }
 
     private enum Plan {

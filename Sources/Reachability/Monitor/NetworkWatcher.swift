@@ -135,7 +135,14 @@ package final class NetworkWatcher {
     /// sets the next expiry; nothing is published.
     package func expireRoutes(now: ContinuousClock.Instant) throws(NetlinkError) -> NetworkStatus? {
         guard let due = routesExpire, now >= due else { return nil }
-        return try evaluate()
+        do {
+            return try evaluate()
+        } catch {
+            // Asked again in a second, not at every wake-up: a lookup that
+            // keeps failing must not spin the loop.
+            routesExpire = now + RouteLookupResult.askAgainAfterFailure
+            throw error
+        }
     }
 
     /// Judges destination addresses against the kernel's lookup and the

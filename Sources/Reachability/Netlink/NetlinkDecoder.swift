@@ -65,34 +65,31 @@ enum NetlinkDecoder {
         }
     }
 
-    /// What an expiring route has left: RTA_EXPIRES where the kernel sends it
-    /// (a u64), else RTA_CACHEINFO's `rta_expires`; both count clock ticks
-    /// (USER_HZ, what `sysconf(_SC_CLK_TCK)` says, whatever the kernel's HZ).
-    /// libnl keeps neither where its route object would give it back. `nil`
-    /// when neither says the route expires. The attributes were found sound
+    /// What an expiring route has left: RTA_CACHEINFO's `rta_expires`, a
+    /// signed count of clock ticks (USER_HZ, what `sysconf(_SC_CLK_TCK)`
+    /// says, whatever the kernel's HZ). Not RTA_EXPIRES: the kernel sends
+    /// it only for multicast routes, as the time since their last use.
+    /// libnl's route object does not give it back. `nil` when the route does
+    /// not expire (or, by 0, expires within a tick). The attributes were found sound
     /// (``routeAttributesAreSound(_:)``).
     private static func routeLifetime(in message: UnsafeRawBufferPointer) -> Duration? {
-        var ticks: Int64?
+        var ticks: Int32?
         var offset = NetlinkFrame.headerLength + MemoryLayout<rtmsg>.size
         while offset + 4 <= message.count {
             let length = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
             guard length >= 4, offset + length <= message.count else { break }
             let payload = offset + 4
-            if type == UInt16(RTA_EXPIRES.rawValue), length - 4 >= 8 {
-                ticks = Int64(clamping: message.loadUnaligned(fromByteOffset: payload, as: UInt64.self))
-                break
-            }
             if type == UInt16(RTA_CACHEINFO.rawValue), let field = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires),
                 length - 4 >= field + 4
             {
-                ticks = Int64(message.loadUnaligned(fromByteOffset: payload + field, as: Int32.self))
+                ticks = message.loadUnaligned(fromByteOffset: payload + field, as: Int32.self)
             }
             offset += (length + 3) & ~3
         }
         guard let ticks, ticks > 0 else { return nil }
         let perSecond = Int64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
-        return .milliseconds(ticks * 1000 / perSecond)
+        return .milliseconds(Int64(ticks) * 1000 / perSecond)
     }
 
     /// Whether a route message's attributes are framed as the kernel frames

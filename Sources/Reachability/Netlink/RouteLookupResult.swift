@@ -34,6 +34,9 @@ enum RouteLookupResult: Sendable, Hashable {
         answers.compactMap(\.lifetime).min().map { now + $0 + .milliseconds(20) }
     }
 
+    /// How long a lookup that failed after an expiry waits before it is asked again.
+    static let askAgainAfterFailure = Duration.seconds(1)
+
     /// This answer, standing for `lifetime` at most (what the route the table
     /// holds has left).
     func expiring(after lifetime: Duration) -> RouteLookupResult {

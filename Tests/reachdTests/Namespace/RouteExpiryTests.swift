@@ -74,4 +74,73 @@ struct RouteExpiryTests {
                 "\(gone)")
         withExtendedLifetime(daemon) {}
     }
+
+    /// radvd in the gateway, advertising a router lifetime of 3 s every
+    /// half second to a second: each advertisement refreshes the default
+    /// route's lifetime, and the kernel says nothing of it. Online stays
+    /// online, published once. When radvd dies without a goodbye (SIGKILL),
+    /// the route expires and the daemon says so within a second of it, not
+    /// at the kernel's garbage collection, up to 30 s later.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/radvd"), "needs radvd (make test installs it)"))
+    func aRouterThatGoesSilentIsNoticedWhenItsAdvertisedRouteExpires() async throws {
+        let network = try await TestNetwork()
+        try await TestNetwork.sh("ip netns exec \(network.gateway) sysctl -qw net.ipv6.conf.all.forwarding=1")
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad")
+        let daemon = try await network.startDaemon()
+        let monitor = try network.startReachd("monitor", "--json", "--socket=\(network.socketPath)")
+        defer { monitor.signal(SIGKILL) }
+        _ = try await eventually("the first status") { monitor.statuses.first }
+        // Intervals under radvd's usual 3 s floor are allowed to a home agent.
+        let configuration = network.directory.appendingPathComponent("radvd.conf")
+        try """
+            interface vg {
+                AdvSendAdvert on;
+                AdvHomeAgentFlag on;
+                MinRtrAdvInterval 0.5;
+                MaxRtrAdvInterval 1;
+                AdvDefaultLifetime 3;
+            };
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+        let radvd = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.gateway, "/usr/sbin/radvd", "--nodaemon", "--logmethod", "stderr",
+            "--config", configuration.path, "--pidfile", network.directory.appendingPathComponent("radvd.pid").path,
+        ])
+        defer { radvd.signal(SIGKILL) }
+        _ = try await eventually("IPv6 online by the advertised default route", timeout: .seconds(10)) {
+            monitor.statuses.last { $0.ipv6.reachability == .online }
+        }
+        let onlineSince = monitor.statuses.count
+        // Six seconds: two lifetimes, each refreshed by silent advertisements.
+        try await Task.sleep(for: .seconds(6))
+        #expect(monitor.statuses.count == onlineSince, "refreshes publish nothing: \(monitor.outputLines.suffix(3))")
+        #expect(monitor.statuses.last?.ipv6.reachability == .online)
+
+        // The kernel stopped using the route between these instants plus its lifetime.
+        radvd.signal(SIGKILL)
+        let killed = ContinuousClock.now
+        _ = try await eventually("IPv6 offline once the route expired", timeout: .seconds(10)) {
+            monitor.statuses.last.map { $0.ipv6.reachability != .online ? true : nil } ?? nil
+        }
+        let noticed = ContinuousClock.now - killed
+        #expect(noticed < .seconds(4), "within a second of the 3 s lifetime: \(noticed)")
+        #expect(radvd.errorOutput.isEmpty || !radvd.errorOutput.contains("error"), "\(radvd.errorOutput)")
+        withExtendedLifetime(daemon) {}
+    }
+
+    /// The review found the daemon spinning after a one-shot `reach` to a
+    /// destination behind an expiring route: the watch went, its expiry
+    /// stayed, and a deadline in the past made every wait return at once.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+    func aOneShotReachLeavesTheDaemonIdle() async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad")
+        try await network.inHost("-6 route add fd99::/64 via fd77::1 dev vh expires 2")
+        let daemon = try await network.startDaemon()
+        let reach = try await network.reachd("reach", "--socket", network.socketPath, "[fd99::1]:443")
+        #expect(reach.status == 0, "\(reach)")
+        // Past the expiry of the route the one-shot's answer rested on.
+        try await Task.sleep(for: .milliseconds(2500))
+        let calls = try await QuietClientTests.systemCalls(of: daemon.pid)
+        #expect(calls.isEmpty, "the idle daemon made system calls: \(calls)")
+    }
 }
