@@ -151,6 +151,50 @@ extension SessionsInThisProcess {
                 logger: Logger(label: "test"))
         }
 
+        /// A status line from a daemon of another network namespace.
+        static let otherNetworksLine = FakeDaemon.newerDaemonsLine.replacingOccurrences(
+            of: #""online":true"#, with: #""netns":{"inode":1,"device":1,"cookie":1},"online":true"#)
+
+        /// Answers a watch, then a status from another network: the status
+        /// comes after its answer about a destination.
+        static let foreignAfterAnswering: ScriptedDaemon.Responder = { _, line in
+            let request = Self.request(line)
+            switch request["op"] as? String {
+            case "watch":
+                return [Self.line(.reachable, id: request["id"] as! String, target: request["target"] as! String),
+                        Self.otherNetworksLine]
+            default: return []
+            }
+        }
+
+        /// Nothing a daemon says counts before its status says it serves
+        /// this network; a daemon-only session, with nothing else to ask, ends.
+        @Test(.timeLimit(.minutes(1)))
+        func nothingADaemonSaysCountsBeforeItsStatusSaysWhichNetwork() async throws {
+            let daemon = try ScriptedDaemon(respond: Self.foreignAfterAnswering)
+            let session = try Self.session(.daemon, [daemon.path])
+            let key = try Self.key("10.0.0.1:443")
+            session.remote.follow(key)
+            let delivered = Self.start(session)
+            defer { Self.finish(session, delivered) }
+            _ = try await eventually("the session ends") { delivered.ended.withLock { $0 } ? true : nil }
+            #expect(delivered.answers(for: key).isEmpty, "another network's answer was passed on")
+        }
+
+        /// The same for an `.automatic` session: it follows in-process, and
+        /// the other network's answer is never delivered.
+        @Test(.timeLimit(.minutes(1)))
+        func anotherNetworksAnswerIsNotDeliveredBeforeTheSessionGoesInProcess() async throws {
+            let daemon = try ScriptedDaemon(respond: Self.foreignAfterAnswering)
+            let session = try Self.session(.automatic, [daemon.path])
+            let key = try Self.key("127.0.0.1:443")
+            session.remote.follow(key)
+            let delivered = Self.start(session)
+            defer { Self.finish(session, delivered) }
+            _ = try await eventually("the in-process answer") { delivered.answers(for: key).first { $0.source == .embedded } }
+            #expect(delivered.answers(for: key).allSatisfy { $0.source == .embedded }, "\(delivered.answers(for: key))")
+        }
+
         @Test(.timeLimit(.minutes(1)))
         func oneConnectionCarriesTheStatusAndEveryDestination() async throws {
             let daemon = try ScriptedDaemon(respond: Self.answering())

@@ -45,8 +45,7 @@ final class DaemonConnection {
     /// namespaces, and another network's daemon answers for another network.
     /// A daemon that predates saying which it serves is trusted.
     func checkServesThisNetwork(_ status: NetworkStatus) throws(DaemonClientError) {
-        guard let theirs = status.network, let ours = NetworkNamespace.current(socket: fd), !theirs.isSame(as: ours)
-        else { return }
+        guard let theirs = status.network, !theirs.isCurrent(socket: fd) else { return }
         throw .otherNetwork(path: path)
     }
 

@@ -139,6 +139,9 @@ package final class FollowSession {
         let connection: DaemonConnection
         /// Until the first status arrives: when to give up on it.
         var firstAnswerBy: ContinuousClock.Instant?
+        /// Destination lines that came before the first status: they count
+        /// once it says the daemon serves this network.
+        var heldBeforeFirstStatus: [[UInt8]] = []
     }
 
     private var daemon: DaemonLink?
@@ -470,7 +473,8 @@ package final class FollowSession {
         }
         switch message {
         case .status(let status):
-            if link.firstAnswerBy != nil {
+            let first = link.firstAnswerBy != nil
+            if first {
                 do throws(DaemonClientError) { try link.connection.checkServesThisNetwork(status) } catch {
                     otherNetworks.insert(link.connection.path)
                     try daemonFailed(error, now)
@@ -482,7 +486,16 @@ package final class FollowSession {
                 let answer = StatusUpdate.inDetail((status, line), detail)
                 try offer(answer.status, line: answer.line)
             }
+            if first, let held = daemon?.heldBeforeFirstStatus, !held.isEmpty {
+                daemon?.heldBeforeFirstStatus = []
+                for line in held where try take(line, now) { return true }
+            }
         case .destination(let status):
+            // Before the first status, nothing says the daemon serves this network.
+            if link.firstAnswerBy != nil {
+                daemon?.heldBeforeFirstStatus.append(line)
+                return false
+            }
             // An id unwatched meanwhile names nothing.
             guard let id = status.id, let key = keysByWireID[id] else { return false }
             try forward(key, status, line: line)
@@ -530,10 +543,14 @@ package final class FollowSession {
             logger.error("\(error.description)")
             throw .failed(.noDaemonAnswered([error]))
         }
+        let anyToAsk = configuration.socketPaths.contains { !otherNetworks.contains($0) }
+        // A daemon-only source with every daemon another network's has
+        // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
+        if !anyToAsk, configuration.source == .daemon { throw .failed(.noDaemonAnswered([error])) }
         try note(error)
         // With every daemon another network's, there is nothing to ask again:
         // no timer.
-        if configuration.socketPaths.contains(where: { !otherNetworks.contains($0) }) { retry.failed(now: now) }
+        if anyToAsk { retry.failed(now: now) }
         try startEngine(now)
     }
 
@@ -559,10 +576,19 @@ package final class FollowSession {
         lastWarned = description
         switch error {
         case .protocolError(.versionMismatch):
-            if isNews { logger.warning("\(error.description); following the network in-process instead") }
+            if isNews {
+                let instead = configuration.source == .automatic ? "; following the network in-process instead" : ""
+                logger.warning("\(error.description)\(instead)")
+            }
         case .notRunning, .closed:
             logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
-        case .timedOut, .connectionFailed, .rejected, .protocolError, .otherNetwork:
+        case .otherNetwork:
+            // Never asked again: in-process is not a stopgap here.
+            if isNews {
+                let instead = configuration.source == .automatic ? "; following the network in-process instead" : ""
+                logger.warning("\(error.description)\(instead)")
+            }
+        case .timedOut, .connectionFailed, .rejected, .protocolError:
             if isNews {
                 let fallback = configuration.source == .automatic ? "; following the network in-process meanwhile" : ""
                 logger.warning("\(error.description)\(fallback)")

@@ -22,10 +22,4 @@ public struct NetworkNamespace: Codable, Sendable, Hashable {
         self.device = device
         self.cookie = cookie
     }
-
-    /// Whether both name one namespace: the same inode and device, and the
-    /// same cookie where both have one.
-    package func isSame(as other: NetworkNamespace) -> Bool {
-        inode == other.inode && device == other.device && (cookie == nil || other.cookie == nil || cookie == other.cookie)
-    }
 }

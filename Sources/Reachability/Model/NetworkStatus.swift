@@ -67,13 +67,14 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     /// The better of the two families. Where one is a level this version
-    /// does not know (a newer daemon's), the daemon's own word for the host,
-    /// when it is a level this version knows.
+    /// does not know (a newer daemon's), the daemon's own word for the host:
+    /// its `reachability` when it is a level this version knows, else
+    /// `.online` when it said the host is online.
     public var reachability: ReachabilityLevel {
-        if ipv4.reachability.isUnrecognized || ipv6.reachability.isUnrecognized, let said = daemonsWord.reachability,
-            !said.isUnrecognized
-        {
-            return said
+        if ipv4.reachability.isUnrecognized || ipv6.reachability.isUnrecognized {
+            if let said = daemonsWord.reachability, !said.isUnrecognized { return said }
+            // Online, in the daemon's words, is a family online by routes.
+            if daemonsWord.online == true { return .online }
         }
         return max(ipv4.reachability, ipv6.reachability)
     }
@@ -196,10 +197,12 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         }
         changedAt = date
         source = try container.decode(StatusSource.self, forKey: .source)
-        network = try container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
+        // Each optional, and read leniently: a newer daemon may say them
+        // otherwise, and what this version can't read it does without.
+        network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
         daemonsWord = DaemonsWord(
-            online: try container.decodeIfPresent(Bool.self, forKey: .online),
-            reachability: try container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
+            online: try? container.decodeIfPresent(Bool.self, forKey: .online),
+            reachability: try? container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -16,9 +16,23 @@ extension NetworkNamespace {
         var file = stat()
         // thread-self since Linux 3.17; before it, the process's.
         guard stat("/proc/thread-self/ns/net", &file) == 0 || stat("/proc/self/ns/net", &file) == 0 else { return nil }
+        return NetworkNamespace(inode: UInt64(file.st_ino), device: UInt64(file.st_dev), cookie: socket.flatMap(cookie(of:)))
+    }
+
+    /// Whether `self` (a daemon's) is the namespace `socket`, one the calling
+    /// thread made, lives in. The cookies decide where both have one (never
+    /// reused, and readable without /proc); else the inode and device of
+    /// the thread's namespace file. With neither to compare, `true`: the
+    /// daemon is trusted, as one that predates saying is.
+    package func isCurrent(socket: Int32) -> Bool {
+        if let theirs = cookie, let ours = Self.cookie(of: socket) { return theirs == ours }
+        guard let ours = Self.current() else { return true }
+        return inode == ours.inode && device == ours.device
+    }
+
+    private static func cookie(of socket: Int32) -> UInt64? {
         var cookie: UInt64 = 0
         var length = socklen_t(MemoryLayout<UInt64>.size)
-        let known = socket.map { getsockopt($0, SOL_SOCKET, netnsCookieOption, &cookie, &length) == 0 } ?? false
-        return NetworkNamespace(inode: UInt64(file.st_ino), device: UInt64(file.st_dev), cookie: known ? cookie : nil)
+        return getsockopt(socket, SOL_SOCKET, netnsCookieOption, &cookie, &length) == 0 ? cookie : nil
     }
 }

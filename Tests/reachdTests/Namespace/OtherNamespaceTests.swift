@@ -38,6 +38,9 @@ struct OtherNamespaceTests {
 
         let named = try await Self.inGateway(network, "status", "--socket", network.socketPath)
         #expect(named.status == 2 && named.error.contains(said), "a daemon named for another network: \(named)")
+        // Following it alone (a `.daemon` source) ends too: it never will answer for this network.
+        let namedMonitor = try await Self.inGateway(network, "monitor", "--socket", network.socketPath)
+        #expect(namedMonitor.status == 2 && namedMonitor.error.contains(said), "\(namedMonitor)")
 
         let reach = try await Self.inGateway(network, "reach", "198.51.100.7:443")
         #expect(reach.status == 1 && reach.output.contains("unreachable: no route"), "\(reach)")
