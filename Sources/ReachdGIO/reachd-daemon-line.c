@@ -73,19 +73,20 @@ parse_namespace (JsonObject *object, ReachdNamespace *network)
 gboolean
 reachd_namespace_is_ours (const ReachdNamespace *network, int fd)
 {
-  struct stat ours;
   if (!network->known)
     return TRUE;
-  /* The thread's own: a thread may have joined another namespace. */
-  if (stat ("/proc/thread-self/ns/net", &ours) != 0 && stat ("/proc/self/ns/net", &ours) != 0)
-    return TRUE;
-  if ((guint64) ours.st_ino != network->inode || (guint64) ours.st_dev != network->device)
-    return FALSE;
+  /* The cookies decide where both have one: never used again for another
+   * namespace, and readable without /proc. */
   guint64 cookie = 0;
   socklen_t length = sizeof cookie;
-  if (network->cookie == 0 || getsockopt (fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &length) != 0)
+  if (network->cookie != 0 && getsockopt (fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &length) == 0)
+    return cookie == network->cookie;
+  /* The thread's own: a thread may have joined another namespace. With
+   * nothing to compare, the daemon is trusted, as one that predates saying. */
+  struct stat ours;
+  if (stat ("/proc/thread-self/ns/net", &ours) != 0 && stat ("/proc/self/ns/net", &ours) != 0)
     return TRUE;
-  return cookie == network->cookie;
+  return (guint64) ours.st_ino == network->inode && (guint64) ours.st_dev == network->device;
 }
 
 static gboolean
@@ -97,9 +98,11 @@ is_one_of (const char *word, const char *const *words)
 /* reachd's verdict in GLib's words. Connectivity "unknown" means no check
  * runs (or the first of a new path is under way): routes decide, as they
  * do for GLib's own backends. Where a newer daemon sends a level or a
- * verdict this module has never seen, the daemon's own "reachability" and
- * "online" stand: it knows the value. Without them, what cannot be judged
- * is not online (docs/PROTOCOL.md, unknown values). */
+ * verdict this module has never seen, the daemon's own word stands, as in
+ * the Swift library (NetworkStatus.online and .reachability): its
+ * "reachability" when it is a level this module knows, and its "online",
+ * which also says a family is online by routes. Without them, what cannot
+ * be judged is not online (docs/PROTOCOL.md, unknown values). */
 static void
 parse_status (JsonObject *object, ReachdHostState *host)
 {
@@ -108,15 +111,31 @@ parse_status (JsonObject *object, ReachdHostState *host)
   const char *ipv4 = string_member (object, "ipv4");
   const char *ipv6 = string_member (object, "ipv6");
   const char *reachability = string_member (object, "reachability");
-  if ((!is_one_of (ipv4, levels) || !is_one_of (ipv6, levels)) && is_one_of (reachability, levels))
+  const char *connectivity = string_member (object, "connectivity");
+  JsonNode *online_node = value_member (object, "online", G_TYPE_BOOLEAN);
+  gboolean said = online_node != NULL;
+  gboolean online = said && json_node_get_boolean (online_node);
+  gboolean levels_known = is_one_of (ipv4, levels) && is_one_of (ipv6, levels);
+  gboolean verdict_known = is_one_of (connectivity, verdicts);
+  if (!levels_known && is_one_of (reachability, levels))
     host->available = g_strcmp0 (reachability, "online") == 0;
   else
-    host->available = g_strcmp0 (ipv4, "online") == 0 || g_strcmp0 (ipv6, "online") == 0;
+    host->available = g_strcmp0 (ipv4, "online") == 0 || g_strcmp0 (ipv6, "online") == 0 || (!levels_known && online);
   host->metered = boolean_member (object, "metered");
-  const char *connectivity = string_member (object, "connectivity");
-  JsonNode *online = value_member (object, "online", G_TYPE_BOOLEAN);
-  if (!is_one_of (connectivity, verdicts))
-    connectivity = online == NULL ? "limited" : json_node_get_boolean (online) ? "full" : "limited";
+  if (!verdict_known)
+    connectivity = online ? "full" : "limited";
+  if ((!levels_known || !verdict_known) && said)
+    {
+      /* The daemon judged what this module can't: online is full access by
+       * a family online by routes, and not online is never full. */
+      if (online)
+        {
+          host->available = TRUE;
+          connectivity = "full";
+        }
+      else if (g_strcmp0 (connectivity, "full") == 0 || g_strcmp0 (connectivity, "unknown") == 0)
+        connectivity = "limited";
+    }
   if (!host->available || g_strcmp0 (connectivity, "none") == 0)
     host->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
   else if (g_strcmp0 (connectivity, "limited") == 0)

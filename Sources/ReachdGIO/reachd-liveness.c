@@ -228,6 +228,16 @@ reachd_liveness_follow (ReachdLiveness *liveness, const char *path)
 }
 
 void
+reachd_liveness_heard (ReachdLiveness *liveness)
+{
+  if (liveness == NULL || (liveness->probe < 0 && !liveness->stalled))
+    return;
+  close_probe (liveness);
+  liveness->stalled = FALSE;
+  liveness->next_allowed = g_get_monotonic_time () + REACHD_PROBE_SPACING_MS * G_TIME_SPAN_MILLISECOND;
+}
+
+void
 reachd_liveness_free (ReachdLiveness *liveness)
 {
   if (liveness == NULL)

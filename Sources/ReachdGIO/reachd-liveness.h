@@ -34,4 +34,9 @@ void reachd_liveness_free (ReachdLiveness *liveness);
  * was said about another daemon is forgotten. */
 void reachd_liveness_follow (ReachdLiveness *liveness, const char *path);
 
+/* The subscription spoke: the daemon answers. A question out to it is
+ * answered by that, and a stall is over (the caller takes the
+ * subscription's state; nothing is told). */
+void reachd_liveness_heard (ReachdLiveness *liveness);
+
 G_END_DECLS

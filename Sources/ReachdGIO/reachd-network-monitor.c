@@ -16,18 +16,23 @@
  *
  * A daemon that stops answering (SIGSTOP, a deadlock) is noticed within
  * REACHD_PROBE_SPACING_MS + REACHD_PROBE_DEADLINE_MS of the next change the
- * kernel reports (reachd-liveness.c); meanwhile the module answers from
- * GLib's own netlink backend, made by name through the extension point, and
- * forwards its changes. When the daemon answers again, its state is
- * compared like any other: nothing changed, nothing is signalled.
+ * kernel reports (reachd-liveness.c); meanwhile the module answers from the
+ * backend GLib would have chosen without it (NetworkManager's, else
+ * netlink's), made by name through the extension point, and forwards its
+ * changes: all of them from one that knows connectivity and metering, only
+ * availability from netlink's, which knows routes alone. When the daemon
+ * answers again, its state is compared like any other: nothing changed,
+ * nothing is signalled.
  *
- * A daemon whose first status names another network namespace than the
- * app's (its socket path reached the app through a shared filesystem:
- * `ip netns exec`, PrivateNetwork=yes) is no daemon: init fails, and GLib
- * takes its netlink backend, which sees the app's own network.
+ * A daemon whose status names another network namespace than the app's
+ * (its socket path reached the app through a shared filesystem: `ip netns
+ * exec`, PrivateNetwork=yes) is no daemon, and its path is not asked again:
+ * init fails, and GLib takes its netlink backend, which sees the app's own
+ * network; found later, the module follows GLib's backend instead.
  *
  * can_reach asks the daemon's per-destination lookup (`{"op":"reach"}`),
- * which routes as the app's own uid would. */
+ * which routes as the app's own uid would, after a `get` whose status says
+ * the daemon serves the app's network. */
 #include "reachd-network-monitor.h"
 #include "reachd-daemon-line.h"
 #include "reachd-daemon-socket.h"
@@ -63,6 +68,11 @@ struct _ReachdNetworkMonitor
   /* Where the daemon listens, worked out once by init; read by can_reach
    * from any thread. */
   GStrv paths;
+  /* Per path, atomically: its daemon serves another network namespace, so
+   * it is not asked again. */
+  gint *foreign;
+  /* The path followed (an index into `paths`), -1 while none is. */
+  gint followed;
   /* The subscription: -1 while the daemon is away. */
   int fd;
   GSource *readable;
@@ -81,6 +91,9 @@ struct _ReachdNetworkMonitor
    * `context`; read by can_reach from any thread. */
   GMutex fallback_lock;
   GNetworkMonitor *fallback;
+  /* It knows connectivity and metering (NetworkManager's, the portal's),
+   * not routes alone (netlink's). */
+  gboolean fallback_knows_all;
   gulong fallback_handlers[3];
 
   /* Read from any thread (the getters); written on `context`. */
@@ -128,19 +141,46 @@ socket_paths (void)
   return (GStrv) g_ptr_array_free (paths, FALSE);
 }
 
-/* The first of `paths` that takes `requests` (its path in `taken`, when
- * asked); the last failure otherwise. */
+static gboolean
+is_foreign (ReachdNetworkMonitor *self, gint index)
+{
+  return g_atomic_int_get (&self->foreign[index]);
+}
+
+/* Its daemon serves another network namespace: never asked again. */
+static void
+mark_foreign (ReachdNetworkMonitor *self, gint index)
+{
+  g_debug ("reachd: the daemon at %s serves another network namespace; not asking it again", self->paths[index]);
+  g_atomic_int_set (&self->foreign[index], TRUE);
+}
+
+static gboolean
+any_path_left (ReachdNetworkMonitor *self)
+{
+  for (gint i = 0; self->paths[i] != NULL; i++)
+    if (!is_foreign (self, i))
+      return TRUE;
+  return FALSE;
+}
+
+/* The first path, of those not found foreign, that takes `requests` (its
+ * index in `taken`); the last failure otherwise. */
 static int
-connect_first (GStrv paths, const char *requests, const char **taken, GError **error)
+connect_first (ReachdNetworkMonitor *self, const char *requests, gint *taken, GError **error)
 {
   int fd = -1;
-  for (char **path = paths; *path != NULL && fd < 0; path++)
+  for (gint i = 0; self->paths[i] != NULL && fd < 0; i++)
     {
+      if (is_foreign (self, i))
+        continue;
       g_clear_error (error);
-      fd = reachd_connect_and_send (*path, requests, error);
-      if (fd >= 0 && taken != NULL)
-        *taken = *path;
+      fd = reachd_connect_and_send (self->paths[i], requests, error);
+      *taken = i;
     }
+  if (fd < 0 && error != NULL && *error == NULL)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                         "every reachd daemon found serves another network namespace");
   return fd;
 }
 
@@ -205,40 +245,59 @@ static void
 on_fallback_changed (ReachdNetworkMonitor *self)
 {
   GNetworkMonitor *fallback = self->fallback;
-  ReachdHostState host = {
-    .available = g_network_monitor_get_network_available (fallback),
-    .connectivity = g_network_monitor_get_connectivity (fallback),
-    .metered = g_network_monitor_get_network_metered (fallback),
-  };
+  ReachdHostState host = self->daemon_state;
+  gboolean available = g_network_monitor_get_network_available (fallback);
+  if (self->fallback_knows_all)
+    {
+      host.available = available;
+      host.connectivity = g_network_monitor_get_connectivity (fallback);
+      host.metered = g_network_monitor_get_network_metered (fallback);
+    }
+  else if (available != host.available)
+    {
+      /* Netlink's backend says never metered, and FULL or LOCAL by routes
+       * alone: what the daemon found of the rest (a portal, a metered link)
+       * stands for as long as the routes agree with it, and no longer. */
+      host.available = available;
+      host.connectivity = g_network_monitor_get_connectivity (fallback);
+      host.metered = g_network_monitor_get_network_metered (fallback);
+    }
   apply (self, &host);
 }
 
-/* The daemon does not answer: GLib's netlink backend (which GLib would have
- * chosen without the module) answers, as it would for the app. */
+/* The daemon does not answer: the backend GLib would have chosen without
+ * the module answers, as it would for the app. The extension point lists
+ * them by priority; GLib's base monitor (always available) is no better
+ * than the state the daemon last gave. */
 static void
 enter_fallback (ReachdNetworkMonitor *self)
 {
   if (self->fallback != NULL)
     return;
   GIOExtensionPoint *point = g_io_extension_point_lookup (G_NETWORK_MONITOR_EXTENSION_POINT_NAME);
-  GIOExtension *netlink = point != NULL ? g_io_extension_point_get_extension_by_name (point, "netlink") : NULL;
-  if (netlink == NULL)
+  GNetworkMonitor *fallback = NULL;
+  const char *name = NULL;
+  for (GList *each = point != NULL ? g_io_extension_point_get_extensions (point) : NULL; each != NULL && fallback == NULL;
+       each = each->next)
     {
-      g_debug ("reachd: the daemon does not answer, and GLib has no netlink backend: keeping the last state");
-      return;
+      name = g_io_extension_get_name (each->data);
+      if (g_str_equal (name, "reachd") || g_str_equal (name, "base"))
+        continue;
+      g_autoptr (GError) error = NULL;
+      /* Its sources go where this monitor's are. */
+      g_main_context_push_thread_default (self->context);
+      fallback = g_initable_new (g_io_extension_get_type (each->data), NULL, &error, NULL);
+      g_main_context_pop_thread_default (self->context);
+      if (fallback == NULL)
+        g_debug ("reachd: GLib's %s backend is not available (%s)", name, error->message);
     }
-  g_autoptr (GError) error = NULL;
-  /* Its sources go where this monitor's are. */
-  g_main_context_push_thread_default (self->context);
-  GNetworkMonitor *fallback = g_initable_new (g_io_extension_get_type (netlink), NULL, &error, NULL);
-  g_main_context_pop_thread_default (self->context);
   if (fallback == NULL)
     {
-      g_debug ("reachd: the daemon does not answer, and GLib's netlink backend failed (%s): keeping the last state",
-               error->message);
+      g_debug ("reachd: the daemon does not answer, and no other backend of GLib's does: keeping the last state");
       return;
     }
-  g_debug ("reachd: the daemon does not answer; following GLib's netlink backend until it does");
+  g_debug ("reachd: the daemon does not answer; following GLib's %s backend until it does", name);
+  self->fallback_knows_all = !g_str_equal (name, "netlink");
   g_mutex_lock (&self->fallback_lock);
   self->fallback = fallback;
   g_mutex_unlock (&self->fallback_lock);
@@ -291,7 +350,12 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
       enter_fallback (self);
       return;
     }
-  /* Its answer to the question is its state now. */
+  /* The subscription spoke first (its state stands, and may be newer than
+   * this answer), or GLib's backend never took over. */
+  if (self->fallback == NULL)
+    return;
+  /* Its answer to the question is its state now; an error line (it
+   * refused the question) leaves the subscription's last word. */
   ReachdLine answer;
   ReachdHostState host = self->daemon_state;
   if (reachd_line_parse (line, length, &answer, NULL))
@@ -306,9 +370,10 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
 /* ---- The subscription ---- */
 
 static void
-follow (ReachdNetworkMonitor *self, int fd, const char *path)
+follow (ReachdNetworkMonitor *self, int fd, gint path)
 {
-  reachd_liveness_follow (self->liveness, path);
+  reachd_liveness_follow (self->liveness, self->paths[path]);
+  self->followed = path;
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
   self->first_pending = TRUE;
@@ -328,7 +393,13 @@ lose (ReachdNetworkMonitor *self, const GError *error)
     self->failures = 0;
   drop_subscription (self);
   reachd_liveness_follow (self->liveness, NULL);
-  schedule_retry (self);
+  self->followed = -1;
+  if (any_path_left (self))
+    schedule_retry (self);
+  else
+    /* No daemon of this network to wait for: no timer, and GLib's backend,
+     * which sees this network, answers. */
+    enter_fallback (self);
 }
 
 /* Decodes every complete line; the newest status wins. Returns FALSE (with
@@ -372,15 +443,21 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
       self->first_pending = FALSE;
       if (!reachd_namespace_is_ours (&newest.network, fd))
         {
-          g_autoptr (GError) other = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
-                                                          "the reachd daemon serves another network namespace");
+          g_autoptr (GError) other = g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                                                  "the reachd daemon at %s serves another network namespace",
+                                                  self->paths[self->followed]);
+          mark_foreign (self, self->followed);
           lose (self, other);
           return G_SOURCE_REMOVE;
         }
     }
-  /* A line on the subscription is the daemon speaking again, too. */
+  /* A line on the subscription is the daemon speaking again, too: a
+   * question out to it is answered. */
   if (have_status)
-    take_daemon_state (self, &newest);
+    {
+      reachd_liveness_heard (self->liveness);
+      take_daemon_state (self, &newest);
+    }
   if (open && usable)
     return G_SOURCE_CONTINUE;
   /* Destroying the source that is dispatching is allowed. */
@@ -396,12 +473,16 @@ on_retry (gpointer user_data)
   ReachdNetworkMonitor *self = user_data;
   g_clear_pointer (&self->retry, g_source_unref);
   g_autoptr (GError) error = NULL;
-  const char *path = NULL;
-  int fd = connect_first (self->paths, SUBSCRIBE, &path, &error);
+  gint path = -1;
+  int fd = connect_first (self, SUBSCRIBE, &path, &error);
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
-      schedule_retry (self);
+      /* A question from can_reach may have found the last path foreign. */
+      if (any_path_left (self))
+        schedule_retry (self);
+      else
+        enter_fallback (self);
       return G_SOURCE_REMOVE;
     }
   /* Its first status is compared with the state kept meanwhile. */
@@ -428,8 +509,10 @@ schedule_retry (ReachdNetworkMonitor *self)
 
 /* Subscribes on `path` and waits for the first status until `deadline`. */
 static int
-subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, GError **error)
+subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign,
+               GError **error)
 {
+  *foreign = FALSE;
   int fd = reachd_connect_and_send (path, SUBSCRIBE, error);
   if (fd < 0)
     return -1;
@@ -467,6 +550,7 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
                    path);
+      *foreign = TRUE;
       have_status = FALSE;
     }
   if (!have_status)
@@ -484,27 +568,39 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
   (void) cancellable;
   gint64 deadline = g_get_monotonic_time () + INIT_DEADLINE_US;
   self->paths = socket_paths ();
+  self->foreign = g_new0 (gint, g_strv_length (self->paths));
   g_autoptr (GString) failures = g_string_new (NULL);
-  for (char **path = self->paths; *path != NULL; path++)
+  guint tried = 0, foreign = 0;
+  for (gint path = 0; self->paths[path] != NULL; path++)
     {
       g_autoptr (GError) attempt = NULL;
       ReachdHostState host;
-      int fd = subscribe_now (*path, deadline, &self->lines, &host, &attempt);
+      gboolean other_network;
+      int fd = subscribe_now (self->paths[path], deadline, &self->lines, &host, &other_network, &attempt);
       if (fd >= 0)
         {
           store (self, &host);
           self->daemon_state = host;
           self->context = g_main_context_ref_thread_default ();
           self->liveness = reachd_liveness_new (self->context, on_liveness, self);
-          follow (self, fd, *path);
+          follow (self, fd, path);
           return TRUE;
+        }
+      tried++;
+      if (other_network)
+        {
+          foreign++;
+          self->foreign[path] = TRUE;
         }
       reachd_line_buffer_reset (&self->lines);
       g_string_append_printf (failures, "%s%s", failures->len > 0 ? "; " : "", attempt->message);
     }
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
-               "reachd's network monitor is not available (%s): start reachd (systemctl start reachd.socket)",
-               failures->str);
+  /* GLib takes its next backend, which, unlike another network's daemon,
+   * sees this one. */
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "reachd's network monitor is not available (%s)%s",
+               failures->str,
+               foreign == tried ? "; GLib's own monitor answers for this network namespace"
+                                : ": start reachd (systemctl start reachd.socket)");
   return FALSE;
 }
 
@@ -566,12 +662,18 @@ targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
   return targets;
 }
 
-/* One reach question, several targets, on a connection of its own. */
+/* One reach question, several targets, on a connection of its own, after a
+ * `get` whose status says which network the daemon serves. */
 typedef struct
 {
+  ReachdNetworkMonitor *monitor;
   GStrv targets;
   guint count;
   int fd;
+  /* The path asked, an index into the monitor's. */
+  gint path;
+  /* The daemon's status said it serves the caller's network. */
+  gboolean verified;
   ReachdLineBuffer lines;
   /* Each target's answer once it came (`target` set), by position. */
   ReachdLine *answers;
@@ -592,13 +694,15 @@ reach_query_free (ReachQuery *query)
     close (query->fd);
   reachd_line_buffer_clear (&query->lines);
   g_clear_error (&query->failure);
+  g_object_unref (query->monitor);
   g_free (query);
 }
 
 static ReachQuery *
-reach_query_new (GStrv targets, gboolean host_available)
+reach_query_new (ReachdNetworkMonitor *monitor, GStrv targets, gboolean host_available)
 {
   ReachQuery *query = g_new0 (ReachQuery, 1);
+  query->monitor = g_object_ref (monitor);
   query->targets = targets;
   query->count = g_strv_length (targets);
   query->fd = -1;
@@ -626,14 +730,14 @@ append_reach_request (GString *requests, const char *destination, guint id)
   g_string_append_printf (requests, "%s\n", json);
 }
 
-/* Connects and sends every question, tagged with its position. */
+/* Connects and sends a `get`, then every question, tagged with its position. */
 static gboolean
-reach_query_start (ReachQuery *query, GStrv paths, GError **error)
+reach_query_start (ReachQuery *query, GError **error)
 {
-  g_autoptr (GString) requests = g_string_new (NULL);
+  g_autoptr (GString) requests = g_string_new ("{\"op\":\"get\",\"detail\":\"summary\"}\n");
   for (guint i = 0; i < query->count; i++)
     append_reach_request (requests, query->targets[i], i);
-  query->fd = connect_first (paths, requests->str, NULL, error);
+  query->fd = connect_first (query->monitor, requests->str, &query->path, error);
   return query->fd >= 0;
 }
 
@@ -658,6 +762,23 @@ reach_query_read (ReachQuery *query)
       g_free (bytes);
       if (!parsed)
         return;
+      if (!query->verified)
+        {
+          /* The answer to the `get` comes first: nothing counts before it
+           * says the daemon serves this network. */
+          gboolean ours = line.type == REACHD_LINE_STATUS && reachd_namespace_is_ours (&line.host.network, query->fd);
+          reachd_line_clear (&line);
+          if (!ours)
+            {
+              mark_foreign (query->monitor, query->path);
+              query->failure = g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                                            "the reachd daemon at %s serves another network namespace",
+                                            query->monitor->paths[query->path]);
+              return;
+            }
+          query->verified = TRUE;
+          continue;
+        }
       guint64 id;
       if (line.type == REACHD_LINE_DESTINATION && line.id != NULL
           && g_ascii_string_to_unsigned (line.id, 10, 0, query->count - 1, &id, NULL)
@@ -708,9 +829,9 @@ reach_begin (ReachdNetworkMonitor *self, GStrv targets, gboolean *answer, GError
   *answer = TRUE;
   if (targets == NULL)
     return NULL;
-  ReachQuery *query = reach_query_new (targets, g_atomic_int_get (&self->available));
+  ReachQuery *query = reach_query_new (self, targets, g_atomic_int_get (&self->available));
   g_autoptr (GError) unavailable = NULL;
-  if (reach_query_start (query, self->paths, &unavailable))
+  if (reach_query_start (query, &unavailable))
     return query;
   reach_query_free (query);
   *answer = g_atomic_int_get (&self->available);
@@ -943,6 +1064,7 @@ static void
 reachd_network_monitor_init (ReachdNetworkMonitor *self)
 {
   self->fd = -1;
+  self->followed = -1;
   self->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
   reachd_line_buffer_init (&self->lines);
   g_mutex_init (&self->fallback_lock);
@@ -981,6 +1103,7 @@ reachd_network_monitor_finalize (GObject *object)
   clear_source (&self->retry);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_strfreev (self->paths);
+  g_free (self->foreign);
   G_OBJECT_CLASS (reachd_network_monitor_parent_class)->finalize (object);
 }
 

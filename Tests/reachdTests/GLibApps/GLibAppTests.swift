@@ -174,6 +174,75 @@ struct GLibAppTests {
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
+    /// A change that leaves the network as it was, while the daemon is
+    /// stopped: the module notices the stop, and GLib's netlink backend
+    /// (which knows routes alone, so never metered) takes over without a
+    /// signal, the daemon's metered standing; the daemon's return is no
+    /// signal either. The review found two spurious signals here.
+    @Test func aStopThatChangesNothingIsNoSignal() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let configuration = network.directory.appendingPathComponent("reachd.conf")
+        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon(["--config", configuration.path])
+        defer { daemon.signal(SIGCONT) }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route add 10.200.0.0/16 via 10.77.0.1")
+        // The stop is noticed a second after the change (the question's deadline).
+        try await Task.sleep(for: .milliseconds(2500))
+        daemon.signal(SIGCONT)
+        _ = try await eventually("the daemon answers again") { try? daemonStatus(at: network.socketPath) }
+        try await network.inHost("route add 10.201.0.0/16 via 10.77.0.1")
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(app.signals.isEmpty, "no signal for either switch: \(app.signals.map { ($0.available, $0.metered) })")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
+    /// A status line from a daemon of another network namespace.
+    static let otherNetworksLine = FakeDaemon.newerDaemonsLine.replacingOccurrences(
+        of: #""online":true"#, with: #""netns":{"inode":1,"device":1,"cookie":1},"online":true"#)
+
+    /// A daemon at the module's path that turns out to serve another
+    /// network (its restart's first status says so) is not asked again: no
+    /// reconnection timer runs for ever, and GLib's own backend answers.
+    @Test func aDaemonFoundToServeAnotherNetworkIsNotAskedAgain() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let fake = try FakeDaemon(answeringInTurn: [FakeDaemon.newerDaemonsLine, Self.otherNetworksLine])
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available, "\(app.ready)")
+        // The fake hangs up: the module reconnects, and meets another network.
+        let offline = try await app.signal(1, "GLib's backend: this namespace has no default route")
+        #expect(!offline.available, "\(offline)")
+        try await Task.sleep(for: .seconds(3))
+        #expect(fake.connections == 2, "asked again \(fake.connections - 2) times")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
+    /// can_reach asks for a status before its questions: another network's
+    /// daemon's answers about a destination do not count.
+    @Test func canReachAsksOnlyADaemonOfThisNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try ScriptedDaemon { _, line in
+            let request = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+            switch request["op"] as? String {
+            case "subscribe": return [FakeDaemon.newerDaemonsLine]
+            case "get": return [Self.otherNetworksLine]
+            case "reach":
+                return [#"{"type":"destination","version":1,"id":"\#(request["id"] as? String ?? "")","target":"10.99.1.1:443","host":"10.99.1.1","port":443,"state":"reachable","reason":null,"via":null,"addresses":[],"seq":1,"source":"daemon"}"#]
+            default: return []
+            }
+        }
+        let app = try await GLibApp(in: network, socket: daemon.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
+        let answer = try await app.reach("10.99.1.1:443")
+        #expect(answer.reachable == false && answer.message?.contains("serves another network namespace") == true,
+                "\(answer)")
+    }
+
     /// can_reach asks the daemon's route lookup for the app's destination:
     /// an intranet server is reachable on a host with no default route, a
     /// blackholed prefix is not; sync and async alike.
@@ -260,6 +329,24 @@ struct GLibAppTests {
         let app = try await GLibApp(in: network, socket: fake.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
         #expect(app.ready.available && app.ready.connectivity == connectivity, "\(app.ready)")
+    }
+
+    /// A level the module has never seen, in the families and in
+    /// `reachability`: the daemon's `online` says a family is online by
+    /// routes, as the library reads it (the review found the module
+    /// reading "local" where the library read "online").
+    @Test(arguments: [(true, true, "full"), (false, false, "local")])
+    func aNewerDaemonsLevelStandsWhereTheModuleCannotJudge(online: Bool, available: Bool, connectivity: String) async throws {
+        let network = try await TestNetwork()
+        let line = FakeDaemon.newerDaemonsLine
+            .replacingOccurrences(of: #""ipv4":"online""#, with: #""ipv4":"satellite""#)
+            .replacingOccurrences(of: #""reachability":"online","seq""#, with: #""reachability":"satellite","seq""#)
+            .replacingOccurrences(of: #""online":true,"#, with: #""online":\#(online),"#)
+        #expect(line.contains(#""reachability":"satellite""#) && line.contains(#""ipv4":"satellite""#))
+        let fake = try FakeDaemon(answering: line)
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
+        #expect(app.ready.available == available && app.ready.connectivity == connectivity, "\(app.ready)")
     }
 
     /// A status and then the end of the stream is a daemon that answered,
