@@ -13,6 +13,7 @@ Needs root. Usage: python3 bench/expiry.py [ROUNDS]
 """
 import json
 import os
+import selectors
 import socket
 import statistics
 import struct
@@ -36,6 +37,23 @@ def lookup_fails(sock):
     return kind == 2 and struct.unpack_from("i", reply, 16)[0] != 0  # NLMSG_ERROR with an errno
 
 
+class Lines:
+    """The lines from one descriptor, read unbuffered: a select on it never
+    misses a line some buffer already took."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.pending = b""
+
+    def take(self):
+        """The complete lines read so far."""
+        *lines, self.pending = self.pending.split(b"\n")
+        return [json.loads(line) for line in lines]
+
+    def fill(self):
+        self.pending += os.read(self.fd, 65536)
+
+
 def round_inside(socket_path, reachd):
     """Runs in the namespace: one expiry, and when each heard of it."""
     subprocess.run(["ip", "-6", "route", "add", "default", "via", "fd77::1", "dev", "vh", "expires", "2"], check=True)
@@ -43,12 +61,12 @@ def round_inside(socket_path, reachd):
     subscriber = socket.socket(socket.AF_UNIX)
     subscriber.connect(socket_path)
     subscriber.sendall(b'{"op":"subscribe","detail":"summary"}\n')
-    daemon_lines = subscriber.makefile()
-    monitor = subprocess.Popen([reachd, "monitor", "--json", "--summary", "--no-daemon"], stdout=subprocess.PIPE, text=True)
+    monitor = subprocess.Popen([reachd, "monitor", "--json", "--summary", "--no-daemon"], stdout=subprocess.PIPE)
+    sources = {"daemon subscriber": Lines(subscriber.fileno()), "monitor --no-daemon": Lines(monitor.stdout.fileno())}
     # Both must first see IPv6 online.
-    for source in (daemon_lines, monitor.stdout):
-        while json.loads(source.readline())["ipv6"] != "online":
-            pass
+    for lines in sources.values():
+        while not any(status["ipv6"] == "online" for status in lines.take()):
+            lines.fill()
     netlink = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
     netlink.bind((0, 0))
     while time.monotonic() < added + 1.8:
@@ -56,11 +74,19 @@ def round_inside(socket_path, reachd):
     while not lookup_fails(netlink):
         time.sleep(0.001)
     failed = time.monotonic()
+    # Both at once: each is timed when its own line arrives, not after the other's.
     heard = {}
-    for name, source in (("daemon subscriber", daemon_lines), ("monitor --no-daemon", monitor.stdout)):
-        while json.loads(source.readline())["ipv6"] == "online":
-            pass
-        heard[name] = time.monotonic()
+    waiting = selectors.DefaultSelector()
+    for name, lines in sources.items():
+        waiting.register(lines.fd, selectors.EVENT_READ, name)
+    while len(heard) < len(sources):
+        for key, _ in waiting.select():
+            lines = sources[key.data]
+            lines.fill()
+            now = time.monotonic()
+            if any(status["ipv6"] != "online" for status in lines.take()):
+                heard[key.data] = now
+                waiting.unregister(key.fd)
     monitor.terminate()
     subprocess.run(["ip", "-6", "route", "flush", "default"], check=False)
     return {name: (when - failed) * 1000 for name, when in heard.items()} | {"expiry_after_add_s": failed - added}
