@@ -41,9 +41,14 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// Says on stderr that the daemon `--socket` named didn't answer, and what to do.
-    func namedDaemonFailed(_ failure: String) -> ExitCode {
+    func namedDaemonFailed(_ failure: String, otherNetwork: Bool = false) -> ExitCode {
         Console.error("reachd: \(failure)")
-        Console.error("reachd: start one with `reachd daemon --socket \(socket ?? "PATH")`, or leave out --socket to ask the default daemon or compute in-process")
+        if otherNetwork {
+            // Its path is taken: a second daemon there would take it from the other network.
+            Console.error("reachd: name a daemon of this network namespace with --socket, or leave out --socket to compute in-process")
+        } else {
+            Console.error("reachd: start one with `reachd daemon --socket \(socket ?? "PATH")`, or leave out --socket to ask the default daemon or compute in-process")
+        }
         return .internalError
     }
 
@@ -51,8 +56,10 @@ struct ConnectionOptions: ParsableArguments {
     /// start the daemon `--socket` named, or the in-process failure.
     func failure(_ error: ReachabilityError) -> any Error {
         switch error {
-        case .noDaemonAnswered: namedDaemonFailed(error.description)
-        case .inProcessFailed, .waitFailed: error
+        case .noDaemonAnswered(let failures):
+            let otherNetwork = failures.contains { if case .otherNetwork = $0 { true } else { false } }
+            return namedDaemonFailed(error.description, otherNetwork: otherNetwork)
+        case .inProcessFailed, .waitFailed: return error
         }
     }
 

@@ -38,6 +38,8 @@ struct OtherNamespaceTests {
 
         let named = try await Self.inGateway(network, "status", "--socket", network.socketPath)
         #expect(named.status == 2 && named.error.contains(said), "a daemon named for another network: \(named)")
+        #expect(named.error.contains("name a daemon of this network namespace") && !named.error.contains("start one"),
+                "advice that helps: \(named.error)")
         // Following it alone (a `.daemon` source) ends too: it never will answer for this network.
         let namedMonitor = try await Self.inGateway(network, "monitor", "--socket", network.socketPath)
         #expect(namedMonitor.status == 2 && namedMonitor.error.contains(said), "\(namedMonitor)")
