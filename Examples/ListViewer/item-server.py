@@ -5,12 +5,15 @@
 
 GET /items answers with what the state file says, re-read on every request:
 {"status": 200, "items": ["apple", "pear"]}. Edit the file to change the
-answer: an empty list, another status (500), or {"status": 200, "body": "junk"}
-for an answer that does not decode. Without a state file it serves a fixed list.
+answer: an empty list, another status (500), {"status": 200, "body": "junk"}
+for an answer that does not decode, or "delay": SECONDS before answering (a
+slow server, for the loading placeholder). Without a state file it serves a
+fixed list.
 """
 import argparse
 import http.server
 import json
+import time
 
 
 def main():
@@ -26,6 +29,7 @@ def main():
             if args.state:
                 with open(args.state) as f:
                     state = json.load(f)
+            time.sleep(min(float(state.get("delay", 0)), 60))
             body = state.get("body")
             if body is None:
                 body = json.dumps(state.get("items", []))

@@ -19,10 +19,12 @@ import Glibc
 struct QuietClientTests {
     static let banner = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("OnlineBanner").path
 
-    /// Every system call of every thread of `pid` over two quiet seconds.
-    static func systemCalls(of pid: Int32) async throws -> [String] {
+    /// Every system call of every thread of `pid` over two quiet seconds
+    /// (`everyThread` false: of its main thread only).
+    static func systemCalls(of pid: Int32, everyThread: Bool = true) async throws -> [String] {
         let trace = try await Subprocess.run(
-            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(pid)"], timeout: .seconds(10))
+            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c"] + (everyThread ? ["-f"] : []) + ["-p", "\(pid)"],
+            timeout: .seconds(10))
         return trace.error.split(separator: "\n").map(String.init).filter { line in
             !line.contains("strace: ") && !line.hasPrefix("%") && !line.hasPrefix("-") && !line.contains("total")
         }
