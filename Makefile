@@ -35,9 +35,18 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # .deb and install it on a minimal Debian 12.
 # The GIO module: a C compiler, GLib's and json-glib's headers. Its tests
 # drive the real GLib from Python (python3-gi), and run it under valgrind.
+# radvd sends the router advertisements whose routes expire unannounced.
+# The GTK example (Examples/GtkListViewer, a package of its own, so that
+# nothing else needs GTK) and its tests: libadwaita's headers, an X server
+# with no screen (xvfb), screenshots (imagemagick), OCR (tesseract-ocr, with
+# its English data), clicks (xdotool), and the fonts and icons it draws.
 GIO_DEPS     := gcc libglib2.0-dev libjson-glib-dev
+GTK_DEPS     := libadwaita-1-dev libgtk-4-dev adwaita-icon-theme fonts-dejavu-core
+DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
-TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind
+TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
+                radvd $(DESKTOP_DEPS)
+GTK_VIEWER   := $(CURDIR)/Examples/GtkListViewer/.build/debug/gtk-list-viewer
 
 # The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib
 # program, which must not load Swift's runtime with it.
@@ -55,7 +64,8 @@ GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmi
                 -DG_LOG_DOMAIN='"reachd-gio"' \
                 -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74 -DGLIB_VERSION_MAX_ALLOWED=GLIB_VERSION_2_74
 
-.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb gio-module
+.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb gio-module \
+        gtk-example screenshots
 
 all: build
 
@@ -117,12 +127,27 @@ test: test-deps
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(MAKE) deb
 	$(SWIFT) build
+	$(MAKE) gtk-example
 	# CI shows the end of the output: the failures are said again there.
-	@set -o pipefail; $(SWIFT) test --disable-xctest 2>&1 | tee .build/test.log || { \
+	# REACHD_GTK_VIEWER: the desktop tests fail, not skip, if the example is missing.
+	@set -o pipefail; REACHD_GTK_VIEWER=$(GTK_VIEWER) $(SWIFT) test --disable-xctest 2>&1 | tee .build/test.log || { \
 	  echo "--- what failed (the whole log: .build/test.log) ---"; \
 	  grep -A3 ' recorded an issue' .build/test.log | grep -E '^(✘|↳)' | head -40; exit 1; }
 	$(MAKE) docs
 	$(MAKE) fuzz FUZZ_RUNS=$(TEST_FUZZ_RUNS)
+
+# The GTK 4 example, in its own package: it depends on this one by path.
+gtk-example:
+	$(call apt_install,$(GTK_DEPS))
+	$(SWIFT) build --package-path Examples/GtkListViewer
+
+# docs/images: the GTK example in each state, pictured by its own tests in
+# a real window under Xvfb (as root: the tests build network namespaces).
+screenshots: test-deps gtk-example
+	$(SWIFT) build --build-tests
+	mkdir -p docs/images
+	REACHD_GTK_VIEWER=$(GTK_VIEWER) REACHD_SCREENSHOTS=$(CURDIR)/docs/images \
+	  $(SWIFT) test --skip-build --disable-xctest --filter GtkListViewerTests
 
 # Every parser of bytes from outside (the status decoder, the request parser,
 # the netlink decoder, the HTTP response parser, reachd.conf) under libFuzzer

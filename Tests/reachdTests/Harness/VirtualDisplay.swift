@@ -129,6 +129,13 @@ final class VirtualDisplay: @unchecked Sendable {
         return buttons
     }
 
+    /// Copies the screenshot the last reading was made from to `path`: the
+    /// picture of a state too short-lived to be taken again.
+    func keepLastRead(to path: URL) throws {
+        try? FileManager.default.removeItem(at: path)
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("screen.png"), to: path)
+    }
+
     /// The screen's words, joined by spaces.
     func text() async throws -> String {
         try await words().map(\.text).joined(separator: " ")
