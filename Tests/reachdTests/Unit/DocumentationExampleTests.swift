@@ -217,4 +217,18 @@ struct DocumentationExampleTests {
         }
         #expect(result.status == 0 && errors.isEmpty, "examples that do not compile:\n\(errors.joined(separator: "\n"))\n\(errors.isEmpty ? result.error : "")")
     }
+
+    /// The README's C (Swift's main actor on GTK's main loop) is the GTK
+    /// example's own code, which its tests run: the block, line for line,
+    /// stands in the bridge's source.
+    @Test func theReadmesCIsTheGtkExamplesCode() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let bridge = try String(
+            contentsOf: Self.root.appendingPathComponent("Examples/GtkListViewer/Sources/GtkBridge/GtkBridge.c"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```c\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        #expect(!blocks.isEmpty, "the README shows no C")
+        for block in blocks {
+            #expect(bridge.contains(block), "README's C is not in GtkBridge.c:\n\(block)")
+        }
+    }
 }
