@@ -39,10 +39,12 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The GTK example (Examples/GtkListViewer, a package of its own, so that
 # nothing else needs GTK) and its tests: libadwaita's headers, an X server
 # with no screen (xvfb), screenshots (imagemagick), OCR (tesseract-ocr, with
-# its English data), clicks (xdotool), and the fonts and icons it draws.
+# its English data), clicks (xdotool), the fonts and icons it draws, and
+# what a screen reader reads it through (a session bus, AT-SPI, and its
+# GObject introspection for python3-gi).
 GIO_DEPS     := gcc libglib2.0-dev libjson-glib-dev
 GTK_DEPS     := libadwaita-1-dev libgtk-4-dev adwaita-icon-theme fonts-dejavu-core
-DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool
+DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool dbus-daemon at-spi2-core gir1.2-atspi-2.0
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
                 radvd $(DESKTOP_DEPS)

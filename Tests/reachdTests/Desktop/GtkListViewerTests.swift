@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ReachabilityPlaceholders
 import TestSupport
 
 #if canImport(Glibc)
@@ -29,12 +30,16 @@ enum GtkViewer {
 struct GtkListViewerTests {
     static let items = #"{"status": 200, "items": ["apple", "pear", "plum"]}"#
 
+    /// The app in the host namespace, showing on `display`; on `accessibility`'s
+    /// bus, where given, for a screen reader to read.
     static func viewer(
         in network: TestNetwork, on display: VirtualDisplay, refresh: String, environment: [String] = [],
-        socket: String? = nil
+        socket: String? = nil, accessibility: AccessibilityBus? = nil
     ) throws -> Subprocess {
-        try Subprocess(
-            ["/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/env"] + display.environment + environment
+        let desktop = accessibility.map { bus in display.environment.filter { !$0.hasPrefix("NO_AT_BRIDGE=") } + bus.environment }
+            ?? display.environment
+        return try Subprocess(
+            ["/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/env"] + desktop + environment
                 + [GtkViewer.binary, "--url", "http://10.77.0.1:8080/items", "--refresh", refresh]
                 + (socket.map { ["--socket", $0] } ?? []))
     }
@@ -92,6 +97,29 @@ struct GtkListViewerTests {
         try await Self.keep(display, as: "offline-banner")
         #expect(viewer.isRunning, "\(viewer.errorOutput)")
         _ = server
+    }
+
+    /// What a screen reader finds: the placeholder page named by its title
+    /// and described by the catalog's accessibility label, its button, and
+    /// the header's icon-only button by what it does.
+    @Test(.enabled(if: AccessibilityBus.available, AccessibilityBus.reason))
+    func aScreenReaderHearsThePlaceholder() async throws {
+        let network = try await TestNetwork()
+        let display = try await VirtualDisplay()
+        let bus = try await AccessibilityBus(in: network)
+        let viewer = try Self.viewer(in: network, on: display, refresh: "3600", accessibility: bus)
+        defer { viewer.signal(SIGTERM) }
+        let noNetwork = try #require(PlaceholderCatalog().content(for: .noNetwork))
+
+        let objects = try await eventually("the no-network page, read by AT-SPI") { () -> [AccessibilityBus.Object]? in
+            guard let objects = try await bus.objects(of: "gtk-list-viewer") else { return nil }
+            return objects.contains { $0.name == noNetwork.title } ? objects : nil
+        }
+        let page = objects.first { $0.name == noNetwork.title }
+        #expect(page?.role == "panel" && page?.description == noNetwork.accessibilityLabel, "\(objects)")
+        let buttons = objects.filter { $0.role == "push button" }.map(\.name)
+        #expect(buttons.contains("Retry") && buttons.contains("Refresh"), "the buttons a screen reader names: \(buttons)")
+        #expect(viewer.isRunning, "\(viewer.errorOutput)")
     }
 
     /// Behind a portal: "Sign in to the network", and its button opens the

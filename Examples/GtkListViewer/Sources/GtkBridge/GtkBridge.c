@@ -28,8 +28,8 @@ void gtk_bridge_serve_main_actor(void)
     g_unix_fd_add(_dispatch_get_main_queue_handle_4CF(), G_IO_IN, drain_main_queue, NULL);
 }
 
-void gtk_bridge_set_accessible_description(GtkWidget *widget, const char *description)
+void gtk_bridge_set_accessible_text(GtkWidget *widget, GtkAccessibleProperty property, const char *text)
 {
     /* Variadic in C, so not callable from Swift. */
-    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+    gtk_accessible_update_property(GTK_ACCESSIBLE(widget), property, text, -1);
 }

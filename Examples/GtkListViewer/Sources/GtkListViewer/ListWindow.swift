@@ -1,4 +1,5 @@
 import CAdwaita
+import GtkBridge
 import ReachabilityPlaceholders
 
 /// The list's window: a header bar (the list's name, a refresh button, a
@@ -38,7 +39,10 @@ final class ListWindow {
         let header = adw_header_bar_new()!
         adw_header_bar_set_title_widget(header.opaque, adw_window_title_new(title, subtitle))
         let refresh = gtk_button_new_from_icon_name("view-refresh-symbolic")!
-        gtk_widget_set_tooltip_text(refresh, catalog.localize("action.refresh", "Refresh"))
+        // An icon alone: the tooltip for the eye, the label for a screen reader.
+        let refreshLabel = catalog.localize("action.refresh", "Refresh")
+        gtk_widget_set_tooltip_text(refresh, refreshLabel)
+        gtk_bridge_set_accessible_text(refresh, GTK_ACCESSIBLE_PROPERTY_LABEL, refreshLabel)
         adw_header_bar_pack_start(header.opaque, refresh)
         refreshSpinner = gtk_spinner_new()
         adw_header_bar_pack_end(header.opaque, refreshSpinner)

@@ -40,7 +40,7 @@ final class PlaceholderPage {
         adw_status_page_set_icon_name(widget.opaque, content.iconName)
         adw_status_page_set_title(widget.opaque, content.title)
         Self.describe(widget, content.message)
-        gtk_bridge_set_accessible_description(widget, content.accessibilityLabel)
+        gtk_bridge_set_accessible_text(widget, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, content.accessibilityLabel)
         action = content.action
         actionURL = content.actionURL
         // Sign in with no page to open has nothing to offer.
