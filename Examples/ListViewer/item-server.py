@@ -6,9 +6,10 @@
 GET /items answers with what the state file says, re-read on every request:
 {"status": 200, "items": ["apple", "pear"]}. Edit the file to change the
 answer: an empty list, another status (500), {"status": 200, "body": "junk"}
-for an answer that does not decode, or "delay": SECONDS before answering (a
-slow server, for the loading placeholder). Without a state file it serves a
-fixed list.
+for an answer that does not decode, or "delay": SECONDS for a slow server
+(the loading placeholder): the headers at once, then a space each second
+before the body, so that a client's idle timeout never fires. Without a
+state file it serves a fixed list.
 """
 import argparse
 import http.server
@@ -29,15 +30,21 @@ def main():
             if args.state:
                 with open(args.state) as f:
                     state = json.load(f)
-            time.sleep(min(float(state.get("delay", 0)), 60))
+            delay = int(min(max(float(state.get("delay", 0)), 0), 60))
             body = state.get("body")
             if body is None:
                 body = json.dumps(state.get("items", []))
             payload = body.encode()
             self.send_response(state.get("status", 200))
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
+            self.send_header("Content-Length", str(delay + len(payload)))
             self.end_headers()
+            self.wfile.flush()
+            # Leading whitespace, which JSON allows, keeps the answer coming.
+            for _ in range(delay):
+                time.sleep(1)
+                self.wfile.write(b" ")
+                self.wfile.flush()
             self.wfile.write(payload)
 
         def log_message(self, *_):

@@ -189,16 +189,16 @@ struct GtkListViewerTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let (server, serve) = try ListViewerExampleTests.itemServer(in: network)
-        // Slow enough for OCR to read the spinner page, and within the app's
-        // 3 s timeout (which would say "Can't reach").
-        try serve(#"{"status": 500, "items": [], "delay": 2.5}"#)
+        // Slow enough for OCR to read the spinner page on a busy machine
+        // (a byte a second: the app's 3 s idle timeout does not fire).
+        try serve(#"{"status": 500, "items": [], "delay": 8}"#)
         let display = try await VirtualDisplay()
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600")
         defer { viewer.signal(SIGTERM) }
 
         try await display.waitUntil(reads: "Loading", "the spinner while the first load is slow")
         try await Self.keep(display, as: "loading", asRead: true)
-        try await display.waitUntil(reads: "Something went wrong", "the failed page")
+        try await display.waitUntil(reads: "Something went wrong", "the failed page", timeout: .seconds(30))
         try serve(Self.items)
         try await display.click("Retry")
         try await display.waitUntil(reads: "apple", "the rows, loaded by the click")
