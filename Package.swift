@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The daemon's metrics in Prometheus' text format (issue 27).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation`: the DocC catalog in Sources/Reachability.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -44,6 +46,7 @@ let package = Package(
                 "Reachability",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // The example from the README: a terminal list viewer on the placeholder engine.
@@ -90,7 +93,7 @@ let package = Package(
                 "TestSupport",
             ],
             // Scripts run in the systemd containers by path, not resources.
-            exclude: ["Systemd", "GLibApps/gio-app.py", "GLibApps/module-lifecycle.c"]
+            exclude: ["Systemd", "GLibApps/gio-app.py", "GLibApps/module-lifecycle.c", "Desktop/accessible-tree.py"]
         ),
     ]
 )

@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// An IPv4 or IPv6 address as the kernel sends it: network-order bytes.
-struct IPAddress: Sendable, Hashable, CustomStringConvertible {
-    let family: AddressFamily
-    let bytes: [UInt8]
+package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    package let family: AddressFamily
+    package let bytes: [UInt8]
 
     init?(family: AddressFamily, bytes: [UInt8]) {
         switch family {
@@ -20,7 +20,7 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// Parses dotted-quad or RFC 4291 text with `inet_pton`. Text with a NUL
     /// is none: `inet_pton` would read only what comes before it, and
     /// `"::\0anything"` would pass for `::`.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         guard !text.utf8.contains(0) else { return nil }
         var storage = [UInt8](repeating: 0, count: 16)
         if inet_pton(AF_INET, text, &storage) == 1 {
@@ -41,7 +41,7 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    var description: String {
+    package var description: String {
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == .ipv4 ? AF_INET : AF_INET6
         _ = bytes.withUnsafeBytes { inet_ntop(af, $0.baseAddress, &text, socklen_t(text.count)) }

@@ -27,7 +27,7 @@ package final class NetworkWatcher {
     private let batchLimit = 256
 
     /// How many times the event socket overran and was resynchronised.
-    private var resyncCount = 0
+    package private(set) var resyncCount = 0
 
     /// When the first route behind the published paths expires, and the
     /// lookups must be asked again: the kernel stops using an expired route

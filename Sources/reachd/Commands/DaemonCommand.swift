@@ -67,7 +67,8 @@ struct DaemonCommand: ParsableCommand {
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
             socketPath: path, passedSocket: passed, limits: limits, check: check,
-            destinationLimits: settings.destinationLimits, meteredOverrides: settings.meteredOverrides, stop: stop,
+            destinationLimits: settings.destinationLimits, meteredOverrides: settings.meteredOverrides,
+            metrics: settings.metrics, watchedTargets: settings.watchedTargets, stop: stop,
             systemd: SystemdNotifier(), logger: logger)
         try server.run()
     }

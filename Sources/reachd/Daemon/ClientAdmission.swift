@@ -95,7 +95,11 @@ final class ClientAdmission {
 
     /// Answers `too_many_clients` and closes. The line fits in a new socket's
     /// empty buffer, so the write never blocks.
+    /// Connections refused since the daemon started, for the metrics.
+    private(set) var refusedCount = 0
+
     private func refuse(_ fd: Int32, _ message: String, user: UInt32?) {
+        refusedCount += 1
         if !refusalLogged {
             logger.warning("refusing connections", metadata: ["reason": "\(message)", "client.user": "\(user.map(String.init) ?? "?")"])
             refusalLogged = true

@@ -22,9 +22,10 @@ final class DaemonServer {
     /// What a descriptor in the event poll is: the daemon's own, the
     /// engine's, or a client's (``ClientTable/firstClientToken`` up).
     enum Token: EventToken, Equatable {
-        case stop, listener, checker
+        case stop, listener, checker, metrics
         case engine(NetworkEngine.Source)
         case client(UInt64)
+        case scraper(UInt64)
 
         init?(eventData: UInt64) {
             switch eventData {
@@ -34,7 +35,9 @@ final class DaemonServer {
             case 3: self = .engine(.netlink)
             case 4: self = .engine(.resolver)
             case 5: self = .engine(.resolverFiles)
-            case ClientTable.firstClientToken...: self = .client(eventData)
+            case 6: self = .metrics
+            case ClientTable.firstClientToken..<MetricsListener.firstToken: self = .client(eventData)
+            case MetricsListener.firstToken...: self = .scraper(eventData)
             default: return nil
             }
         }
@@ -47,7 +50,8 @@ final class DaemonServer {
             case .engine(.netlink): 3
             case .engine(.resolver): 4
             case .engine(.resolverFiles): 5
-            case .client(let token): token
+            case .metrics: 6
+            case .client(let token), .scraper(let token): token
             }
         }
     }
@@ -73,6 +77,14 @@ final class DaemonServer {
     private var lastAnnounced: NetworkStatus?
     /// The clients' watched destinations.
     private let destinations: DestinationWatches
+    /// What Prometheus is told, and the two ways it is told.
+    private let metrics: DaemonMetrics
+    private let metricsListener: MetricsListener?
+    private let metricsTextfile: MetricsTextfile?
+    /// The textfile's last failure, logged once until it changes.
+    private var textfileError: SystemError?
+    /// The targets the daemon watches itself ([watch] targets), as its own uid.
+    private let watched: [(target: Destination, key: DestinationTracker.Key)]
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
@@ -80,7 +92,8 @@ final class DaemonServer {
     init(
         socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
         destinationLimits: DestinationLimits,
-        meteredOverrides: [String: Bool], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
+        meteredOverrides: [String: Bool], metrics metricsSettings: MetricsSettings = MetricsSettings(),
+        watchedTargets: [Destination] = [], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
     ) throws {
         self.stop = stop
         self.logger = logger
@@ -103,12 +116,30 @@ final class DaemonServer {
         if let checker { try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable) }
         for (source, fd) in engine.descriptors { try poll.add(fd, .engine(source), interest: .readable) }
         destinations = DestinationWatches(limits: destinationLimits, engine: engine)
+        metrics = DaemonMetrics(watching: watchedTargets)
+        metrics.observe(first)
+        watched = watchedTargets.map { ($0, DestinationTracker.Key($0, uid: nil, family: nil)) }
+        metricsListener = try metricsSettings.listen.map { address in
+            do { return try MetricsListener(address: address) } catch {
+                throw SettingError("cannot serve metrics at \(address): \(error); pick another [metrics] listen")
+            }
+        }
+        metricsTextfile = metricsSettings.textfile.map(MetricsTextfile.init)
+        if let metricsListener { try poll.add(metricsListener.fd, .metrics, interest: .readable) }
+        // Held for the daemon's life; evaluated with every client's.
+        _ = try engine.add(watched.map(\.key), now: .now)
+        try registerNewDescriptors()
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
             "check.url": "\(check?.url ?? "off")",
+            "metrics.listen": "\(metricsSettings.listen.map { "http://\($0)/metrics" } ?? "off")",
+            "metrics.textfile": "\(metricsSettings.textfile ?? "off")",
+            "watch.targets": "\(watchedTargets.map(\.description).joined(separator: " "))",
         ])
+        observeWatched()
+        writeTextfile()
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
         nextWatchdogPing = systemd.watchdogInterval.map { .now + $0 }
@@ -123,7 +154,9 @@ final class DaemonServer {
             let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
             // Requests already read and waiting their turn need no wait.
             let wake = clients.hasWaiting
-                ? .now : Deadline.earliest(nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline)
+                ? .now
+                : Deadline.earliest(
+                    nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline, metricsListener?.nextDeadline)
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             pingWatchdogIfDue(now)
@@ -136,7 +169,7 @@ final class DaemonServer {
                 case .engine(let source): try handle(source, now)
                 case .listener: acceptReady = true
                 case .checker: collectProbes(now)
-                case .client: break
+                case .client, .metrics, .scraper: break
                 }
             }
             // A route behind the status that expired: the kernel says nothing.
@@ -144,6 +177,7 @@ final class DaemonServer {
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
             evaluateDestinations(now)
+            if observeWatched() { writeTextfile() }
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
@@ -163,12 +197,69 @@ final class DaemonServer {
                     drop(client)
                 }
             }
+            // Scrapers after clients: Prometheus waits, subscribers don't.
+            if let metricsListener { serveScrapers(metricsListener, events, now) }
             // Last: new connections wait behind the clients already served.
             if acceptReady {
                 for client in admission.acceptWaiting(into: clients, now) { register(client) }
                 if admission.isPaused { updateListenerInterest() }
             }
         }
+    }
+
+    /// Takes the watched targets' answers into the metrics; whether any changed.
+    @discardableResult
+    private func observeWatched() -> Bool {
+        var changed = false
+        for (target, key) in watched {
+            if let answer = engine.tracker.status(of: key), metrics.observe(target, answer) { changed = true }
+        }
+        return changed
+    }
+
+    private func exposition() -> [UInt8] {
+        metrics.exposition(
+            subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
+            refused: admission.refusedCount, resyncs: watcher.resyncCount)
+    }
+
+    /// Replaces the textfile, when there is one; a failure is logged once
+    /// until it changes (the directory may come later, or never).
+    private func writeTextfile() {
+        guard let metricsTextfile else { return }
+        let error = metricsTextfile.write(exposition())
+        if let error, error != textfileError {
+            logger.error("cannot write the metrics' textfile; reachd needs to write in its directory (under systemd: ReadWritePaths=)",
+                         metadata: ["error": "\(error)", "metrics.textfile": "\(metricsTextfile.path)"])
+        }
+        textfileError = error
+    }
+
+    /// Serves the scrapers that are ready, takes new ones, and closes those
+    /// whose time is up: each is read or written once.
+    private func serveScrapers(_ listener: MetricsListener, _ events: [ReadinessEvent<Token>], _ now: ContinuousClock.Instant) {
+        for event in events {
+            switch event.token {
+            case .metrics:
+                for scraper in listener.acceptWaiting(now: now) {
+                    do { try poll.add(scraper.fd, .scraper(scraper.token), interest: .readable) } catch {
+                        _ = listener.serve(scraper, readable: false, writable: false, exposition: exposition, closing: true)
+                    }
+                }
+            case .scraper(let token):
+                guard let scraper = listener.scrapers[token] else { continue }
+                let wanted = scraper.wantsWrite
+                let open = listener.serve(
+                    scraper, readable: event.readable || event.failed, writable: event.writable, exposition: exposition)
+                if open, scraper.wantsWrite != wanted {
+                    try? poll.modify(scraper.fd, .scraper(token), interest: scraper.wantsWrite ? .writable : .readable)
+                }
+            case .stop, .listener, .checker, .engine, .client:
+                continue
+            }
+        }
+        // Closing a descriptor takes it out of the poll.
+        if let due = listener.nextDeadline, now >= due { listener.expire(now: now) }
     }
 
     private func pingWatchdogIfDue(_ now: ContinuousClock.Instant) {
@@ -389,9 +480,11 @@ final class DaemonServer {
         if !full.isEmpty { fanOut(published.line(.full), to: full, now) }
         if summaryChanged { fanOut(published.line(.summary), to: clients.subscribers(.summary), now) }
         checker?.observe(status, now: now)
+        metrics.observe(status)
         // Subscribers first: the log line and systemd's STATUS= cost about
         // 0.1 ms, which no subscriber should wait for.
         announce(status)
+        writeTextfile()
     }
 
     private func fanOut(_ line: [UInt8], to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
@@ -441,6 +534,7 @@ final class DaemonServer {
         systemd.stopping()
         for client in Array(clients.all) { drop(client) }
         admission.listener.close()
+        metricsListener?.close()
         logger.info("stopped", metadata: ["socket.path": "\(admission.listener.path)"])
     }
 }

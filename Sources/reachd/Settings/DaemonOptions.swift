@@ -96,11 +96,40 @@ struct DaemonOptions: ParsableArguments {
             valueName: "seconds"))
     var checkInterval: Double?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Serve Prometheus metrics over HTTP (GET /metrics) at ADDRESS[:PORT], PORT (on 127.0.0.1) or yes (127.0.0.1:\(MetricsSettings.defaultPort)). Overrides [metrics] listen.",
+            valueName: "address"))
+    var metricsListen: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write the metrics to this .prom file for node_exporter's textfile collector, on every change. Overrides [metrics] textfile.",
+            valueName: "path"),
+        completion: .file(extensions: ["prom"]))
+    var metricsTextfile: String?
+
+    @Option(
+        name: .customLong("watch"),
+        help: ArgumentHelp(
+            "A destination the daemon watches itself (HOST[:PORT], port 443 if none), for the metrics; repeat for more. Replaces [watch] targets.",
+            valueName: "target"))
+    var watchTargets: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How many destinations the daemon may watch itself (--watch, [watch] targets). Default: \(WatchedTargets.defaultLimit).",
+            valueName: "count"))
+    var maxWatchedTargets = WatchedTargets.defaultLimit
+
     func validate() throws {
         let counts = [
             ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
             ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),
-            ("--max-watches", maxWatches),
+            ("--max-watches", maxWatches), ("--max-watched-targets", maxWatchedTargets),
         ]
         for (flag, value) in counts {
             if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, not \(value).") }
@@ -119,6 +148,17 @@ struct DaemonOptions: ParsableArguments {
             if let checkExpect { _ = try ConnectivityCheck.parseExpectation(checkExpect) }
         } catch {
             throw ValidationError("\(error)")
+        }
+        do throws(SettingError) {
+            if let metricsListen { _ = try MetricsSettings.Address.parse(metricsListen) }
+            if let metricsTextfile { try MetricsSettings.checkTextfile(metricsTextfile) }
+        } catch {
+            throw ValidationError("--metrics-\(metricsListen != nil ? "listen" : "textfile"): \(error)")
+        }
+        do throws(SettingError) {
+            _ = try WatchedTargets.parse(watchTargets, limit: maxWatchedTargets)
+        } catch {
+            throw ValidationError("--watch: \(error)")
         }
         if noCheck && checkURL != nil { throw ValidationError("--no-check and --check-url exclude each other; pick one.") }
     }

@@ -1,3 +1,5 @@
+import Reachability
+
 /// What the daemon runs with: its flags and reachd.conf merged, a flag
 /// winning over the file, with every value of the file checked here, once,
 /// whether or not it is used: a mistake shows when it is made, naming the
@@ -18,6 +20,11 @@ struct DaemonSettings: Equatable {
     /// `[metered]`: interfaces the configuration says are metered or not,
     /// overriding the guess from the link's kind.
     var meteredOverrides: [String: Bool]
+    /// `[metrics]`: the HTTP listener and the textfile, each off unless set.
+    var metrics: MetricsSettings
+    /// `[watch] targets`, or the `--watch` flags instead: what the daemon
+    /// watches itself, for the metrics.
+    var watchedTargets: [Destination]
 
     /// - Parameters:
     ///   - options: the flags, each already checked on its own
@@ -35,6 +42,43 @@ struct DaemonSettings: Equatable {
         for name in file?.keys(in: "metered") ?? [] { metered[name] = try file?.bool("metered", name) }
         meteredOverrides = metered
         check = try Self.check(options, file)
+        metrics = try Self.metrics(options, file)
+        watchedTargets = try Self.watchedTargets(options, file)
+    }
+
+    /// A value of the file checked by `check`, its error naming the line.
+    private static func checked<T>(
+        _ file: ConfigurationFile?, _ section: String, _ key: String, _ check: (String) throws(SettingError) -> T
+    ) throws -> T? {
+        guard let file, let value = file.string(section, key) else { return nil }
+        do throws(SettingError) { return try check(value) } catch {
+            throw ConfigurationError.invalid(path: file.path, line: file.line(section, key)!, reason: "\(key): \(error)")
+        }
+    }
+
+    private static func metrics(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> MetricsSettings {
+        // `listen = no` and an empty `textfile =` are the defaults said aloud.
+        let fileListen = try checked(file, "metrics", "listen") { (value) throws(SettingError) -> MetricsSettings.Address? in
+            value == "no" ? nil : try MetricsSettings.Address.parse(value)
+        }
+        let fileTextfile = try checked(file, "metrics", "textfile") { (value) throws(SettingError) -> String? in
+            if value.isEmpty { return nil }
+            try MetricsSettings.checkTextfile(value)
+            return value
+        }
+        // The flags were checked in validate().
+        return MetricsSettings(
+            listen: try options.metricsListen.map(MetricsSettings.Address.parse) ?? fileListen ?? nil,
+            textfile: options.metricsTextfile ?? fileTextfile ?? nil)
+    }
+
+    private static func watchedTargets(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> [Destination] {
+        let limit = options.maxWatchedTargets
+        let fromFile = try checked(file, "watch", "targets") { (value) throws(SettingError) in
+            try WatchedTargets.parse(WatchedTargets.split(value), limit: limit)
+        }
+        guard options.watchTargets.isEmpty else { return try WatchedTargets.parse(options.watchTargets, limit: limit) }
+        return fromFile ?? []
     }
 
     /// The check the flags and the file ask for.

@@ -22,7 +22,7 @@ struct ConfigurationFileTests {
         for (section, keys) in ConfigurationFile.known {
             #expect(lines.contains("[\(section)]"))
             for key in keys {
-                let index = try #require(lines.firstIndex { $0.hasPrefix("\(key) = ") }, "\(key) is set in the shipped file")
+                let index = try #require(lines.firstIndex { $0 == "\(key) =" || $0.hasPrefix("\(key) = ") }, "\(key) is set in the shipped file")
                 #expect(index > 0 && lines[index - 1].hasPrefix("#"), "\(key) has comment lines above it")
             }
         }
@@ -60,7 +60,7 @@ struct ConfigurationFileTests {
 
     @Test(arguments: [
         ("[connectivity]\nintervall = 60\n", ":2: unknown key intervall in [connectivity]; known: enabled, expect, interval, timeout, url"),
-        ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity], [metered]"),
+        ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity], [metered], [metrics], [watch]"),
         ("[metered]\nwwan0 = sometimes\n", ":2: wwan0 = sometimes is not yes or no"),
         ("url = http://x/\n", ":1: url is outside any section; put it under [connectivity]"),
         ("[connectivity]\nenabled = maybe\n", ":2: enabled = maybe is not yes or no"),
@@ -75,6 +75,14 @@ struct ConfigurationFileTests {
         ("[connectivity]\n\nurl = https://example.com/\n", ":3: check URL \"https://example.com/\" is not plain HTTP"),
         ("[connectivity]\nurl = http://example.com/\nexpect = 204\n", ":3: check expectation \"204\" is not status:CODE"),
         ("[connectivity]\nurl = http://fd00::1/\n", ":2: check URL \"http://fd00::1/\" has the IPv6 address fd00::1 without brackets"),
+        ("[metrics]\nlisten = localhost:9100\n", ":2: listen: localhost is not an IP address"),
+        ("[metrics]\nlisten = 70000\n", ":2: listen: 70000 is not a port from 1 to 65535"),
+        ("[metrics]\nlisten = ::1\n", ":2: listen: \"::1\" is not ADDRESS[:PORT]"),
+        ("[metrics]\n\ntextfile = reachd.prom\n", ":3: textfile: reachd.prom is not an absolute path ending in .prom"),
+        ("[metrics]\ntextfile = /var/lib/prometheus/node-exporter/reachd.txt\n", ":2: textfile: /var/lib/prometheus/node-exporter/reachd.txt is not an absolute path"),
+        ("[watch]\ntargets = db.internal:5432 api.example.com:99999\n", ":2: targets: port \"99999\" is not a number from 1 to 65535"),
+        ("[watch]\ntargets = a:1 b:1 c:1 d:1 e:1 f:1 g:1 h:1 i:1 j:1 k:1 l:1 m:1 n:1 o:1 p:1 q:1 r:1 s:1 t:1 u:1 v:1 w:1 x:1 y:1 z:1 aa:1 ab:1 ac:1 ad:1 ae:1 af:1 ag:1\n",
+         ":2: targets: 33 targets, more than the 32 allowed"),
     ])
     func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
         let path = try Self.write(text)

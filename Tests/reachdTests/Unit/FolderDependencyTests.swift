@@ -12,8 +12,9 @@ struct FolderDependencyTests {
         "Output": [],
         "Connectivity": [],
         "Settings": ["Connectivity"],
-        "Daemon": ["Settings", "Connectivity", "Output"],
-        "Commands": ["Daemon", "Settings", "Connectivity", "Output"],
+        "Metrics": ["Settings"],
+        "Daemon": ["Metrics", "Settings", "Connectivity", "Output"],
+        "Commands": ["Daemon", "Metrics", "Settings", "Connectivity", "Output"],
         "": ["Commands", "Output"],
     ]
 

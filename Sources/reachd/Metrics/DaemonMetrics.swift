@@ -1,0 +1,102 @@
+import Prometheus
+import Reachability
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the daemon tells Prometheus: the published state, the watched
+/// targets' answers and a few counters of its own, in the text format. The
+/// names are a contract (docs/PROTOCOL.md, Metrics). Label values come from
+/// the daemon alone (families, verdicts, the configured targets), never
+/// from a client: a scrape's size does not grow with who connects.
+///
+/// swift-prometheus writes the exposition: its registry escapes label
+/// values and groups HELP and TYPE lines as the format asks. Values are set
+/// as the state changes, on the daemon's thread; a scrape only encodes.
+final class DaemonMetrics {
+    private let registry = PrometheusCollectorRegistry()
+    private let online: Gauge
+    private let familyOnline: [AddressFamily: Gauge]
+    private let connectivity: [String: Gauge]
+    private let metered: Gauge
+    private let statusChanges: Counter
+    private let lastChange: Gauge
+    private let subscribers: Gauge
+    private let refused: Counter
+    private let resyncs: Counter
+    private var targets: [Destination: (reachable: Gauge, changes: Counter, last: DestinationState?)] = [:]
+    private var counted: (refused: Int, resyncs: Int) = (0, 0)
+    private var seenStatus = false
+
+    /// The verdicts `reachd_connectivity` has a series for, always all of them.
+    static let connectivityStates = ["unknown", "none", "portal", "limited", "full"]
+
+    init(watching watched: [Destination]) {
+        let registry = registry
+        online = registry.makeGauge(descriptor: Self.name("online", unit: "", "1 when the host is online: routes out, and full access if the connectivity check runs."))
+        familyOnline = Dictionary(uniqueKeysWithValues: [AddressFamily.ipv4, .ipv6].map { family in
+            (family, registry.makeGauge(descriptor: Self.name("family_online", unit: "", "1 when the family's routes reach the Internet (a default route over a link with carrier)."), labels: [("family", family.rawValue)]))
+        })
+        connectivity = Dictionary(uniqueKeysWithValues: Self.connectivityStates.map { state in
+            (state, registry.makeGauge(descriptor: Self.name("connectivity", unit: "", "The connectivity check's verdict, as a state set: 1 for the current state, 0 for the others."), labels: [("state", state)]))
+        })
+        metered = registry.makeGauge(descriptor: Self.name("metered", unit: "", "1 when the primary path is metered."))
+        statusChanges = registry.makeCounter(descriptor: Self.name("status_changes", unit: "total", "Statuses published since the daemon started, the first not counted."))
+        lastChange = registry.makeGauge(descriptor: Self.name("last_change", unit: "timestamp_seconds", "When the published status last changed, in seconds since the epoch."))
+        subscribers = registry.makeGauge(descriptor: Self.name("subscribers", unit: "", "Clients subscribed to the status now."))
+        refused = registry.makeCounter(descriptor: Self.name("clients_refused", unit: "total", "Connections refused: over the limits, or out of descriptors."))
+        resyncs = registry.makeCounter(descriptor: Self.name("netlink_resyncs", unit: "total", "Netlink overruns, each resynchronised from a fresh dump."))
+        registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
+        for target in watched {
+            let label = [("target", target.description)]
+            targets[target] = (
+                registry.makeGauge(descriptor: Self.name("destination_reachable", unit: "", "1 when a watched target is reachable by the host's routing, as the daemon's uid; 0 otherwise, or before its name resolved."), labels: label),
+                registry.makeCounter(descriptor: Self.name("destination_changes", unit: "total", "Changes of a watched target's state since the daemon started, its first answer not counted."), labels: label),
+                nil
+            )
+        }
+    }
+
+    /// reachd_NAME[_UNIT], with its help text.
+    private static func name(_ name: String, unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "reachd", metricName: name, unitName: unit, helpText: help)
+    }
+
+    /// A status was published.
+    func observe(_ status: NetworkStatus) {
+        online.set(Int64(status.online ? 1 : 0))
+        familyOnline[.ipv4]?.set(Int64(status.ipv4.reachability == .online ? 1 : 0))
+        familyOnline[.ipv6]?.set(Int64(status.ipv6.reachability == .online ? 1 : 0))
+        for (state, gauge) in connectivity { gauge.set(Int64(status.connectivity.rawValue == state ? 1 : 0)) }
+        metered.set(Int64(status.metered ? 1 : 0))
+        lastChange.set(status.changedAt.timeIntervalSince1970)
+        if seenStatus { statusChanges.increment() }
+        seenStatus = true
+    }
+
+    /// A watched target's answer; returns whether its state changed.
+    @discardableResult
+    func observe(_ target: Destination, _ answer: DestinationStatus) -> Bool {
+        guard var entry = targets[target] else { return false }
+        guard entry.last != answer.state else { return false }
+        // Resolving a name is no answer yet: its first answer is no change.
+        if let last = entry.last, last != .pending { entry.changes.increment() }
+        entry.reachable.set(Int64(answer.state == .reachable ? 1 : 0))
+        entry.last = answer.state
+        targets[target] = entry
+        return true
+    }
+
+    /// The exposition, with the counts read at scrape time brought up to date.
+    func exposition(subscribers count: Int, refused refusedCount: Int, resyncs resyncCount: Int) -> [UInt8] {
+        subscribers.set(Int64(count))
+        // Counters only rise: each count is added by its difference.
+        if refusedCount > counted.refused { refused.increment(by: Int64(refusedCount - counted.refused)) }
+        if resyncCount > counted.resyncs { resyncs.increment(by: Int64(resyncCount - counted.resyncs)) }
+        counted = (max(counted.refused, refusedCount), max(counted.resyncs, resyncCount))
+        return registry.emitToBuffer()
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Reachability
+import Testing
+import TestSupport
+@testable import reachd
+
+/// The metrics' settings, their HTTP answers and their names, without a
+/// daemon (MetricsScrapeTests has one, and a real Prometheus).
+@Suite("Metrics")
+struct MetricsTests {
+    @Test func theListenAddressIsLoopbackUnlessSaidOtherwise() throws {
+        #expect(try MetricsSettings.Address.parse("yes").description == "127.0.0.1:10077")
+        #expect(try MetricsSettings.Address.parse("9999").description == "127.0.0.1:9999")
+        #expect(try MetricsSettings.Address.parse("0.0.0.0:9999").description == "0.0.0.0:9999")
+        #expect(try MetricsSettings.Address.parse("[::1]").description == "[::1]:10077")
+        #expect(try MetricsSettings.Address.parse("[::]:8080").family == .ipv6)
+        #expect(throws: SettingError.self) { try MetricsSettings.Address.parse("0") }
+        #expect(throws: SettingError.self) { try MetricsSettings.Address.parse("host.example:80") }
+    }
+
+    @Test func flagsWinOverTheFileAndAreCheckedAsEarly() throws {
+        let path = try ConfigurationFileTests.write("[metrics]\nlisten = 9100\ntextfile = /tmp/a.prom\n[watch]\ntargets = a.example b.example:80\n")
+        let fromFile = try DaemonCommand.parse(["--config", path]).settings()
+        #expect(fromFile.metrics.listen?.description == "127.0.0.1:9100" && fromFile.metrics.textfile == "/tmp/a.prom")
+        #expect(fromFile.watchedTargets.map(\.description) == ["a.example:443", "b.example:80"])
+        let flags = try DaemonCommand.parse([
+            "--config", path, "--metrics-listen", "[::1]:9200", "--metrics-textfile", "/tmp/b.prom", "--watch", "c.example:22",
+        ]).settings()
+        #expect(flags.metrics.listen?.description == "[::1]:9200" && flags.metrics.textfile == "/tmp/b.prom")
+        #expect(flags.watchedTargets.map(\.description) == ["c.example:22"])
+        // Off unless asked for.
+        let none = try DaemonCommand.parse(["--config", "/dev/null"]).settings()
+        #expect(none.metrics == MetricsSettings() && none.watchedTargets.isEmpty)
+        #expect(throws: (any Error).self) { try DaemonCommand.parse(["--watch", "x:0"]) }
+        #expect(throws: (any Error).self) { try DaemonCommand.parse(["--watch", "a", "--watch", "b", "--max-watched-targets", "1"]) }
+        #expect(throws: (any Error).self) { try DaemonCommand.parse(["--metrics-textfile", "relative.prom"]) }
+    }
+
+    static func answer(_ request: String) -> String? {
+        MetricsListener.answer(to: Array(request.utf8)) { Array("reachd_online 1\n".utf8) }
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func itAnswersOneVerbOnOnePath() throws {
+        let get = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(get.hasPrefix("HTTP/1.1 200 OK\r\n") && get.contains("Content-Length: 16\r\n") && get.hasSuffix("\r\n\r\nreachd_online 1\n"))
+        #expect(get.contains("Content-Type: text/plain; version=0.0.4"))
+        let head = try #require(Self.answer("HEAD /metrics?x=1 HTTP/1.0\n\n"))
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.hasSuffix("\r\n\r\n"))
+        #expect(Self.answer("GET / HTTP/1.1\r\n\r\n")?.hasPrefix("HTTP/1.1 404 ") == true)
+        #expect(Self.answer("POST /metrics HTTP/1.1\r\n\r\n")?.contains("Allow: GET, HEAD\r\n") == true)
+        #expect(Self.answer("GET /metrics\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
+        #expect(Self.answer("\u{16}\u{03}\u{01}\u{02}\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
+        // Incomplete: more may come, until the head is too long.
+        #expect(Self.answer("GET /metrics HTTP/1.1\r\nHost: x\r\n") == nil)
+        let long = "GET /metrics HTTP/1.1\r\nX: " + String(repeating: "a", count: MetricsListener.maxRequest)
+        #expect(Self.answer(long)?.hasPrefix("HTTP/1.1 431 ") == true)
+    }
+
+    /// The names are a contract (docs/PROTOCOL.md): each is in the exposition,
+    /// with its type, and every one the exposition has is documented.
+    @Test func everyNameInTheContractIsExposedAndDocumented() throws {
+        let metrics = DaemonMetrics(watching: [try Destination(parsing: "db.internal:5432")])
+        let text = String(decoding: metrics.exposition(subscribers: 2, refused: 3, resyncs: 1), as: UTF8.self)
+        let contract: [(String, String)] = [
+            ("reachd_online", "gauge"), ("reachd_family_online", "gauge"), ("reachd_connectivity", "gauge"),
+            ("reachd_metered", "gauge"), ("reachd_status_changes_total", "counter"),
+            ("reachd_last_change_timestamp_seconds", "gauge"), ("reachd_destination_reachable", "gauge"),
+            ("reachd_destination_changes_total", "counter"), ("reachd_subscribers", "gauge"),
+            ("reachd_clients_refused_total", "counter"), ("reachd_netlink_resyncs_total", "counter"),
+            ("reachd_build_info", "gauge"),
+        ]
+        for (name, type) in contract {
+            #expect(text.contains("# TYPE \(name) \(type)\n"), "\(name) is a \(type)")
+        }
+        #expect(text.contains("reachd_subscribers 2") && text.contains("reachd_clients_refused_total 3"))
+        #expect(text.contains("reachd_destination_reachable{target=\"db.internal:5432\"} 0"))
+        let exposed = Set(text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) })
+        #expect(exposed == Set(contract.map(\.0)))
+        let protocolText = try String(
+            contentsOf: TestInstallation.packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        for name in exposed { #expect(protocolText.contains("`\(name)"), "\(name) is documented in PROTOCOL.md") }
+    }
+}
