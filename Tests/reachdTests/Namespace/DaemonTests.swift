@@ -167,16 +167,20 @@ struct DaemonTests {
         try await network.waitForStatus("still listening after the resync") { $0.ipv6.reachability == .online }
     }
 
-    /// Online with a subscriber, or offline with the connectivity check on:
-    /// either way nothing is due, so the daemon sleeps in one poll.
+    /// Online with a subscriber (and the metrics on, both forms, with a
+    /// watched target), or offline with the connectivity check on: either
+    /// way nothing is due, so the daemon sleeps in one poll.
     @Test(
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"),
         arguments: [false, true])
     func anIdleDaemonMakesNoSystemCalls(offlineWithTheCheckOn: Bool) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: !offlineWithTheCheckOn)
+        let textfile = network.directory.appendingPathComponent("reachd.prom").path
         let daemon = try await network.startDaemon(
-            offlineWithTheCheckOn ? ["--check-url", "http://10.77.0.1:8080/generate_204"] : [])
+            offlineWithTheCheckOn
+                ? ["--check-url", "http://10.77.0.1:8080/generate_204"]
+                : ["--metrics-listen", "yes", "--metrics-textfile", textfile, "--watch", "10.77.0.1:8080"])
         let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
         // Every thread (-f), two seconds of a quiet network with a subscriber attached.
         let trace = try await Subprocess.run(
@@ -189,6 +193,8 @@ struct DaemonTests {
         #expect(daemon.isRunning)
         #expect(!offlineWithTheCheckOn || daemon.errorOutput.contains("check.url=http://10.77.0.1:8080/generate_204"),
                 "the check is really on, or this case proves nothing")
+        #expect(offlineWithTheCheckOn || daemon.errorOutput.contains("metrics.listen=http://127.0.0.1:10077/metrics"),
+                "the metrics are really on, or this case proves nothing")
         withExtendedLifetime(subscriber) {}
     }
 
