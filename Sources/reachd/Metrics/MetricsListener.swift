@@ -63,17 +63,13 @@ final class MetricsListener {
             socketAddress.sin6_family = sa_family_t(AF_INET6)
             socketAddress.sin6_port = in_port_t(UInt16(address.port).bigEndian)
             _ = inet_pton(AF_INET6, address.host, &socketAddress.sin6_addr)
-            bound = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
+            bound = Self.bind(fd, &socketAddress)
         } else {
             var socketAddress = sockaddr_in()
             socketAddress.sin_family = sa_family_t(AF_INET)
             socketAddress.sin_port = in_port_t(UInt16(address.port).bigEndian)
             _ = inet_pton(AF_INET, address.host, &socketAddress.sin_addr)
-            bound = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
+            bound = Self.bind(fd, &socketAddress)
         }
         guard bound == 0, Glibc.listen(fd, 64) == 0 else {
             let error = SystemError("listen for metrics on \(address)")
@@ -81,6 +77,13 @@ final class MetricsListener {
             throw error
         }
         self.fd = fd
+    }
+
+    /// Binds `fd` to a `sockaddr_in` or `sockaddr_in6`.
+    private static func bind<Address>(_ fd: Int32, _ address: inout Address) -> Int32 {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        }
     }
 
     /// When the first scraper's time is up; `nil` with none connected.
