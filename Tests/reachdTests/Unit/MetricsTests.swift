@@ -81,4 +81,16 @@ struct MetricsTests {
             contentsOf: TestInstallation.packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
         for name in exposed { #expect(protocolText.contains("`\(name)"), "\(name) is documented in PROTOCOL.md") }
     }
+
+    /// The README's reachd.conf is one the daemon takes, meaning what the
+    /// README says of it.
+    @Test func theReadmesConfigurationIsAConfiguration() throws {
+        let readme = try String(contentsOf: TestInstallation.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```ini\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let block = try #require(blocks.first { $0.contains("[metrics]") }, "the README shows [metrics]")
+        let settings = try DaemonCommand.parse(["--config", try ConfigurationFileTests.write(block)]).settings()
+        #expect(settings.metrics.listen?.description == "127.0.0.1:10077")
+        #expect(readme.contains("`listen = yes` serves `http://127.0.0.1:10077/metrics`"))
+        #expect(settings.watchedTargets.count == 3)
+    }
 }
