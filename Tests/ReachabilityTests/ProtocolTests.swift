@@ -61,6 +61,22 @@ struct ProtocolTests {
         }
     }
 
+    /// The full status in the document, pretty-printed there, is one a client reads.
+    @Test func theDocumentedStatusDecodes() throws {
+        let document = try String(contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        let section = try #require(document.range(of: "## Statuses\n"))
+        let start = try #require(document.range(of: "```json\n", range: section.upperBound..<document.endIndex))
+        let end = try #require(document.range(of: "```", range: start.upperBound..<document.endIndex))
+        let object = try JSONSerialization.jsonObject(with: Data(document[start.upperBound..<end.lowerBound].utf8))
+        let line = try JSONSerialization.data(withJSONObject: object)
+        guard case .status(let status) = try DaemonMessage.decode(Array(line)) else {
+            Issue.record("not a status")
+            return
+        }
+        #expect(status.online && status.interfaces.count == 2)
+        #expect(status.watched.map(\.target) == ["db.internal:5432"] && status.watched.first?.via?.table == 254)
+    }
+
     /// The summary in the document is byte for byte what a daemon writes.
     @Test func theDocumentedSummaryIsWhatTheDaemonWrites() throws {
         let document = try String(

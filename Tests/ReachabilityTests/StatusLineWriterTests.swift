@@ -47,6 +47,29 @@ struct StatusLineWriterTests {
             seq: UInt64.random(in: 0...UInt64.max, using: &generator),
             changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
             source: Bool.random(using: &generator) ? .daemon : .embedded)
+        // The daemon's watched targets, with every optional key both ways.
+        func route() -> DestinationRoute? {
+            Bool.random(using: &generator) ? nil : DestinationRoute(
+                interface: text(&generator), index: Int.random(in: 1...100_000, using: &generator),
+                family: Bool.random(using: &generator) ? .ipv4 : .ipv6,
+                gateway: Bool.random(using: &generator) ? nil : text(&generator),
+                table: UInt32.random(in: 0...UInt32.max, using: &generator), source: text(&generator))
+        }
+        let states: [DestinationState] = [.reachable, .unreachable, .unresolved, .pending, .unrecognized("x\"y")]
+        let reasons: [DestinationReason?] = [nil, .route(.noRoute), .nxdomain, .timeout, .unrecognized("new\nreason")]
+        status.watched = (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+            DestinationStatus(
+                id: Bool.random(using: &generator) ? nil : text(&generator), target: text(&generator),
+                host: text(&generator), port: Int.random(in: 1...65535, using: &generator),
+                state: states.randomElement(using: &generator)!, reason: reasons.randomElement(using: &generator)!,
+                via: route(),
+                addresses: (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                    AddressReachability(
+                        address: text(&generator), family: .ipv6, state: states.randomElement(using: &generator)!,
+                        reason: reasons.randomElement(using: &generator)!, via: route())
+                },
+                seq: UInt64.random(in: 0...UInt64.max, using: &generator), source: .daemon)
+        }
         // Any namespace, a daemon's that predates them included.
         if Bool.random(using: &generator) {
             status.network = NetworkNamespace(

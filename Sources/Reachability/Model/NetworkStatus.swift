@@ -24,6 +24,11 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Every link the kernel reports, loopback included, in index order;
     /// empty in a summary (``isSummary``).
     public var interfaces: [InterfaceStatus]
+    /// The destinations the daemon watches itself (`[watch] targets` in
+    /// reachd.conf), each judged as the daemon's own uid, in the order
+    /// configured; empty in a summary, in a status computed in-process, and
+    /// from a daemon that watches none or predates watching.
+    public var watched: [DestinationStatus] = []
     /// A summary's word for ``metered``, which it cannot derive without the
     /// interface list; `nil` in a full status.
     private var summaryMetered: Bool?
@@ -133,6 +138,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         var summary = self
         summary.summaryMetered = metered
         summary.interfaces = []
+        summary.watched = []
         return summary
     }
 
@@ -147,7 +153,8 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Whether two statuses describe the same network, ignoring when and by whom
     /// they were published. The daemon publishes only when this is `false`.
     public func describesSameNetwork(as other: NetworkStatus) -> Bool {
-        hasSameSummary(as: other) && interfaces == other.interfaces && isSummary == other.isSummary
+        hasSameSummary(as: other) && interfaces == other.interfaces && watched == other.watched
+            && isSummary == other.isSummary
     }
 
     /// Whether the two agree on everything a summary carries: a summary
@@ -158,7 +165,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces
+        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched
         case portalURL = "portal_url"
         case metered, detail
         case network = "netns"
@@ -188,6 +195,10 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
             interfaces = []
             summaryMetered = try container.decodeIfPresent(Bool.self, forKey: .metered) ?? false
         }
+        // Absent from daemons that predate watching, and from summaries; read
+        // leniently, as the optional keys below: the host's status stands
+        // without it.
+        watched = (try? container.decodeIfPresent([DestinationStatus].self, forKey: .watched)) ?? []
         seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)
         guard let date = Timestamp.parse(stamp) else {
@@ -221,6 +232,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
             try container.encode(StatusDetail.summary.rawValue, forKey: .detail)
         } else {
             try container.encode(interfaces, forKey: .interfaces)
+            try container.encode(watched, forKey: .watched)
         }
         try container.encode(seq, forKey: .seq)
         try container.encode(Timestamp.format(changedAt), forKey: .changedAt)

@@ -121,6 +121,15 @@ package final class NetworkEngine {
         return status
     }
 
+    /// Takes in the answers of the destinations the daemon watches itself
+    /// (held with ``add(_:now:)``, read from ``tracker``); the status to
+    /// publish when they changed.
+    package func apply(watched answers: [DestinationStatus]) -> NetworkStatus? {
+        guard let status = watcher.apply(watched: answers) else { return nil }
+        published(status)
+        return status
+    }
+
     /// A status is published: when the way out changed (a family came or
     /// went, a VPN took the default) or what it reaches did (a portal signed
     /// in to, whose DNS answered for everything), the resolver may answer

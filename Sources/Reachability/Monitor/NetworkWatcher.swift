@@ -130,6 +130,13 @@ package final class NetworkWatcher {
             connectivity: verdict, portalURL: portalURL, at: Date())
     }
 
+    /// Takes in the answers for the destinations the daemon watches itself,
+    /// which its full statuses carry: the new status, or `nil` when they are
+    /// the answers already published.
+    package func apply(watched answers: [DestinationStatus]) -> NetworkStatus? {
+        publisher.publish(watched: answers, at: Date())
+    }
+
     /// Asks the lookups again once a route behind the published paths has
     /// expired: the new status when that changed it. A refreshed route just
     /// sets the next expiry; nothing is published.

@@ -14,6 +14,9 @@ struct StatusPublisher: Sendable {
     /// The namespace every status describes.
     let network: NetworkNamespace?
     private(set) var current: NetworkStatus?
+    /// The daemon's watched targets' answers, carried by every status from
+    /// the one that took them in (``publish(watched:at:)``).
+    private var watched: [DestinationStatus] = []
 
     init(source: StatusSource, firstSeq: UInt64 = 1, network: NetworkNamespace? = nil) {
         self.source = source
@@ -30,8 +33,19 @@ struct StatusPublisher: Sendable {
             ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces,
             seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
         candidate.network = network
+        candidate.watched = watched
         if let current, current.describesSameNetwork(as: candidate) { return nil }
         current = candidate
         return candidate
+    }
+
+    /// Takes in the watched targets' answers: the status that carries them,
+    /// numbered as the next change, or `nil` when they are what was published.
+    mutating func publish(watched answers: [DestinationStatus], at now: Date) -> NetworkStatus? {
+        watched = answers
+        guard let current else { return nil }
+        return publish(
+            ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
+            connectivity: current.connectivity, portalURL: current.portalURL, at: now)
     }
 }

@@ -65,6 +65,68 @@ package struct StatusLineWriter {
         string(status.source.rawValue)
         raw(",\"type\":\"status\",\"version\":")
         raw(String(ProtocolVersion.current))
+        if !status.isSummary {
+            raw(",\"watched\":[")
+            for (position, target) in status.watched.enumerated() {
+                if position > 0 { raw(",") }
+                write(target)
+            }
+            raw("]")
+        }
+        raw("}")
+    }
+
+    private mutating func write(_ target: DestinationStatus) {
+        raw("{\"addresses\":[")
+        for (position, address) in target.addresses.enumerated() {
+            if position > 0 { raw(",") }
+            raw("{\"address\":")
+            string(address.address)
+            raw(",\"family\":")
+            string(address.family.rawValue)
+            raw(",\"reason\":")
+            optionalString(address.reason?.rawValue)
+            raw(",\"state\":")
+            string(address.state.rawValue)
+            raw(",\"via\":")
+            write(address.via)
+            raw("}")
+        }
+        raw("],\"host\":")
+        string(target.host)
+        raw(",\"id\":")
+        optionalString(target.id)
+        raw(",\"port\":")
+        raw(String(target.port))
+        raw(",\"reason\":")
+        optionalString(target.reason?.rawValue)
+        raw(",\"seq\":")
+        raw(String(target.seq))
+        raw(",\"source\":")
+        string(target.source.rawValue)
+        raw(",\"state\":")
+        string(target.state.rawValue)
+        raw(",\"target\":")
+        string(target.target)
+        raw(",\"via\":")
+        write(target.via)
+        raw("}")
+    }
+
+    private mutating func write(_ route: DestinationRoute?) {
+        guard let route else { return raw("null") }
+        raw("{\"family\":")
+        string(route.family.rawValue)
+        raw(",\"gateway\":")
+        optionalString(route.gateway)
+        raw(",\"index\":")
+        raw(String(route.index))
+        raw(",\"interface\":")
+        string(route.interface)
+        raw(",\"source\":")
+        string(route.source)
+        raw(",\"table\":")
+        raw(String(route.table))
         raw("}")
     }
 

@@ -69,7 +69,7 @@ struct DaemonCommand: ParsableCommand {
             socketPath: path, passedSocket: passed, limits: limits, check: check,
             destinationLimits: settings.destinationLimits, meteredOverrides: settings.meteredOverrides,
             metrics: settings.metrics, watchedTargets: settings.watchedTargets, stop: stop,
-            systemd: SystemdNotifier(), logger: logger)
+            systemd: SystemdNotifier(), journal: form == .journal ? JournalWriter() : nil, logger: logger)
         try server.run()
     }
 }

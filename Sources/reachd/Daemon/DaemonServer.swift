@@ -65,6 +65,8 @@ final class DaemonServer {
     private let stop: WakeSignal
     private let logger: Logger
     private let systemd: SystemdNotifier
+    /// Where each change also goes as structured entries, when stderr is the journal.
+    private let journal: JournalWriter?
     private let limits: ClientLimits
     /// The connectivity check, when configured.
     private let checker: ConnectivityChecker?
@@ -93,9 +95,11 @@ final class DaemonServer {
         socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
         destinationLimits: DestinationLimits,
         meteredOverrides: [String: Bool], metrics metricsSettings: MetricsSettings = MetricsSettings(),
-        watchedTargets: [Destination] = [], stop: WakeSignal, systemd: SystemdNotifier, logger: Logger
+        watchedTargets: [Destination] = [], stop: WakeSignal, systemd: SystemdNotifier, journal: JournalWriter? = nil,
+        logger: Logger
     ) throws {
         self.stop = stop
+        self.journal = journal
         self.logger = logger
         self.systemd = systemd
         self.limits = limits
@@ -104,7 +108,15 @@ final class DaemonServer {
         checker = try check.map { try ConnectivityChecker(check: $0, logger: logger) }
         // With a check, connectivity is `none` or `unknown` until it finds more.
         if checker != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
-        let first = try engine.start()
+        let engine = engine
+        var first = try engine.start()
+        let watched = watchedTargets.map { ($0, DestinationTracker.Key($0, uid: nil, family: nil)) }
+        self.watched = watched
+        // Held for the daemon's life, evaluated with every client's; the
+        // first status already carries their answers (names still pending).
+        _ = try engine.add(watched.map(\.1), now: .now)
+        let answers = watched.compactMap { engine.tracker.status(of: $0.1) }
+        if !answers.isEmpty, let withWatched = engine.apply(watched: answers) { first = withWatched }
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
         let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
@@ -118,7 +130,7 @@ final class DaemonServer {
         destinations = DestinationWatches(limits: destinationLimits, engine: engine)
         metrics = DaemonMetrics(watching: watchedTargets)
         metrics.observe(first)
-        watched = watchedTargets.map { ($0, DestinationTracker.Key($0, uid: nil, family: nil)) }
+        for (target, answer) in zip(watchedTargets, first.watched) { metrics.observe(target, answer) }
         metricsListener = try metricsSettings.listen.map { address in
             do { return try MetricsListener(address: address) } catch {
                 throw SettingError("cannot serve metrics at \(address): \(error); pick another [metrics] listen")
@@ -126,8 +138,6 @@ final class DaemonServer {
         }
         metricsTextfile = metricsSettings.textfile.map(MetricsTextfile.init)
         if let metricsListener { try poll.add(metricsListener.fd, .metrics, interest: .readable) }
-        // Held for the daemon's life; evaluated with every client's.
-        _ = try engine.add(watched.map(\.key), now: .now)
         try registerNewDescriptors()
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
@@ -138,7 +148,6 @@ final class DaemonServer {
             "metrics.textfile": "\(metricsSettings.textfile ?? "off")",
             "watch.targets": "\(watchedTargets.map(\.description).joined(separator: " "))",
         ])
-        observeWatched()
         writeTextfile()
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
@@ -177,7 +186,7 @@ final class DaemonServer {
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
             evaluateDestinations(now)
-            if observeWatched() { writeTextfile() }
+            observeWatched()
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
@@ -207,14 +216,18 @@ final class DaemonServer {
         }
     }
 
-    /// Takes the watched targets' answers into the metrics; whether any changed.
-    @discardableResult
-    private func observeWatched() -> Bool {
-        var changed = false
+    /// Takes the watched targets' answers into the metrics and, when they
+    /// changed, publishes the status that carries them: after the host's own
+    /// change of the same wake-up, which their lookups follow.
+    private func observeWatched() {
+        guard !watched.isEmpty else { return }
+        var answers: [DestinationStatus] = []
         for (target, key) in watched {
-            if let answer = engine.tracker.status(of: key), metrics.observe(target, answer) { changed = true }
+            guard let answer = engine.tracker.status(of: key) else { continue }
+            metrics.observe(target, answer)
+            answers.append(answer)
         }
-        return changed
+        if let status = engine.apply(watched: answers) { publish(status) }
     }
 
     private func exposition() -> [UInt8] {
@@ -507,6 +520,7 @@ final class DaemonServer {
     private func announce(_ status: NetworkStatus) {
         // One timestamp per line: the log's (or journald's).
         logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced, timed: false))")
+        journal?.send(JournalEntry.changes(from: lastAnnounced, to: status))
         lastAnnounced = status
         systemd.status(StatusFormatter.oneLine(status))
     }
@@ -535,6 +549,8 @@ final class DaemonServer {
         for client in Array(clients.all) { drop(client) }
         admission.listener.close()
         metricsListener?.close()
+        // A stopped daemon knows nothing of the host: no value beats a stale one.
+        metricsTextfile?.remove()
         logger.info("stopped", metadata: ["socket.path": "\(admission.listener.path)"])
     }
 }

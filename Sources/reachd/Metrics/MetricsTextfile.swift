@@ -20,6 +20,9 @@ struct MetricsTextfile {
     func write(_ exposition: [UInt8]) -> SystemError? {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return SystemError("create \(temporary)") }
+        // Readable by node_exporter's user whatever the umask (the unit's
+        // is 0077): the metrics are no secret.
+        fchmod(fd, 0o644)
         var offset = 0
         while offset < exposition.count {
             let written = exposition[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -39,5 +42,11 @@ struct MetricsTextfile {
             return error
         }
         return nil
+    }
+
+    /// Removes the file, when the daemon stops: a file left behind would
+    /// tell the collector a state nobody watches any more.
+    func remove() {
+        unlink(path)
     }
 }

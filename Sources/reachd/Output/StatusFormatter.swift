@@ -43,6 +43,10 @@ enum StatusFormatter {
             }
             lines.append(cells.joined(separator: "  ").trimmingTrailingSpaces())
         }
+        if !status.watched.isEmpty {
+            // The daemon's verdicts, as its own uid: an app's may differ.
+            lines += ["", "Watched (by the daemon, as its own user):"] + status.watched.map { "  " + destination($0) }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -118,6 +122,11 @@ enum StatusFormatter {
             changes += linkChanges(from: was, to: link)
         }
         changes += old.interfaces.filter { !newLinks.contains($0.index) }.map { "-\($0.name)" }
+        let oldWatched = Dictionary(old.watched.map { ($0.target, $0.state) }, uniquingKeysWith: { first, _ in first })
+        for target in new.watched {
+            guard let was = oldWatched[target.target], was != target.state else { continue }
+            changes.append("\(target.target) \(was) → \(target.state)" + (target.reason.map { " (\($0))" } ?? ""))
+        }
         return changes
     }
 

@@ -121,10 +121,20 @@ struct SystemdUnitTests {
              "needs systemd-nspawn (Debian's systemd-container; make test installs it)"))
 struct SystemdContainerTests {
     static let checks = [
-        "socket-first", "activation", "active", "status-text", "route-change", "unprivileged",
-        "connectivity", "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop",
+        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
+        "journal-family", "journal-destination", "journal-connectivity", "watched-status", "other-user-client", "textfile",
+        "unprivileged",
+        "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",
         "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",
     ]
+
+    /// The tmpfiles.d line the README gives for node_exporter's textfile
+    /// collector: the test boots with it, so the README says what works.
+    static func readmesTmpfilesLine() throws -> String {
+        let readme = try String(contentsOf: TestInstallation.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let line = readme.split(separator: "\n").first { $0.hasPrefix("L+ /var/lib/prometheus/node-exporter/") }
+        return try #require(line.map { "\($0)\n" }, "README.md gives no tmpfiles.d line for the textfile")
+    }
 
     @Test func notifyWatchdogSocketActivationAndHardeningUnderSystemd() async throws {
         let network = try await TestNetwork()
@@ -133,8 +143,20 @@ struct SystemdContainerTests {
         let checkServer = try await CheckServer(in: network, answering: .init(status: 204))
         let scratch = network.directory
         let configuration = scratch.appendingPathComponent("reachd.conf")
-        try "[connectivity]\nurl = \(checkServer.url)\nexpect = status:204\ntimeout = 2\n"
-            .write(to: configuration, atomically: true, encoding: .utf8)
+        // Watched targets on-link and beyond the gateway, and the textfile
+        // where the README's tmpfiles.d line expects it.
+        try """
+            [connectivity]
+            url = \(checkServer.url)
+            expect = status:204
+            timeout = 2
+            [watch]
+            targets = 10.77.0.1:80 203.0.113.5:443
+            [metrics]
+            textfile = /run/reachd/metrics/reachd.prom
+            """.write(to: configuration, atomically: true, encoding: .utf8)
+        let tmpfiles = scratch.appendingPathComponent("reachd-metrics.conf")
+        try Self.readmesTmpfilesLine().write(to: tmpfiles, atomically: true, encoding: .utf8)
         let output = scratch.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
         let script = TestInstallation.packageRoot.appendingPathComponent("Tests/reachdTests/Systemd/check.sh").path
@@ -171,6 +193,7 @@ struct SystemdContainerTests {
             "--bind-ro=\(dropIn.path):/etc/systemd/system/reachd.service.d/watchdog.conf",
             "--bind-ro=\(preset.path):/etc/systemd/system-preset/00-reachd-test.preset",
             "--bind-ro=\(configuration.path):/etc/reachd/reachd.conf",
+            "--bind-ro=\(tmpfiles.path):/etc/tmpfiles.d/reachd-metrics.conf",
         ]
         for unit in TestInstallation.unitNames {
             arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")

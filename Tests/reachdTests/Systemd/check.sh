@@ -47,6 +47,61 @@ check route-change wait_for 5 route_change_shown
 connectivity_full() { "$reachd" status --json | grep -q '"connectivity":"full"'; }
 check connectivity wait_for 10 connectivity_full
 
+# 2c. History in the journal: a flip of the default route is one structured
+# entry per family change and per watched target (MESSAGE_ID, REACHD_*
+# fields), sent with journald's native protocol from the sandboxed unit.
+family_id=0b48f89eacaa4316b01d3b13b6e716f6
+connectivity_id=882f406292b345458c16703deead3d9f
+destination_id=0fcb124ef37a4a6bbecca317f6c28059
+offline() { "$reachd" status --short | grep -q '^local'; }
+ip route del default
+wait_for 5 offline
+ip route add default via 10.77.0.1
+check flip-back wait_for 10 connectivity_full
+# The fields of each entry matching "$@", one "FIELD=value" per line.
+entries() { journalctl --no-pager -o export "$@" | sed -n 's/^\(MESSAGE\|_SYSTEMD_UNIT\|REACHD_[A-Z_]*\)=/&/p'; }
+has_entry() {  # has_entry MATCHES... -- FIELD=value...
+  local matches=() fields; while [ "$1" != -- ]; do matches+=("$1"); shift; done; shift
+  fields=$(entries "${matches[@]}")
+  for field in "$@"; do grep -qx "$field" <<<"$fields" || return 1; done
+}
+journal_family() {
+  has_entry MESSAGE_ID=$family_id REACHD_FAMILY=ipv4 REACHD_PREVIOUS_REACHABILITY=online -- \
+    REACHD_REACHABILITY=local REACHD_REASON=no_route _SYSTEMD_UNIT=reachd.service \
+  && has_entry MESSAGE_ID=$family_id REACHD_FAMILY=ipv4 REACHD_PREVIOUS_REACHABILITY=local -- \
+    REACHD_REACHABILITY=online REACHD_INTERFACE=vh REACHD_GATEWAY=10.77.0.1 "MESSAGE=IPv4 online via vh (was local)"
+}
+journal_destination() {
+  has_entry MESSAGE_ID=$destination_id REACHD_TARGET=203.0.113.5:443 REACHD_STATE=unreachable -- \
+    REACHD_PREVIOUS_STATE=reachable REACHD_REASON=no_route _SYSTEMD_UNIT=reachd.service
+}
+journal_connectivity() {
+  has_entry MESSAGE_ID=$connectivity_id REACHD_CONNECTIVITY=none -- REACHD_PREVIOUS_CONNECTIVITY=full REACHD_ONLINE=0 \
+  && has_entry MESSAGE_ID=$connectivity_id REACHD_CONNECTIVITY=full -- REACHD_ONLINE=1
+}
+check journal-family wait_for 5 journal_family
+check journal-destination wait_for 5 journal_destination
+check journal-connectivity wait_for 5 journal_connectivity
+journalctl --no-pager -o export MESSAGE_ID=$family_id MESSAGE_ID=$destination_id MESSAGE_ID=$connectivity_id > /out/structured 2>&1
+
+# 2d. The watched targets in `reachd status`, judged by the sandboxed daemon.
+watched_shown() { "$reachd" status | grep -q '^  10.77.0.1:80 reachable via vh$'; }
+check watched-status watched_shown
+
+# 2e. Any local user is the daemon's client: the socket's mode is 0666, and
+# every directory on its path lets others through.
+answer=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$reachd" status --json 2>&1)
+case "$answer" in *'"source":"daemon"'*) pass other-user-client ;; *) fail other-user-client "$answer $(ls -ld /run/reachd /run/private 2>&1 | tr '\n' ' ')" ;; esac
+
+# 2f. The textfile, in the runtime directory the unit gives the daemon, read
+# through the link tmpfiles.d put in node_exporter's directory, by a user
+# that is not the daemon's.
+textfile=/var/lib/prometheus/node-exporter/reachd.prom
+textfile_readable() { setpriv --reuid=65534 --regid=65534 --clear-groups cat "$textfile" | grep -q '^reachd_online 1'; }
+if wait_for 5 textfile_readable; then pass textfile; else
+  fail textfile "$(ls -ld /run/reachd /run/reachd/* /run/reachd/metrics/* "$textfile" 2>&1 | tr '\n' ' ') $(setpriv --reuid=65534 --regid=65534 --clear-groups cat "$textfile" 2>&1 | head -3 | tr '\n' ' ') $(journalctl -u reachd.service --no-pager | grep -i textfile | tail -2)"
+fi
+
 # 3. A dynamic user with no capabilities.
 pid=$(main_pid)
 # No awk: in a volatile root its /etc/alternatives link dangles.
@@ -94,6 +149,8 @@ result=$(systemctl show -p Result --value reachd.service)
 [ "$(systemctl is-active reachd.service)" = inactive ] && [ "$result" = success ] \
   && systemctl is-active -q reachd.socket && [ -S /run/reachd/reachd.sock ] \
   && pass clean-stop || fail clean-stop "result $result, socket $(systemctl is-active reachd.socket)"
+# A stopped daemon's textfile would tell a state nobody watches.
+[ ! -e /run/reachd/metrics/reachd.prom ] && pass textfile-removed || fail textfile-removed "$(ls -l /run/reachd)"
 
 # 7. reachd-wait-online.service finishes once a default route appears.
 ip route del default

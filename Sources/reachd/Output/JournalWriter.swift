@@ -1,0 +1,57 @@
+import Reachability
+
+/// Sends ``JournalEntry``s to journald with its native protocol: one
+/// datagram of `FIELD=value` lines on `/run/systemd/journal/socket`.
+///
+/// Written here rather than by linking libsystemd's `sd_journal_send`, as
+/// ``SystemdNotifier`` is: the protocol is a documented datagram
+/// (systemd.io/JOURNAL_NATIVE_PROTOCOL), our entries are a few hundred bytes
+/// (never the memfd path for large ones), and the daemon should run where
+/// libsystemd is not installed. journald adds `_PID`, `_SYSTEMD_UNIT` and the
+/// time from the socket's credentials, as for a line on stderr.
+struct JournalWriter {
+    static let systemSocket = "/run/systemd/journal/socket"
+    let socketPath: String
+
+    init(socketPath: String = Self.systemSocket) {
+        self.socketPath = socketPath
+    }
+
+    /// Sends each entry; returns whether journald took them all. A lost
+    /// entry is not retried: the free-text log line said it too.
+    @discardableResult
+    func send(_ entries: [JournalEntry]) -> Bool {
+        var sentAll = true
+        for entry in entries where !UnixSocket.sendDatagram(Self.datagram(entry), to: socketPath) { sentAll = false }
+        return sentAll
+    }
+
+    /// The entry in the native protocol's form.
+    static func datagram(_ entry: JournalEntry) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let fields = [
+            ("MESSAGE_ID", entry.kind.messageID), ("MESSAGE", entry.message), ("PRIORITY", "\(entry.priority)"),
+            ("SYSLOG_IDENTIFIER", "reachd"),
+        ] + entry.fields
+        for (name, value) in fields { append(name, value, to: &bytes) }
+        return bytes
+    }
+
+    /// `NAME=value\n`, or, for a value with a newline, the binary-safe form:
+    /// `NAME\n`, the length as a little-endian 64-bit number, the bytes,
+    /// `\n`. Every value here comes from the daemon or is checked (a
+    /// portal's URL has no control characters), but a forged field must not
+    /// be one newline away.
+    private static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) {
+        let utf8 = Array(value.utf8)
+        bytes += Array(name.utf8)
+        if utf8.contains(UInt8(ascii: "\n")) {
+            bytes.append(UInt8(ascii: "\n"))
+            withUnsafeBytes(of: UInt64(utf8.count).littleEndian) { bytes += $0 }
+        } else {
+            bytes.append(UInt8(ascii: "="))
+        }
+        bytes += utf8
+        bytes.append(UInt8(ascii: "\n"))
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+@testable import reachd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The structured entries a change makes, and their datagrams in journald's
+/// native protocol. Under a booted systemd, `journalctl MESSAGE_ID=` reads
+/// them back (Systemd/check.sh, "journal-*").
+@Suite("Journal entries")
+struct JournalEntryTests {
+    static func status(
+        ipv4: ReachabilityLevel = .online, connectivity: Connectivity = .unknown, portal: String? = nil,
+        watched: [DestinationStatus] = [], seq: UInt64 = 7
+    ) -> NetworkStatus {
+        let path = ipv4 == .online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil
+        var status = NetworkStatus(
+            ipv4: FamilyStatus(reachability: ipv4, reason: ipv4 == .online ? nil : .noRoute, path: path),
+            ipv6: FamilyStatus(reachability: .local, reason: .noRoute, path: nil),
+            connectivity: connectivity, portalURL: portal, interfaces: [], seq: seq,
+            changedAt: Date(timeIntervalSince1970: 0), source: .daemon)
+        status.watched = watched
+        return status
+    }
+
+    static func target(_ state: DestinationState, reason: DestinationReason? = nil) -> DestinationStatus {
+        DestinationStatus(
+            target: "db.internal:5432", host: "db.internal", port: 5432, state: state, reason: reason,
+            via: state == .reachable
+                ? DestinationRoute(interface: "wg0", index: 5, family: .ipv4, gateway: nil, table: 254, source: "10.8.0.2")
+                : nil,
+            addresses: [], seq: 1, source: .daemon)
+    }
+
+    static func fields(_ entry: JournalEntry) -> [String: String] {
+        Dictionary(entry.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test func aFamilyGoingOfflineIsOneNoticeWithItsReason() throws {
+        let entries = JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local, seq: 8))
+        let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
+        #expect(entry.kind == .family && entry.priority == 5)
+        #expect(entry.message == "IPv4 local: no_route (was online)")
+        #expect(Self.fields(entry) == [
+            "REACHD_FAMILY": "ipv4", "REACHD_REACHABILITY": "local", "REACHD_PREVIOUS_REACHABILITY": "online",
+            "REACHD_REASON": "no_route", "REACHD_ONLINE": "0", "REACHD_SEQ": "8",
+        ])
+        let back = try #require(JournalEntry.changes(from: Self.status(ipv4: .local), to: Self.status()).first)
+        #expect(back.priority == 6 && Self.fields(back)["REACHD_INTERFACE"] == "eth0" && Self.fields(back)["REACHD_GATEWAY"] == "192.0.2.1")
+    }
+
+    @Test func theFirstStatusSaysWhereTheDaemonStartedAndNothingElseIsAChange() {
+        let first = JournalEntry.changes(from: nil, to: Self.status())
+        #expect(first.map(\.kind) == [.family, .family], "both families; no check: no verdict; \(first)")
+        #expect(first.allSatisfy { Self.fields($0)["REACHD_PREVIOUS_REACHABILITY"] == nil })
+        #expect(JournalEntry.changes(from: Self.status(), to: Self.status(seq: 8)).isEmpty)
+    }
+
+    @Test func aPortalIsAConnectivityEntryWithItsURL() throws {
+        let entries = JournalEntry.changes(
+            from: Self.status(connectivity: .full), to: Self.status(connectivity: .portal, portal: "http://portal.example/login"))
+        let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
+        #expect(entry.kind == .connectivity && entry.priority == 5)
+        #expect(Self.fields(entry)["REACHD_CONNECTIVITY"] == "portal" && Self.fields(entry)["REACHD_PREVIOUS_CONNECTIVITY"] == "full")
+        #expect(Self.fields(entry)["REACHD_PORTAL_URL"] == "http://portal.example/login")
+    }
+
+    @Test func aWatchedTargetSpeaksOnceResolvedAndOnEachChange() throws {
+        let pending = Self.status(watched: [Self.target(.pending)])
+        let reachable = Self.status(watched: [Self.target(.reachable)])
+        #expect(JournalEntry.changes(from: nil, to: pending).allSatisfy { $0.kind == .family }, "pending says nothing")
+        let resolved = try #require(JournalEntry.changes(from: pending, to: reachable).first)
+        #expect(resolved.kind == .destination && Self.fields(resolved)["REACHD_PREVIOUS_STATE"] == nil)
+        #expect(Self.fields(resolved)["REACHD_INTERFACE"] == "wg0" && resolved.message == "db.internal:5432 reachable via wg0")
+        let lost = try #require(JournalEntry.changes(
+            from: reachable, to: Self.status(watched: [Self.target(.unreachable, reason: .route(.noRoute))])).first)
+        #expect(lost.priority == 5 && lost.message == "db.internal:5432 unreachable: no_route (was reachable)")
+        #expect(Self.fields(lost)["REACHD_STATE"] == "unreachable" && Self.fields(lost)["REACHD_PREVIOUS_STATE"] == "reachable")
+    }
+
+    @Test func theIDsAreDistinct128BitIDsAndTheReadmeGivesThem() throws {
+        let ids = JournalEntry.Kind.allCases.map(\.messageID)
+        let readme = try String(contentsOf: TestSupport.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        for id in ids { #expect(readme.contains("`\(id)`"), "README.md does not give \(id)") }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) && $0 == $0.lowercased() })
+    }
+
+    /// What journald's socket receives: `NAME=value` lines, and the
+    /// length-prefixed form for a value with a newline, so that no value
+    /// can forge a field.
+    @Test func theDatagramIsJournaldsNativeProtocol() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-journal-\(getpid()).sock").path
+        unlink(path)
+        let fd = try UnixSocket.bindDatagram(at: path)
+        defer { close(fd); unlink(path) }
+        var entry = try #require(JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local)).first)
+        entry.fields.append((name: "REACHD_TEST", value: "two\nPRIORITY=0"))
+        #expect(JournalWriter(socketPath: path).send([entry]))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        let datagram = Array(buffer[0..<max(count, 0)])
+        #expect(datagram == JournalWriter.datagram(entry))
+        let text = String(decoding: datagram, as: UTF8.self)
+        #expect(text.hasPrefix("MESSAGE_ID=\(JournalEntry.Kind.family.messageID)\nMESSAGE=IPv4 local: no_route (was online)\nPRIORITY=5\nSYSLOG_IDENTIFIER=reachd\n"))
+        #expect(text.contains("REACHD_FAMILY=ipv4\n"))
+        let binary = Array("REACHD_TEST\n".utf8) + [14, 0, 0, 0, 0, 0, 0, 0] + Array("two\nPRIORITY=0\n".utf8)
+        #expect(datagram.suffix(binary.count) == binary[...], "length-prefixed, little-endian")
+    }
+}
