@@ -8,7 +8,9 @@
 # through a route flood, their latency and their idle cost (bench/destinations.py), and
 # GLib apps on the GIO module beside GLib's netlink backend (bench/gio.py), what one
 # library monitor following 1, 16 and 64 destinations costs its process (bench/monitor_cost.py),
-# and how soon an expiring route is noticed, against the kernel's lookup (bench/expiry.py).
+# how soon an expiring route is noticed, against the kernel's lookup (bench/expiry.py), and
+# a Prometheus scrape's latency against the kernel's floor, its CPU, and an idle daemon
+# with metrics on (bench/metrics.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +28,7 @@ echo
 python3 bench/monitor_cost.py
 echo
 python3 bench/expiry.py
+echo
+python3 bench/metrics.py
 echo
 exec python3 bench/latency.py

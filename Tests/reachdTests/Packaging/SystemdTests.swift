@@ -122,7 +122,7 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
-        "journal-family", "journal-destination", "journal-connectivity", "watched-status", "other-user-client", "textfile",
+        "journal-family", "journal-destination", "journal-connectivity", "watched-status", "other-user-client", "metrics-listener", "textfile",
         "unprivileged",
         "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",
         "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",
@@ -153,6 +153,7 @@ struct SystemdContainerTests {
             [watch]
             targets = 10.77.0.1:80 203.0.113.5:443
             [metrics]
+            listen = yes
             textfile = /run/reachd/metrics/reachd.prom
             """.write(to: configuration, atomically: true, encoding: .utf8)
         let tmpfiles = scratch.appendingPathComponent("reachd-metrics.conf")

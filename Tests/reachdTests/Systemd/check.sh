@@ -93,7 +93,13 @@ check watched-status watched_shown
 answer=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$reachd" status --json 2>&1)
 case "$answer" in *'"source":"daemon"'*) pass other-user-client ;; *) fail other-user-client "$answer $(ls -ld /run/reachd /run/private 2>&1 | tr '\n' ' ')" ;; esac
 
-# 2f. The textfile, in the runtime directory the unit gives the daemon, read
+# 2f. The listener works under the unit's sandbox as shipped: a scrape over
+# loopback (bash's /dev/tcp: no curl in every root).
+scrape() { exec 3<>/dev/tcp/127.0.0.1/10077 && printf 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n' >&3 && cat <&3; exec 3<&-; }
+scraped_online() { scrape | grep -q '^reachd_destination_reachable{target="10.77.0.1:80"} 1'; }
+if wait_for 5 scraped_online; then pass metrics-listener; else fail metrics-listener "$(scrape 2>&1 | head -3)"; fi
+
+# 2g. The textfile, in the runtime directory the unit gives the daemon, read
 # through the link tmpfiles.d put in node_exporter's directory, by a user
 # that is not the daemon's.
 textfile=/var/lib/prometheus/node-exporter/reachd.prom
