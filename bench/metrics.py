@@ -15,6 +15,7 @@ an idle one.
 The daemon watches WATCHED targets, so that the exposition has their series.
 Needs root. Usage: python3 bench/metrics.py [SCRAPES] [WATCHED]
 """
+import json
 import os
 import socket
 import statistics
@@ -91,7 +92,6 @@ def main():
         result = subprocess.run(["ip", "netns", "exec", net.host] + inside + [str(scrapes)],
                                 check=True, capture_output=True, text=True)
         cpu_after = reachd_bench.cpu_seconds(daemon.pid)
-        import json
         times, size = json.loads(result.stdout)
         floor_times = floor(scrapes, size)
         median, p99 = summary(times)
@@ -101,9 +101,7 @@ def main():
         print(f"  floor (kernel's part alone): median {floor_median:7.1f} µs, p99 {floor_p99:7.1f} µs")
         print(f"  daemon CPU per scrape: {(cpu_after - cpu_before) / scrapes * 1e6:.1f} µs "
               f"({cpu_after - cpu_before:.2f} s over {scrapes}; clock ticks of {1e3 / os.sysconf('SC_CLK_TCK'):.0f} ms)")
-        trace = subprocess.run(["timeout", "-s", "INT", "10", "strace", "-c", "-f", "-p", str(daemon.pid)],
-                               capture_output=True, text=True)
-        lines = [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
+        lines = reachd_bench.syscalls(daemon.pid)
         print("  idle with metrics on, no scrape, 10 s under strace -c -f (system calls made):")
         print("\n".join("    " + l for l in lines) if lines else "    none")
         daemon.terminate()

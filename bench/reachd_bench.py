@@ -161,14 +161,22 @@ def idle_syscalls():
     try:
         daemon, _ = start_daemon(net)
         time.sleep(0.2)
-        trace = subprocess.run(["timeout", "-s", "INT", "10", "strace", "-c", "-f", "-p", str(daemon.pid)],
-                               capture_output=True, text=True)
+        lines = syscalls(daemon.pid)
         daemon.terminate()
         daemon.wait()
-        lines = [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
         return lines
     finally:
         net.close()
+
+
+def syscalls(pid, seconds=10):
+    """The rows of `strace -c -f` for `pid` over `seconds`: empty when it made none."""
+    trace = subprocess.run(["timeout", "-s", "INT", str(seconds), "strace", "-c", "-f", "-p", str(pid)],
+                           capture_output=True, text=True)
+    # No rows is "none" only if strace was there to see it.
+    if f"Process {pid} attached" not in trace.stderr:
+        sys.exit(f"bench: strace could not watch {pid}: {trace.stderr.strip()}")
+    return [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
 
 
 CHECK_SERVER = """

@@ -115,14 +115,7 @@ package struct StatusLineWriter {
 
     private mutating func write(_ route: DestinationRoute?) {
         guard let route else { return raw("null") }
-        raw("{\"family\":")
-        string(route.family.rawValue)
-        raw(",\"gateway\":")
-        optionalString(route.gateway)
-        raw(",\"index\":")
-        raw(String(route.index))
-        raw(",\"interface\":")
-        string(route.interface)
+        openPath(route.family, route.gateway, route.index, route.interface)
         raw(",\"source\":")
         string(route.source)
         raw(",\"table\":")
@@ -152,15 +145,21 @@ package struct StatusLineWriter {
 
     private mutating func write(_ path: NetworkPath?) {
         guard let path else { return raw("null") }
-        raw("{\"family\":")
-        string(path.family.rawValue)
-        raw(",\"gateway\":")
-        optionalString(path.gateway)
-        raw(",\"index\":")
-        raw(String(path.index))
-        raw(",\"interface\":")
-        string(path.interface)
+        openPath(path.family, path.gateway, path.index, path.interface)
         raw("}")
+    }
+
+    /// The keys a status's path and a destination's route share, which
+    /// sort first in both: the object opened, not closed.
+    private mutating func openPath(_ family: AddressFamily, _ gateway: String?, _ index: Int, _ interface: String) {
+        raw("{\"family\":")
+        string(family.rawValue)
+        raw(",\"gateway\":")
+        optionalString(gateway)
+        raw(",\"index\":")
+        raw(String(index))
+        raw(",\"interface\":")
+        string(interface)
     }
 
     private mutating func write(_ link: InterfaceStatus) {

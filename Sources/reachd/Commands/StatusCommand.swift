@@ -11,7 +11,9 @@ struct StatusCommand: AsyncParsableCommand {
         abstract: "Print the current network status.",
         discussion: """
             Asks the daemon; where none answers, computes the same status in-process \
-            from one netlink snapshot and says so on stderr ("source": "embedded" in JSON).
+            from one netlink snapshot and says so on stderr ("source": "embedded" in JSON). \
+            A daemon with [watch] targets adds its verdict for each, under "Watched" \
+            ("watched" in JSON).
             Exits 0 when online, 1 when not, 2 on error.
 
             Examples:
