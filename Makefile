@@ -212,6 +212,9 @@ install: $(GIO_MODULE)
 	  install -Dm644 .build/$$unit $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
 	done
 	install -Dm644 .build/reachd.1 $(DESTDIR)$(MANDIR)/man1/reachd.1
+	# journalctl reads catalogs from /usr/lib and /usr/local/lib alone;
+	# `journalctl --update-catalog` (a package's trigger) indexes them.
+	install -Dm644 systemd/reachd.catalog $(DESTDIR)$(PREFIX)/lib/systemd/catalog/reachd.catalog
 	install -Dm644 docs/PROTOCOL.md $(DESTDIR)$(DATADIR)/doc/reachd/PROTOCOL.md
 	install -Dm644 LICENSE $(DESTDIR)$(DATADIR)/doc/reachd/LICENSE
 	# The configuration, unless one is there already: an administrator's edits stay.

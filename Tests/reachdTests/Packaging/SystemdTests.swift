@@ -89,7 +89,7 @@ struct SystemdUnitTests {
         let prefix = TestInstallation.staged
         let configuration = TestInstallation.packageRoot.appendingPathComponent(".build/test-root/etc/reachd/reachd.conf")
         #expect(FileManager.default.fileExists(atPath: configuration.path), "the configuration, in SYSCONFDIR")
-        for path in ["bin/reachd", "share/man/man1/reachd.1", "share/bash-completion/completions/reachd",
+        for path in ["bin/reachd", "share/man/man1/reachd.1", "lib/systemd/catalog/reachd.catalog", "share/bash-completion/completions/reachd",
                      "share/zsh/site-functions/_reachd", "share/fish/vendor_completions.d/reachd.fish"] {
             #expect(FileManager.default.fileExists(atPath: prefix.appendingPathComponent(path).path), "\(path)")
         }
@@ -122,7 +122,7 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
-        "journal-family", "journal-destination", "journal-connectivity", "watched-status", "other-user-client", "metrics-listener", "textfile",
+        "journal-family", "journal-destination", "journal-connectivity", "journal-catalog", "watched-status", "other-user-client", "metrics-listener", "textfile",
         "unprivileged",
         "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",
         "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",

@@ -82,6 +82,10 @@ journal_connectivity() {
 check journal-family wait_for 5 journal_family
 check journal-destination wait_for 5 journal_destination
 check journal-connectivity wait_for 5 journal_connectivity
+# The catalog `make install` puts in /usr/local/lib/systemd/catalog explains them.
+journalctl --update-catalog
+explained() { journalctl --no-pager -x MESSAGE_ID=$family_id REACHD_REACHABILITY=local | grep -q 'Subject: ipv4 is now local'; }
+if explained; then pass journal-catalog; else fail journal-catalog "$(journalctl --no-pager -x MESSAGE_ID=$family_id | tail -5)"; fi
 journalctl --no-pager -o export MESSAGE_ID=$family_id MESSAGE_ID=$destination_id MESSAGE_ID=$connectivity_id > /out/structured 2>&1
 
 # 2d. The watched targets in `reachd status`, judged by the sandboxed daemon.
