@@ -123,9 +123,10 @@ package final class NetworkEngine {
 
     /// Takes in the answers of the destinations the daemon watches itself
     /// (held with ``add(_:now:)``, read from ``tracker``); the status to
-    /// publish when they changed.
-    package func apply(watched answers: [DestinationStatus]) -> NetworkStatus? {
-        guard let status = watcher.apply(watched: answers) else { return nil }
+    /// publish when they changed. `unsent`: the last status returned has
+    /// not been published yet (see ``NetworkWatcher/apply(watched:unsent:)``).
+    package func apply(watched answers: [DestinationStatus], unsent: Bool) -> NetworkStatus? {
+        guard let status = watcher.apply(watched: answers, unsent: unsent) else { return nil }
         published(status)
         return status
     }

@@ -131,10 +131,11 @@ package final class NetworkWatcher {
     }
 
     /// Takes in the answers for the destinations the daemon watches itself,
-    /// which its full statuses carry: the new status, or `nil` when they are
-    /// the answers already published.
-    package func apply(watched answers: [DestinationStatus]) -> NetworkStatus? {
-        publisher.publish(watched: answers, at: Date())
+    /// which its full statuses carry: the status to publish, or `nil` when
+    /// they are the answers it carries. `unsent`: the last status returned
+    /// has not been published yet, and takes them under its own number.
+    package func apply(watched answers: [DestinationStatus], unsent: Bool) -> NetworkStatus? {
+        publisher.publish(watched: answers, unsent: unsent, at: Date())
     }
 
     /// Asks the lookups again once a route behind the published paths has

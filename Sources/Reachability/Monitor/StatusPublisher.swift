@@ -15,7 +15,7 @@ struct StatusPublisher: Sendable {
     let network: NetworkNamespace?
     private(set) var current: NetworkStatus?
     /// The daemon's watched targets' answers, carried by every status from
-    /// the one that took them in (``publish(watched:at:)``).
+    /// the one that took them in (``publish(watched:unsent:at:)``).
     private var watched: [DestinationStatus] = []
 
     init(source: StatusSource, firstSeq: UInt64 = 1, network: NetworkNamespace? = nil) {
@@ -40,10 +40,20 @@ struct StatusPublisher: Sendable {
     }
 
     /// Takes in the watched targets' answers: the status that carries them,
-    /// numbered as the next change, or `nil` when they are what was published.
-    mutating func publish(watched answers: [DestinationStatus], at now: Date) -> NetworkStatus? {
+    /// or `nil` when they are what the current status carries.
+    ///
+    /// - Parameter unsent: the current status has reached no one yet (it was
+    ///   made in the same pass, before the answers its change moved): it
+    ///   takes them under its own number, and one status tells the change
+    ///   instead of two, the first already stale.
+    mutating func publish(watched answers: [DestinationStatus], unsent: Bool, at now: Date) -> NetworkStatus? {
         watched = answers
-        guard let current else { return nil }
+        guard var current, current.watched != answers else { return nil }
+        if unsent {
+            current.watched = answers
+            self.current = current
+            return current
+        }
         return publish(
             ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
             connectivity: current.connectivity, portalURL: current.portalURL, at: now)

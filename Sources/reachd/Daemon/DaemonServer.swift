@@ -116,7 +116,7 @@ final class DaemonServer {
         // first status already carries their answers (names still pending).
         _ = try engine.add(watched.map(\.1), now: .now)
         let answers = watched.compactMap { engine.tracker.status(of: $0.1) }
-        if !answers.isEmpty, let withWatched = engine.apply(watched: answers) { first = withWatched }
+        if let withWatched = engine.apply(watched: answers, unsent: true) { first = withWatched }
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
         let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
@@ -126,6 +126,8 @@ final class DaemonServer {
         try poll.add(stop.fileDescriptor, .stop, interest: .readable)
         try poll.add(listener.fd, .listener, interest: .readable)
         if let checker { try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable) }
+        // Every descriptor there is, the /etc watch a watched name made included.
+        _ = engine.takeNewDescriptors()
         for (source, fd) in engine.descriptors { try poll.add(fd, .engine(source), interest: .readable) }
         destinations = DestinationWatches(limits: destinationLimits, engine: engine)
         metrics = DaemonMetrics(watching: watchedTargets)
@@ -138,7 +140,6 @@ final class DaemonServer {
         }
         metricsTextfile = metricsSettings.textfile.map(MetricsTextfile.init)
         if let metricsListener { try poll.add(metricsListener.fd, .metrics, interest: .readable) }
-        try registerNewDescriptors()
         logger.info("listening", metadata: [
             "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
@@ -172,21 +173,27 @@ final class DaemonServer {
             // The daemon's own descriptors first: a change reaches every
             // subscriber before any client's request is read.
             var acceptReady = false
+            var changed: NetworkStatus?
             for event in events {
                 switch event.token {
                 case .stop: return
-                case .engine(let source): try handle(source, now)
+                case .engine(let source): changed = try handle(source, now) ?? changed
                 case .listener: acceptReady = true
-                case .checker: collectProbes(now)
+                case .checker: changed = collectProbes(now) ?? changed
                 case .client, .metrics, .scraper: break
                 }
             }
             // A route behind the status that expired: the kernel says nothing.
-            if let status = try expireRoutes(now) { publish(status) }
+            changed = try expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
-            evaluateDestinations(now)
-            observeWatched()
+            let answers = evaluateDestinations(now)
+            // One status per pass, the newest (each holds the whole state),
+            // carrying the watched targets' answers its change moved: never
+            // one that says the route went and the target is still reachable.
+            if let status = observeWatched(unsent: changed != nil) ?? changed { publish(status) }
+            // The host's change first, then the clients' destinations.
+            send(answers, now)
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
@@ -216,18 +223,18 @@ final class DaemonServer {
         }
     }
 
-    /// Takes the watched targets' answers into the metrics and, when they
-    /// changed, publishes the status that carries them: after the host's own
-    /// change of the same wake-up, which their lookups follow.
-    private func observeWatched() {
-        guard !watched.isEmpty else { return }
+    /// Takes the watched targets' answers into the metrics; the status to
+    /// publish when they changed. `unsent`: this pass made a status that is
+    /// not published yet, which takes them under its own number.
+    private func observeWatched(unsent: Bool) -> NetworkStatus? {
+        guard !watched.isEmpty else { return nil }
         var answers: [DestinationStatus] = []
         for (target, key) in watched {
             guard let answer = engine.tracker.status(of: key) else { continue }
             metrics.observe(target, answer)
             answers.append(answer)
         }
-        if let status = engine.apply(watched: answers) { publish(status) }
+        return engine.apply(watched: answers, unsent: unsent)
     }
 
     private func exposition() -> [UInt8] {
@@ -402,9 +409,10 @@ final class DaemonServer {
     }
 
     /// Finished probes come back as an input to the watcher.
-    private func collectProbes(_ now: ContinuousClock.Instant) {
-        guard let checker, checker.collect(now: now), let status = engine.apply(checker.findings) else { return }
-        publish(status)
+    /// The status to publish, when what the probes found changed it.
+    private func collectProbes(_ now: ContinuousClock.Instant) -> NetworkStatus? {
+        guard let checker, checker.collect(now: now) else { return nil }
+        return engine.apply(checker.findings)
     }
 
     private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
@@ -434,12 +442,12 @@ final class DaemonServer {
     }
 
     /// Looks up the watched destinations again, when anything their answers
-    /// rest on moved, and sends the answers that changed.
-    private func evaluateDestinations(_ now: ContinuousClock.Instant) {
+    /// rest on moved: the answers that changed, for their clients.
+    private func evaluateDestinations(_ now: ContinuousClock.Instant) -> [DestinationWatches.Delivery] {
         do {
             // Timed only for the debug log: `make bench` reads the longest.
             let started = logger.logLevel <= .debug ? ContinuousClock.now : nil
-            guard let deliveries = try destinations.evaluateChanged(now: now) else { return }
+            guard let deliveries = try destinations.evaluateChanged(now: now) else { return [] }
             if let started, destinations.count > 0 {
                 let elapsed = ContinuousClock.now - started
                 logger.debug("evaluated watched destinations", metadata: [
@@ -448,11 +456,12 @@ final class DaemonServer {
                     "destinations.evaluation_us": "\(elapsed.components.attoseconds / 1_000_000_000_000 + elapsed.components.seconds * 1_000_000)",
                 ])
             }
-            send(deliveries, .now)
+            return deliveries
         } catch {
             // The query socket failed; the next wake-up asks again, and a
             // socket that keeps failing is reopened by the status's own evaluation.
             logger.error("route lookups for watched destinations failed", metadata: ["error": "\(error)"])
+            return []
         }
     }
 
@@ -463,10 +472,11 @@ final class DaemonServer {
         }
     }
 
-    private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws {
+    /// The status to publish, when reading `source` changed it.
+    private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws -> NetworkStatus? {
         let outcome = try engine.handle(source, now: now)
         try registerNewDescriptors()
-        if let status = outcome.status { publish(status) }
+        return outcome.status
     }
 
     /// The engine's descriptors that came since: a reopened netlink socket

@@ -122,10 +122,15 @@ enum StatusFormatter {
             changes += linkChanges(from: was, to: link)
         }
         changes += old.interfaces.filter { !newLinks.contains($0.index) }.map { "-\($0.name)" }
-        let oldWatched = Dictionary(old.watched.map { ($0.target, $0.state) }, uniquingKeysWith: { first, _ in first })
+        let oldWatched = Dictionary(old.watched.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
         for target in new.watched {
-            guard let was = oldWatched[target.target], was != target.state else { continue }
-            changes.append("\(target.target) \(was) → \(target.state)" + (target.reason.map { " (\($0))" } ?? ""))
+            guard let was = oldWatched[target.target], was != target else { continue }
+            if was.state != target.state {
+                changes.append("\(target.target) \(was.state) → \(target.state)" + (target.reason.map { " (\($0))" } ?? ""))
+            } else {
+                // Still reachable another way, or unreachable for another reason.
+                changes.append(destination(target))
+            }
         }
         return changes
     }

@@ -99,7 +99,8 @@ struct MetricsScrapeTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let directory = network.directory.appendingPathComponent("textfile")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let daemon = try await network.startDaemon(["--metrics-textfile", directory.appendingPathComponent("reachd.prom").path])
+        let textfile = directory.appendingPathComponent("reachd.prom").path
+        let daemon = try await network.startDaemon(["--metrics-textfile", textfile])
         let exporter = try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/prometheus-node-exporter",
             "--web.listen-address=127.0.0.1:9100", "--collector.disable-defaults", "--collector.textfile",
@@ -121,6 +122,13 @@ struct MetricsScrapeTests {
         }
         #expect(offline.contains("\nreachd_status_changes_total 1"), "\(offline)")
         #expect(daemon.isRunning, "\(daemon.errorOutput)")
+
+        // Stopped, the daemon takes its file along: no collector serves a
+        // state nobody watches any more.
+        daemon.signal(SIGTERM)
+        #expect(try await daemon.wait() == 0, "\(daemon.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: textfile))
+        #expect(!(try await scrape()).contains("\nreachd_online"))
     }
 
     /// A slow-loris, a 1 MB request line and 10,000 connections at once:

@@ -10,14 +10,22 @@ import TestSupport
 struct WatchedTargetTests {
     static let onLink = "10.77.0.1:8080"
     static let beyond = "203.0.113.5:443"
+    /// A name, from the hosts file: the daemon watches /etc for it.
+    static let named = "db.test:5432"
 
     @Test func statusShowsThemAndAFullSubscriberHearsThemChange() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let daemon = try await network.startDaemon(["--watch", Self.onLink, "--watch", Self.beyond])
+        let etc = try await DestinationReachabilityTests.resolverFiles(
+            network, hosts: "203.0.113.9 db.test", nameServer: "127.0.0.1")
+        let daemon = try await network.startDaemon(
+            ["--watch", Self.onLink, "--watch", Self.named, "--watch", Self.beyond], etc: etc)
         let (full, first) = try await SocketClient.subscribed(to: network.socketPath)
-        #expect(first.watched.map(\.target) == [Self.onLink, Self.beyond], "in the order configured")
-        #expect(first.watched.allSatisfy { $0.isReachable }, "\(first.watched)")
+        #expect(first.watched.map(\.target) == [Self.onLink, Self.named, Self.beyond], "in the order configured")
+        var resolved = first
+        while resolved.watched.contains(where: { $0.state == .pending }) { resolved = try await full.readStatus() }
+        #expect(resolved.watched.allSatisfy { $0.isReachable }, "\(resolved.watched)")
+        #expect(!daemon.errorOutput.contains("cannot wait for the resolver's files"), "\(daemon.errorOutput)")
         let summary = try SocketClient(path: network.socketPath)
         try summary.send(ClientRequest(.subscribe, detail: .summary).line)
         let firstSummary = try await summary.readStatus()
@@ -30,15 +38,15 @@ struct WatchedTargetTests {
         let json = try await network.reachd("status", "--json", "--socket=\(network.socketPath)")
         #expect(json.output.contains(#""watched":[{"addresses":"#), "\(json.output)")
 
-        // The default route goes: the host is offline, the target beyond
-        // it unreachable, the on-link one still reachable.
+        // The default route goes: the host is offline, the targets beyond
+        // it unreachable, the on-link one still reachable, all in the one
+        // status that tells the change: none says the route went and the
+        // targets are still reachable.
         try await network.inHost("route del default")
-        var heard: [NetworkStatus] = []
-        while heard.last?.watched.last?.state != .unreachable { heard.append(try await full.readStatus()) }
-        let last = try #require(heard.last)
-        #expect(!last.online && last.watched.first?.isReachable == true, "\(last.watched)")
-        #expect(last.watched.last?.reason == .route(.noRoute), "\(last.watched)")
-        #expect(zip(heard, heard.dropFirst()).allSatisfy { $1.seq == $0.seq + 1 }, "no gaps: \(heard.map(\.seq))")
+        let offline = try await full.readStatus()
+        #expect(!offline.online && offline.seq == resolved.seq + 1, "\(offline.seq) after \(resolved.seq)")
+        #expect(offline.watched.map(\.isReachable) == [true, false, false], "\(offline.watched)")
+        #expect(offline.watched.last?.reason == .route(.noRoute), "\(offline.watched)")
 
         // A route to the far target alone: full subscribers hear it, the
         // summary does not change, so its next line is the default route's.
@@ -46,8 +54,8 @@ struct WatchedTargetTests {
         var again = try await full.readStatus()
         while again.watched.last?.isReachable != true { again = try await full.readStatus() }
         try await network.inHost("route add default via 10.77.0.1")
-        let offline = try await summary.readStatus()
-        #expect(!offline.online, "the summary heard the default route go")
+        let summaryOffline = try await summary.readStatus()
+        #expect(!summaryOffline.online, "the summary heard the default route go")
         let next = try await summary.readStatus()
         #expect(next.online && next.seq > again.seq, "nothing between: the watched target's change is no summary's")
         _ = daemon

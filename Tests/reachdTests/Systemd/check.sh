@@ -54,16 +54,27 @@ family_id=0b48f89eacaa4316b01d3b13b6e716f6
 connectivity_id=882f406292b345458c16703deead3d9f
 destination_id=0fcb124ef37a4a6bbecca317f6c28059
 offline() { "$reachd" status --short | grep -q '^local'; }
+# Only what the flip wrote: the entries of the first route change must not
+# count. From a marker's cursor, with --cursor: --after-cursor skips the
+# first entry that matches when the cursor's own entry does not match.
+flip_marker() { journalctl --no-pager -t reachd-check -o export | sed -n 's/^__CURSOR=//p' | tail -1; }
+echo "flip" | systemd-cat -t reachd-check
+wait_for 5 sh -c "journalctl -t reachd-check | grep -q flip"
+cursor=$(flip_marker)
 ip route del default
 wait_for 5 offline
 ip route add default via 10.77.0.1
 check flip-back wait_for 10 connectivity_full
-# The fields of each entry matching "$@", one "FIELD=value" per line.
-entries() { journalctl --no-pager -o export "$@" | sed -n 's/^\(MESSAGE\|_SYSTEMD_UNIT\|REACHD_[A-Z_]*\)=/&/p'; }
-has_entry() {  # has_entry MATCHES... -- FIELD=value...
-  local matches=() fields; while [ "$1" != -- ]; do matches+=("$1"); shift; done; shift
-  fields=$(entries "${matches[@]}")
-  for field in "$@"; do grep -qx "$field" <<<"$fields" || return 1; done
+# has_entry MATCHES... -- FIELD=value...: one entry since the cursor that
+# matches has every FIELD=value (fields of two entries never add up to one).
+entry_has() { local text=$1 field; shift; for field in "$@"; do grep -qxF "$field" <<<"$text" || return 1; done; }
+has_entry() {
+  local matches=() entry="" line
+  while [ "$1" != -- ]; do matches+=("$1"); shift; done; shift
+  while IFS= read -r line; do
+    if [ -z "$line" ]; then entry_has "$entry" "$@" && return 0; entry=""; else entry+="$line"$'\n'; fi
+  done < <(journalctl --no-pager -o export --cursor="$cursor" "${matches[@]}"; echo)
+  return 1
 }
 journal_family() {
   has_entry MESSAGE_ID=$family_id REACHD_FAMILY=ipv4 REACHD_PREVIOUS_REACHABILITY=online -- \
@@ -79,9 +90,12 @@ journal_connectivity() {
   has_entry MESSAGE_ID=$connectivity_id REACHD_CONNECTIVITY=none -- REACHD_PREVIOUS_CONNECTIVITY=full REACHD_ONLINE=0 \
   && has_entry MESSAGE_ID=$connectivity_id REACHD_CONNECTIVITY=full -- REACHD_ONLINE=1
 }
-check journal-family wait_for 5 journal_family
-check journal-destination wait_for 5 journal_destination
-check journal-connectivity wait_for 5 journal_connectivity
+# What the flip wrote, for a failure's message.
+flip_entries() { journalctl --no-pager -o export --cursor="$cursor" MESSAGE_ID="$1" | grep -E '^(REACHD_[A-Z_]*|MESSAGE)=' | tr '\n' ' '; }
+journal_check() { if wait_for 5 "journal_$1"; then pass "journal-$1"; else fail "journal-$1" "cursor '$cursor': $(flip_entries "$2")"; fi; }
+journal_check family $family_id
+journal_check destination $destination_id
+journal_check connectivity $connectivity_id
 # The catalog `make install` puts in /usr/local/lib/systemd/catalog explains them.
 journalctl --update-catalog
 explained() { journalctl --no-pager -x MESSAGE_ID=$family_id REACHD_REACHABILITY=local | grep -q 'Subject: ipv4 is now local'; }
@@ -159,7 +173,9 @@ result=$(systemctl show -p Result --value reachd.service)
 [ "$(systemctl is-active reachd.service)" = inactive ] && [ "$result" = success ] \
   && systemctl is-active -q reachd.socket && [ -S /run/reachd/reachd.sock ] \
   && pass clean-stop || fail clean-stop "result $result, socket $(systemctl is-active reachd.socket)"
-# A stopped daemon's textfile would tell a state nobody watches.
+# A stopped daemon's textfile would tell a state nobody watches: the daemon
+# removes it (MetricsScrapeTests sees that outside systemd), and systemd its
+# runtime directory; node_exporter then reports the dangling link.
 [ ! -e /run/reachd/metrics/reachd.prom ] && pass textfile-removed || fail textfile-removed "$(ls -l /run/reachd)"
 
 # 7. reachd-wait-online.service finishes once a default route appears.
