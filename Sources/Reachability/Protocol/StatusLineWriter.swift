@@ -36,12 +36,8 @@ package struct StatusLineWriter {
         write(status.ipv6)
         raw("}")
         if !status.isSummary {
-            raw(",\"interfaces\":[")
-            for (position, link) in status.interfaces.enumerated() {
-                if position > 0 { raw(",") }
-                write(link)
-            }
-            raw("]")
+            raw(",\"interfaces\":")
+            array(status.interfaces) { $0.write($1) }
         }
         raw(",\"ipv4\":")
         string(status.ipv4.reachability.rawValue)
@@ -66,33 +62,28 @@ package struct StatusLineWriter {
         raw(",\"type\":\"status\",\"version\":")
         raw(String(ProtocolVersion.current))
         if !status.isSummary {
-            raw(",\"watched\":[")
-            for (position, target) in status.watched.enumerated() {
-                if position > 0 { raw(",") }
-                write(target)
-            }
-            raw("]")
+            raw(",\"watched\":")
+            array(status.watched) { $0.write($1) }
         }
         raw("}")
     }
 
     private mutating func write(_ target: DestinationStatus) {
-        raw("{\"addresses\":[")
-        for (position, address) in target.addresses.enumerated() {
-            if position > 0 { raw(",") }
-            raw("{\"address\":")
-            string(address.address)
-            raw(",\"family\":")
-            string(address.family.rawValue)
-            raw(",\"reason\":")
-            optionalString(address.reason?.rawValue)
-            raw(",\"state\":")
-            string(address.state.rawValue)
-            raw(",\"via\":")
-            write(address.via)
-            raw("}")
+        raw("{\"addresses\":")
+        array(target.addresses) { writer, address in
+            writer.raw("{\"address\":")
+            writer.string(address.address)
+            writer.raw(",\"family\":")
+            writer.string(address.family.rawValue)
+            writer.raw(",\"reason\":")
+            writer.optionalString(address.reason?.rawValue)
+            writer.raw(",\"state\":")
+            writer.string(address.state.rawValue)
+            writer.raw(",\"via\":")
+            writer.write(address.via)
+            writer.raw("}")
         }
-        raw("],\"host\":")
+        raw(",\"host\":")
         string(target.host)
         raw(",\"id\":")
         optionalString(target.id)
@@ -163,20 +154,19 @@ package struct StatusLineWriter {
     }
 
     private mutating func write(_ link: InterfaceStatus) {
-        raw("{\"addresses\":[")
-        for (position, address) in link.addresses.enumerated() {
-            if position > 0 { raw(",") }
-            raw("{\"address\":")
-            string(address.address)
-            raw(",\"family\":")
-            string(address.family.rawValue)
-            raw(",\"prefix\":")
-            raw(String(address.prefix))
-            raw(",\"scope\":")
-            string(address.scope)
-            raw("}")
+        raw("{\"addresses\":")
+        array(link.addresses) { writer, address in
+            writer.raw("{\"address\":")
+            writer.string(address.address)
+            writer.raw(",\"family\":")
+            writer.string(address.family.rawValue)
+            writer.raw(",\"prefix\":")
+            writer.raw(String(address.prefix))
+            writer.raw(",\"scope\":")
+            writer.string(address.scope)
+            writer.raw("}")
         }
-        raw("],\"carrier\":")
+        raw(",\"carrier\":")
         bool(link.carrier)
         raw(",\"index\":")
         raw(String(link.index))
@@ -191,6 +181,16 @@ package struct StatusLineWriter {
         raw(",\"up\":")
         bool(link.up)
         raw("}")
+    }
+
+    /// `[` the items, each written by `write`, separated by commas `]`.
+    private mutating func array<Item>(_ items: [Item], _ write: (inout StatusLineWriter, Item) -> Void) {
+        raw("[")
+        for (position, item) in items.enumerated() {
+            if position > 0 { raw(",") }
+            write(&self, item)
+        }
+        raw("]")
     }
 
     private mutating func raw(_ text: String) {
