@@ -38,10 +38,12 @@ struct GtkListViewerTests {
     ) throws -> Subprocess {
         let desktop = accessibility.map { bus in display.environment.filter { !$0.hasPrefix("NO_AT_BRIDGE=") } + bus.environment }
             ?? display.environment
-        return try Subprocess(
+        let viewer = try Subprocess(
             ["/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/env"] + desktop + environment
                 + [GtkViewer.binary, "--url", "http://10.77.0.1:8080/items", "--refresh", refresh]
                 + (socket.map { ["--socket", $0] } ?? []))
+        display.app = viewer
+        return viewer
     }
 
     /// Keeps what the screen shows as `name`.png, when asked to; `asRead`:

@@ -21,6 +21,9 @@ final class VirtualDisplay: @unchecked Sendable {
     let height: Int
     private let server: Subprocess
     private let directory: URL
+    /// The app on this display, whose own words a failed reading reports:
+    /// an empty screen says nothing of why.
+    var app: Subprocess?
 
     init(width: Int = 480, height: Int = 560) async throws {
         self.width = width
@@ -154,7 +157,8 @@ final class VirtualDisplay: @unchecked Sendable {
                 return last.contains(phrase) && !absent.contains(where: last.contains) ? last : nil
             }
         } catch {
-            throw HarnessError.commandFailed("\(what): the screen read \"\(last)\"")
+            let said = app.map { " (the app \($0.isRunning ? "runs" : "exited"), and said: \($0.errorOutput.suffix(1500)))" } ?? ""
+            throw HarnessError.commandFailed("\(what): the screen read \"\(last)\"\(said)")
         }
     }
 
