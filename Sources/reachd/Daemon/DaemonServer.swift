@@ -86,7 +86,7 @@ final class DaemonServer {
     /// The textfile's last failure, logged once until it changes.
     private var textfileError: SystemError?
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
-    private let watched: [(target: Destination, key: DestinationTracker.Key)]
+    private let watched: [DestinationTracker.Key]
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
@@ -110,13 +110,14 @@ final class DaemonServer {
         if checker != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
         let engine = engine
         var first = try engine.start()
-        let watched = watchedTargets.map { ($0, DestinationTracker.Key($0, uid: nil, family: nil)) }
+        let watched = watchedTargets.map { DestinationTracker.Key($0, uid: nil, family: nil) }
         self.watched = watched
         // Held for the daemon's life, evaluated with every client's; the
         // first status already carries their answers (names still pending).
-        _ = try engine.add(watched.map(\.1), now: .now)
-        let answers = watched.compactMap { engine.tracker.status(of: $0.1) }
-        if let withWatched = engine.apply(watched: answers, unsent: true) { first = withWatched }
+        _ = try engine.add(watched, now: .now)
+        if let withWatched = engine.apply(watched: watched.compactMap(engine.tracker.status(of:)), unsent: true) {
+            first = withWatched
+        }
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
         let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
@@ -132,7 +133,6 @@ final class DaemonServer {
         destinations = DestinationWatches(limits: destinationLimits, engine: engine)
         metrics = DaemonMetrics(watching: watchedTargets)
         metrics.observe(first)
-        for (target, answer) in zip(watchedTargets, first.watched) { metrics.observe(target, answer) }
         metricsListener = try metricsSettings.listen.map { address in
             do { return try MetricsListener(address: address) } catch {
                 throw SettingError("cannot serve metrics at \(address): \(error); pick another [metrics] listen")
@@ -223,18 +223,12 @@ final class DaemonServer {
         }
     }
 
-    /// Takes the watched targets' answers into the metrics; the status to
-    /// publish when they changed. `unsent`: this pass made a status that is
-    /// not published yet, which takes them under its own number.
+    /// The status to publish when the watched targets' answers changed.
+    /// `unsent`: this pass made a status that is not published yet, which
+    /// takes them under its own number.
     private func observeWatched(unsent: Bool) -> NetworkStatus? {
         guard !watched.isEmpty else { return nil }
-        var answers: [DestinationStatus] = []
-        for (target, key) in watched {
-            guard let answer = engine.tracker.status(of: key) else { continue }
-            metrics.observe(target, answer)
-            answers.append(answer)
-        }
-        return engine.apply(watched: answers, unsent: unsent)
+        return engine.apply(watched: watched.compactMap(engine.tracker.status(of:)), unsent: unsent)
     }
 
     private func exposition() -> [UInt8] {

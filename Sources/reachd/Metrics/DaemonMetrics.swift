@@ -27,7 +27,8 @@ final class DaemonMetrics {
     private let subscribers: Gauge
     private let refused: Counter
     private let resyncs: Counter
-    private var targets: [Destination: (reachable: Gauge, changes: Counter, last: DestinationState?)] = [:]
+    /// By target (`HOST:PORT`, as a status's `watched` names them).
+    private var targets: [String: (reachable: Gauge, changes: Counter, last: DestinationState?)] = [:]
     private var counted: (refused: Int, resyncs: Int) = (0, 0)
     private var seenStatus = false
 
@@ -52,7 +53,7 @@ final class DaemonMetrics {
         registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
         for target in watched {
             let label = [("target", target.description)]
-            targets[target] = (
+            targets[target.description] = (
                 registry.makeGauge(descriptor: Self.name("destination_reachable", unit: "", "1 when a watched target is reachable by the host's routing, as the daemon's uid; 0 otherwise, or before its name resolved."), labels: label),
                 registry.makeCounter(descriptor: Self.name("destination_changes", unit: "total", "Changes of a watched target's state since the daemon started, its first answer not counted."), labels: label),
                 nil
@@ -65,7 +66,7 @@ final class DaemonMetrics {
         MetricNameDescriptor(namespace: "reachd", metricName: name, unitName: unit, helpText: help)
     }
 
-    /// A status was published.
+    /// A status was published: the host's state and the watched targets' answers.
     func observe(_ status: NetworkStatus) {
         online.set(Int64(status.online ? 1 : 0))
         familyOnline[.ipv4]?.set(Int64(status.ipv4.reachability == .online ? 1 : 0))
@@ -75,19 +76,17 @@ final class DaemonMetrics {
         lastChange.set(status.changedAt.timeIntervalSince1970)
         if seenStatus { statusChanges.increment() }
         seenStatus = true
+        for answer in status.watched { observe(answer) }
     }
 
-    /// A watched target's answer; returns whether its state changed.
-    @discardableResult
-    func observe(_ target: Destination, _ answer: DestinationStatus) -> Bool {
-        guard var entry = targets[target] else { return false }
-        guard entry.last != answer.state else { return false }
+    /// A watched target's answer, as the status carries it.
+    private func observe(_ answer: DestinationStatus) {
+        guard var entry = targets[answer.target], entry.last != answer.state else { return }
         // Resolving a name is no answer yet: its first answer is no change.
         if let last = entry.last, last != .pending { entry.changes.increment() }
         entry.reachable.set(Int64(answer.state == .reachable ? 1 : 0))
         entry.last = answer.state
-        targets[target] = entry
-        return true
+        targets[answer.target] = entry
     }
 
     /// The exposition, with the counts read at scrape time brought up to date.
