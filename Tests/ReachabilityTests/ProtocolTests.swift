@@ -292,6 +292,31 @@ struct StatusPublisherTests {
         #expect(publisher.current?.seq == 1)
     }
 
+    /// Watched answers ride on the host's status: a change of theirs alone is
+    /// the next number; one made in the same pass as the host's change joins
+    /// it under its number; later host changes keep carrying them.
+    @Test func watchedAnswersJoinTheStatusOrAreTheNextChange() throws {
+        var publisher = StatusPublisher(source: .daemon)
+        _ = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 1))
+        let db = DestinationStatus(
+            target: "db:5432", host: "db", port: 5432, state: .reachable, reason: nil, via: nil, addresses: [], seq: 1,
+            source: .daemon)
+        let alonePublished = publisher.publish(watched: [db], unsent: false, at: Date(timeIntervalSince1970: 2))
+        let alone = try #require(alonePublished)
+        #expect(alone.seq == 2 && alone.watched == [db] && alone.changedAt == Date(timeIntervalSince1970: 2))
+        let again = publisher.publish(watched: [db], unsent: false, at: Date())
+        #expect(again == nil, "the same answers are no change")
+        let downPublished = publisher.publish(ipv4: local, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 3))
+        let down = try #require(downPublished)
+        #expect(down.seq == 3 && down.watched == [db], "the host's change carries the answers it had")
+        var gone = db
+        gone.state = .unreachable
+        let joinedPublished = publisher.publish(watched: [gone], unsent: true, at: Date(timeIntervalSince1970: 4))
+        let joined = try #require(joinedPublished)
+        #expect(joined.seq == 3 && joined.watched == [gone] && joined.changedAt == Date(timeIntervalSince1970: 3))
+        #expect(publisher.current == joined)
+    }
+
     @Test func eachChangeGetsTheNextSequenceNumberAndItsOwnTime() throws {
         var publisher = StatusPublisher(source: .embedded)
         _ = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 1))

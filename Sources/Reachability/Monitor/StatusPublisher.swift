@@ -14,9 +14,6 @@ struct StatusPublisher: Sendable {
     /// The namespace every status describes.
     let network: NetworkNamespace?
     private(set) var current: NetworkStatus?
-    /// The daemon's watched targets' answers, carried by every status from
-    /// the one that took them in (``publish(watched:unsent:at:)``).
-    private var watched: [DestinationStatus] = []
 
     init(source: StatusSource, firstSeq: UInt64 = 1, network: NetworkNamespace? = nil) {
         self.source = source
@@ -33,7 +30,8 @@ struct StatusPublisher: Sendable {
             ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces,
             seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
         candidate.network = network
-        candidate.watched = watched
+        // The watched targets' answers change only by publish(watched:).
+        candidate.watched = current?.watched ?? []
         if let current, current.describesSameNetwork(as: candidate) { return nil }
         current = candidate
         return candidate
@@ -47,15 +45,13 @@ struct StatusPublisher: Sendable {
     ///   takes them under its own number, and one status tells the change
     ///   instead of two, the first already stale.
     mutating func publish(watched answers: [DestinationStatus], unsent: Bool, at now: Date) -> NetworkStatus? {
-        watched = answers
-        guard var current, current.watched != answers else { return nil }
-        if unsent {
-            current.watched = answers
-            self.current = current
-            return current
+        guard var status = current, status.watched != answers else { return nil }
+        status.watched = answers
+        if !unsent {
+            status.seq += 1
+            status.changedAt = now
         }
-        return publish(
-            ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
-            connectivity: current.connectivity, portalURL: current.portalURL, at: now)
+        current = status
+        return status
     }
 }
