@@ -93,11 +93,11 @@ final class ClientAdmission {
         return fd >= 0
     }
 
-    /// Answers `too_many_clients` and closes. The line fits in a new socket's
-    /// empty buffer, so the write never blocks.
     /// Connections refused since the daemon started, for the metrics.
     private(set) var refusedCount = 0
 
+    /// Answers `too_many_clients` and closes. The line fits in a new socket's
+    /// empty buffer, so the write never blocks.
     private func refuse(_ fd: Int32, _ message: String, user: UInt32?) {
         refusedCount += 1
         if !refusalLogged {

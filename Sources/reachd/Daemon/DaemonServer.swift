@@ -243,7 +243,7 @@ final class DaemonServer {
         guard let metricsTextfile else { return }
         let error = metricsTextfile.write(exposition())
         if let error, error != textfileError {
-            logger.error("cannot write the metrics' textfile; reachd needs to write in its directory (under systemd: ReadWritePaths=)",
+            logger.error("cannot write the metrics' textfile; reachd needs to write in its directory (under the unit: /run/reachd/metrics)",
                          metadata: ["error": "\(error)", "metrics.textfile": "\(metricsTextfile.path)"])
         }
         textfileError = error
@@ -257,7 +257,7 @@ final class DaemonServer {
             case .metrics:
                 for scraper in listener.acceptWaiting(now: now) {
                     do { try poll.add(scraper.fd, .scraper(scraper.token), interest: .readable) } catch {
-                        _ = listener.serve(scraper, readable: false, writable: false, exposition: exposition, closing: true)
+                        listener.close(scraper)
                     }
                 }
             case .scraper(let token):

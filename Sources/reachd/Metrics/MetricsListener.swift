@@ -42,14 +42,10 @@ final class MetricsListener {
     }
 
     let fd: Int32
-    let address: MetricsSettings.Address
     private(set) var scrapers: [UInt64: Scraper] = [:]
     private var nextToken = firstToken
-    /// Connections closed at the door: more than ``maxScrapers`` at once.
-    private(set) var turnedAway = 0
 
     init(address: MetricsSettings.Address) throws(SystemError) {
-        self.address = address
         let domain = address.family == .ipv6 ? AF_INET6 : AF_INET
         let fd = socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SystemError("open a TCP socket for the metrics") }
@@ -96,8 +92,8 @@ final class MetricsListener {
         for _ in 0..<Self.maxScrapers {
             let client = UnixSocket.accept(from: fd)
             guard client >= 0 else { break }
+            // More than maxScrapers at once are closed at the door.
             guard scrapers.count < Self.maxScrapers else {
-                turnedAway += 1
                 Glibc.close(client)
                 continue
             }
@@ -111,10 +107,7 @@ final class MetricsListener {
 
     /// Reads from or writes to `scraper`, once; `false` when it is done
     /// (answered in full, gone, or refused) and was closed.
-    func serve(
-        _ scraper: Scraper, readable: Bool, writable: Bool, exposition: () -> [UInt8], closing: Bool = false
-    ) -> Bool {
-        if closing { return finish(scraper) }
+    func serve(_ scraper: Scraper, readable: Bool, writable: Bool, exposition: () -> [UInt8]) -> Bool {
         if scraper.wantsWrite {
             return writable ? write(scraper) : true
         }
@@ -130,14 +123,19 @@ final class MetricsListener {
         return write(scraper)
     }
 
+    /// Closes `scraper` unanswered.
+    func close(_ scraper: Scraper) {
+        _ = finish(scraper)
+    }
+
     /// Closes the scrapers whose time is up.
     func expire(now: ContinuousClock.Instant) {
-        for scraper in scrapers.values where now >= scraper.deadline { _ = finish(scraper) }
+        for scraper in scrapers.values where now >= scraper.deadline { close(scraper) }
     }
 
     /// Closes every scraper and the listener.
     func close() {
-        for scraper in scrapers.values { _ = finish(scraper) }
+        for scraper in scrapers.values { close(scraper) }
         Glibc.close(fd)
     }
 
