@@ -182,14 +182,9 @@ struct DaemonTests {
                 ? ["--check-url", "http://10.77.0.1:8080/generate_204"]
                 : ["--metrics-listen", "yes", "--metrics-textfile", textfile, "--watch", "10.77.0.1:8080"])
         let (subscriber, _) = try await SocketClient.subscribed(to: network.socketPath)
-        // Every thread (-f), two seconds of a quiet network with a subscriber attached.
-        let trace = try await Subprocess.run(
-            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c", "-f", "-p", "\(daemon.pid)"],
-            timeout: .seconds(10))
-        let calls = trace.error.split(separator: "\n").filter { line in
-            !line.contains("strace: ") && !line.hasPrefix("%") && !line.hasPrefix("-") && !line.contains("total")
-        }
-        #expect(calls.isEmpty, "system calls while idle:\n\(trace.error)")
+        // Every thread, two seconds of a quiet network with a subscriber attached.
+        let calls = try await QuietClientTests.systemCalls(of: daemon.pid)
+        #expect(calls.isEmpty, "system calls while idle:\n\(calls.joined(separator: "\n"))")
         #expect(daemon.isRunning)
         #expect(!offlineWithTheCheckOn || daemon.errorOutput.contains("check.url=http://10.77.0.1:8080/generate_204"),
                 "the check is really on, or this case proves nothing")

@@ -20,11 +20,15 @@ struct QuietClientTests {
     static let banner = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("OnlineBanner").path
 
     /// Every system call of every thread of `pid` over two quiet seconds
-    /// (`everyThread` false: of its main thread only).
+    /// (`everyThread` false: of its main thread only). Throws when strace
+    /// could not attach: its silence then says nothing of `pid`'s.
     static func systemCalls(of pid: Int32, everyThread: Bool = true) async throws -> [String] {
         let trace = try await Subprocess.run(
             ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c"] + (everyThread ? ["-f"] : []) + ["-p", "\(pid)"],
             timeout: .seconds(10))
+        guard trace.error.contains("Process \(pid) attached") else {
+            throw HarnessError.commandFailed("strace could not watch \(pid): \(trace.error)")
+        }
         return trace.error.split(separator: "\n").map(String.init).filter { line in
             !line.contains("strace: ") && !line.hasPrefix("%") && !line.hasPrefix("-") && !line.contains("total")
         }

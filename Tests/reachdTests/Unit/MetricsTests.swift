@@ -92,5 +92,11 @@ struct MetricsTests {
         #expect(settings.metrics.listen?.description == "127.0.0.1:10077")
         #expect(readme.contains("`listen = yes` serves `http://127.0.0.1:10077/metrics`"))
         #expect(settings.watchedTargets.count == 3)
+        // The textfile under the unit: a configuration, and the file the
+        // README's tmpfiles.d line links to.
+        let textfileBlock = try #require(blocks.first { $0.contains("textfile =") }, "the README shows [metrics] textfile")
+        let textfile = try DaemonCommand.parse(["--config", try ConfigurationFileTests.write(textfileBlock)]).settings().metrics.textfile
+        let link = try #require(readme.split(separator: "\n").first { $0.hasPrefix("L+ ") })
+        #expect(textfile.map { link.hasSuffix(" \($0)") } == true, "\(link) links to \(textfile ?? "no textfile")")
     }
 }
