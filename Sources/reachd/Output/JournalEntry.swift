@@ -12,7 +12,7 @@ import Reachability
 ///
 /// Fields hold the protocol's words (docs/PROTOCOL.md), so a query matches
 /// what `reachd status --json` says.
-struct JournalEntry: Equatable {
+struct JournalEntry {
     /// What changed: one `MESSAGE_ID` per kind, never reused for another.
     enum Kind: String, CaseIterable {
         case family = "0b48f89eacaa4316b01d3b13b6e716f6"
@@ -28,11 +28,6 @@ struct JournalEntry: Equatable {
     var priority: Int
     /// `REACHD_*` fields, in order; no value is empty.
     var fields: [(name: String, value: String)]
-
-    static func == (lhs: JournalEntry, rhs: JournalEntry) -> Bool {
-        lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.priority == rhs.priority
-            && lhs.fields.map(\.name) == rhs.fields.map(\.name) && lhs.fields.map(\.value) == rhs.fields.map(\.value)
-    }
 
     /// The entries for `status`, published after `previous` (`nil` for the
     /// daemon's first status, whose entries say where it started from):
