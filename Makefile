@@ -247,6 +247,7 @@ deb:
 # Leaves $(SYSCONFDIR)/reachd/reachd.conf, as Debian leaves a removed package's conffiles.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(MANDIR)/man1/reachd.1
+	rm -f $(DESTDIR)$(PREFIX)/lib/systemd/catalog/reachd.catalog
 	rm -rf $(DESTDIR)$(DATADIR)/doc/reachd
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \

@@ -99,6 +99,25 @@ struct SystemdUnitTests {
         #expect(manual.contains("wait-online"))
     }
 
+    /// Everything `make install` put in place goes again, but the
+    /// configuration, which is the administrator's.
+    @Test func uninstallRemovesWhatInstallPutButTheConfiguration() async throws {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-uninstall-\(getpid())")
+        try? FileManager.default.removeItem(at: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let staged = TestInstallation.packageRoot.appendingPathComponent(".build/test-root")
+        #expect(try await Subprocess.run(["/bin/cp", "-a", staged.path, copy.path]).status == 0)
+        let result = try await Subprocess.run(
+            ["/usr/bin/make", "-s", "-C", TestInstallation.packageRoot.path, "uninstall", "DESTDIR=\(copy.path)"])
+        #expect(result.status == 0, "\(result.error)")
+        let left = FileManager.default.enumerator(atPath: copy.path)?.compactMap { $0 as? String }.filter {
+            var directory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: copy.appendingPathComponent($0).path, isDirectory: &directory)
+                && !directory.boolValue
+        }
+        #expect(left == ["etc/reachd/reachd.conf"], "left behind: \(left ?? [])")
+    }
+
     @Test func theInstalledBinaryIsSelfContainedAndStripped() async throws {
         let binary = TestInstallation.staged.appendingPathComponent("bin/reachd").path
         let dynamic = try await Subprocess.run(["/usr/bin/readelf", "-d", binary])
