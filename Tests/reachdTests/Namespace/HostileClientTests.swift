@@ -79,37 +79,9 @@ struct HostileClientTests {
         #expect(daemon.isRunning)
     }
 
-    /// A Python helper, run as another user, that opens `count` connections
-    /// (subscribing on each, so none is closed as idle), waits a second and
-    /// reports what the daemon did with them; then holds the rest open.
-    static let holder = #"""
-        import json, socket, sys, time
-        path, count = sys.argv[1], int(sys.argv[2])
-        opened = []
-        for _ in range(count):
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(0.5)
-            try:
-                s.connect(path)
-                s.sendall(b'{"op":"subscribe"}\n')
-                opened.append(s)
-            except OSError:
-                pass
-        time.sleep(1)
-        kept, refusals = [], []
-        for s in opened:
-            s.setblocking(False)
-            try:
-                data = s.recv(65536)
-            except BlockingIOError:
-                data = b""
-            if b'"too_many_clients"' in data:
-                refusals.append(json.loads(data.split(b"\n")[0])["message"])
-            elif b'"type":"status"' in data:
-                kept.append(s)
-        print(json.dumps({"kept": len(kept), "refused": len(refusals), "message": (refusals or [""])[0]}), flush=True)
-        time.sleep(120)
-        """#
+    /// `hold-connections.py`, run as another user: opens `count`
+    /// connections and reports what the daemon did with them.
+    static let holder = packageRoot.appendingPathComponent("Tests/reachdTests/Harness/hold-connections.py").path
 
     struct Held: Decodable {
         let kept: Int
@@ -118,7 +90,7 @@ struct HostileClientTests {
     }
 
     static func hold(_ count: Int, on network: TestNetwork, as user: Int) async throws -> (Subprocess, Held) {
-        let holder = try Subprocess(TestNetwork.asUser(user) + ["/usr/bin/python3", "-c", holder, network.socketPath, "\(count)"])
+        let holder = try Subprocess(TestNetwork.asUser(user) + ["/usr/bin/python3", holder, network.socketPath, "\(count)"])
         let line = try await eventually("the holder reports", timeout: .seconds(30)) { holder.outputLines.first }
         return (holder, try JSONDecoder().decode(Held.self, from: Data(line.utf8)))
     }

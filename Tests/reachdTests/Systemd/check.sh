@@ -111,6 +111,37 @@ check watched-status watched_shown
 answer=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$reachd" status --json 2>&1)
 case "$answer" in *'"source":"daemon"'*) pass other-user-client ;; *) fail other-user-client "$answer $(ls -ld /run/reachd /run/private 2>&1 | tr '\n' ' ')" ;; esac
 
+# 2e'. The daemon answers as each caller's own uid under the unit as
+# shipped, for two users other than root and nobody: a rule for one user's
+# packets decides that user's answer alone (PrivateUsers= made every caller
+# uid 65534 to the daemon, whose lookups then ignored every uid rule).
+reach_as() { setpriv --reuid="$1" --regid="$1" --clear-groups "$reachd" reach 10.68.0.1:80 --json 2>>/out/reach.err; }
+ip rule add uidrange 4242-4242 prohibit priority 100
+blocked=$(reach_as 4242); blocked_code=$?
+allowed=$(reach_as 4343); allowed_code=$?
+ip rule del uidrange 4242-4242 prohibit priority 100
+if [ "$blocked_code" = 1 ] && grep -q '"state":"unreachable"' <<<"$blocked" && grep -q '"reason":"prohibited_route"' <<<"$blocked" \
+  && grep -q '"source":"daemon"' <<<"$blocked" \
+  && [ "$allowed_code" = 0 ] && grep -q '"state":"reachable"' <<<"$allowed" && grep -q '"source":"daemon"' <<<"$allowed"; then
+  pass per-user-routing
+else
+  fail per-user-routing "4242: exit $blocked_code $blocked; 4343: exit $allowed_code $allowed; $(tail -2 /out/reach.err)"
+fi
+
+# 2e''. Each user's connection limit counts that user alone: one holding as
+# many connections as it may leaves another served by the daemon.
+held=/out/held
+setpriv --reuid=4242 --regid=4242 --clear-groups python3 "$(dirname "$0")/../Harness/hold-connections.py" /run/reachd/reachd.sock 100 > "$held" 2>&1 &
+holder=$!
+wait_for 30 grep -q kept "$held"
+answer=$(setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json 2>&1)
+kill "$holder"
+if grep -q '"kept": 64' "$held" && grep -q '"source":"daemon"' <<<"$answer"; then
+  pass per-user-limit
+else
+  fail per-user-limit "holder: $(cat "$held"); 4343: $answer"
+fi
+
 # 2f. The listener works under the unit's sandbox as shipped: a scrape over
 # loopback (bash's /dev/tcp: no curl in every root).
 scrape() { exec 3<>/dev/tcp/127.0.0.1/10077 && printf 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n' >&3 && cat <&3; exec 3<&-; }
