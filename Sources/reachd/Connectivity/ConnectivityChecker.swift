@@ -19,6 +19,12 @@ final class ConnectivityChecker {
     /// `limited` is believed: one dropped connection must not tell every client
     /// that a working network has no Internet.
     static let confirmation: Duration = .milliseconds(500)
+    /// How often clients together may make a family be probed: a request
+    /// within this of the family's last probe joins that probe, or gets its
+    /// answer. Kept here, once for the daemon, not per connection: a user
+    /// who connects anew for every request must not make the daemon flood
+    /// the check server (by default someone else's).
+    static let requestInterval: Duration = .seconds(5)
 
     private struct FamilyState {
         /// The path being checked; `nil` while the family is not online.
@@ -32,6 +38,8 @@ final class ConnectivityChecker {
         var misses = 0
         /// A probe got no answer; a second one, due soon, decides.
         var confirming = false
+        /// When the last probe of `path` started, for ``requestInterval``.
+        var lastProbe: ContinuousClock.Instant?
     }
 
     let check: ConnectivityCheck
@@ -46,10 +54,15 @@ final class ConnectivityChecker {
 
     private let finished = Mailbox()
     private var nextProbeID = 0
+    /// One probe, run on a thread of its own: ``HTTPProbe/run(_:family:interface:)``
+    /// but in tests of the schedule.
+    typealias Probe = @Sendable (ConnectivityCheck, AddressFamily, String) -> ProbeOutcome
+    private let probe: Probe
 
-    init(check: ConnectivityCheck, logger: Logger) throws {
+    init(check: ConnectivityCheck, logger: Logger, probe: @escaping Probe = HTTPProbe.run) throws {
         self.check = check
         self.logger = logger
+        self.probe = probe
         wake = try WakeSignal()
     }
 
@@ -83,10 +96,14 @@ final class ConnectivityChecker {
         }
     }
 
-    /// Makes every online family due now (`reachd check`); one being probed
-    /// is probed again once it answers.
-    func checkNow(now: ContinuousClock.Instant) {
-        for family in [AddressFamily.ipv4, .ipv6] where families[family]?.path != nil {
+    /// A client asked for a check (`reachd check`): every online family not
+    /// probed within ``requestInterval`` is due now, one being probed is
+    /// probed again once it answers. Whoever asks, and however often, a
+    /// family is probed at most once per ``requestInterval`` on request.
+    func requestCheck(now: ContinuousClock.Instant) {
+        for family in [AddressFamily.ipv4, .ipv6] {
+            guard let state = families[family], state.path != nil else { continue }
+            if let last = state.lastProbe, now - last < Self.requestInterval { continue }
             families[family]?.nextProbe = now
         }
     }
@@ -98,12 +115,13 @@ final class ConnectivityChecker {
                 let due = state.nextProbe, due <= now
             else { continue }
             nextProbeID += 1
-            let (probe, check, finished, wake) = (nextProbeID, check, finished, wake)
-            families[family]?.probeInFlight = probe
+            let (id, check, finished, wake, probe) = (nextProbeID, check, finished, wake, probe)
+            families[family]?.probeInFlight = id
             families[family]?.nextProbe = nil
+            families[family]?.lastProbe = now
             startDetachedThread {
-                let outcome = HTTPProbe.run(check, family: family, interface: path.interface)
-                finished.results.withLock { $0.append((probe, family, outcome)) }
+                let outcome = probe(check, family, path.interface)
+                finished.results.withLock { $0.append((id, family, outcome)) }
                 wake.signal()
             }
         }

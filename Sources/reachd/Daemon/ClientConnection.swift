@@ -48,8 +48,6 @@ final class ClientConnection {
     /// Its watches and unanswered `reach` requests, counted by
     /// ``DestinationWatches``: a client with either is not idle, nor finished.
     var destinationRequests = 0
-    /// When it last made the check run, for the per-client rate limit.
-    var lastCheck: ContinuousClock.Instant?
     /// When bytes last moved either way, for the idle limit.
     private(set) var lastProgress: ContinuousClock.Instant
     private var input = LineBuffer(limit: requestLineLimit)

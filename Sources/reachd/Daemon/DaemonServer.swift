@@ -15,10 +15,6 @@ import Glibc
 /// Written by hand on epoll: SwiftNIO cannot register a netlink descriptor,
 /// and a single thread keeps every piece of state lock-free.
 final class DaemonServer {
-    /// How often one client may make the connectivity check run; asking more
-    /// often waits for the check under way or the last answer.
-    static let checkInterval: Duration = .seconds(5)
-
     /// What a descriptor in the event poll is: the daemon's own, the
     /// engine's, or a client's (``ClientTable/firstClientToken`` up).
     enum Token: EventToken, Equatable {
@@ -364,18 +360,16 @@ final class DaemonServer {
 
     /// Runs the connectivity check now for `client`, which is answered with the
     /// status once it has run. Without a check, or with no family online to
-    /// probe, the answer is the status as it is. A client asking more often
-    /// than ``checkInterval`` joins the check under way, or gets the last answer.
+    /// probe, the answer is the status as it is. Within
+    /// ``ConnectivityChecker/requestInterval`` of a family's last probe, the
+    /// request joins the check under way, or gets the last answer.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let checker else {
             deliver(published.line(detail), to: client, now)
             return
         }
-        if client.lastCheck.map({ now - $0 >= Self.checkInterval }) ?? true {
-            client.lastCheck = now
-            checker.checkNow(now: now)
-            checker.startDueProbes(now: now)
-        }
+        checker.requestCheck(now: now)
+        checker.startDueProbes(now: now)
         guard checker.isBusy(now: now) else {
             deliver(published.line(detail), to: client, now)
             return

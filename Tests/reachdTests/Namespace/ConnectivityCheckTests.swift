@@ -75,6 +75,46 @@ struct ConnectivityCheckTests {
         withExtendedLifetime((server, daemon)) {}
     }
 
+    /// The rate limit on `{"op":"check"}` was kept per connection: a user
+    /// who connected anew for each request made the daemon send thousands
+    /// of probes to the check server (by default someone else's). Now it
+    /// is the daemon's: one probe per family per 5 s, whoever asks.
+    @Test func aFloodOfCheckRequestsOnNewConnectionsProbesOnce() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
+        _ = try await network.waitForStatus("full first") { $0.connectivity == .full }
+        let before = server.requests
+        let flood = try await Subprocess.run(
+            ["/usr/bin/env", "ip", "netns", "exec", network.host] + TestNetwork.asUser(4242) + [
+                "/usr/bin/python3", "-c", """
+                import socket, sys, time
+                # Connections of 32 at a time (the per-user limit is 64),
+                # each asking once, closed once the daemon has read them.
+                sent, end = 0, time.monotonic() + 2
+                while sent < 3000 and time.monotonic() < end:
+                    batch = []
+                    for _ in range(32):
+                        s = socket.socket(socket.AF_UNIX)
+                        try:
+                            s.connect(sys.argv[1])
+                            s.sendall(b'{"op":"check"}\\n')
+                            sent += 1
+                            batch.append(s)
+                        except OSError:
+                            s.close()
+                    time.sleep(0.005)
+                    for s in batch:
+                        s.close()
+                print(sent, flush=True)
+                """, network.socketPath,
+            ], timeout: .seconds(30))
+        let sent = Int(flood.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(sent > 500, "the flood sent \(sent) requests: \(flood.error)")
+        // Probes the flood started would answer within the check's timeout.
+        try await Task.sleep(for: .seconds(1))
+        #expect(server.requests - before <= 1, "\(server.requests - before) probes for \(sent) requests (IPv4 only is online)")
+        #expect(daemon.isRunning)
+    }
+
     @Test func theWrongBodyIsAPortal() async throws {
         let (network, server, daemon) = try await Self.daemon(
             answering: .init(status: 200, body: "<html>Welcome to Hotel Wi-Fi</html>"),

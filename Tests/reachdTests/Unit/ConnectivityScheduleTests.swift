@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import Testing
 @testable import Reachability
 @testable import reachd
@@ -30,7 +31,7 @@ struct ConnectivityScheduleTests {
         checker.observe(Self.status(ipv4: nil), now: now)
         #expect(checker.nextDeadline == nil, "no timer while no family is online")
         #expect(!checker.isBusy(now: now))
-        checker.checkNow(now: now)
+        checker.requestCheck(now: now)
         #expect(checker.nextDeadline == nil, "`reachd check` on an offline host probes nothing")
         #expect(checker.findings == ConnectivityFindings())
     }
@@ -47,5 +48,42 @@ struct ConnectivityScheduleTests {
         #expect(checker.nextDeadline == start + .seconds(2), "a changed path is due at once")
         checker.observe(Self.status(ipv4: nil), now: start + .seconds(3))
         #expect(checker.nextDeadline == nil)
+    }
+
+    /// `{"op":"check"}` from anyone, on any connection, as often as it
+    /// likes: a family is probed once per ``ConnectivityChecker/requestInterval``
+    /// at most. The limit was per connection, and a user who connected
+    /// anew for each request made the daemon send thousands of probes.
+    @Test func requestsFromEveryoneProbeAFamilyAtMostOncePerInterval() async throws {
+        let probes = Mutex(0)
+        let checker = try ConnectivityChecker(
+            check: ConnectivityCheck.parse(
+                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
+            logger: Logger(label: "test"),
+            probe: { _, _, _ in
+                probes.withLock { $0 += 1 }
+                return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+            })
+        let start = ContinuousClock.now
+        /// Starts what is due and waits for it to answer.
+        func settle(_ now: ContinuousClock.Instant) throws {
+            checker.startDueProbes(now: now)
+            while checker.isBusy(now: now) {
+                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+                _ = checker.collect(now: now)
+            }
+        }
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        try settle(start)
+        #expect(probes.withLock { $0 } == 1, "the new path's own probe")
+        for request in 0..<1000 {
+            let now = start + .milliseconds(request * 4)
+            checker.requestCheck(now: now)
+            try settle(now)
+        }
+        #expect(probes.withLock { $0 } == 1, "requests within the interval of the last probe join it")
+        checker.requestCheck(now: start + ConnectivityChecker.requestInterval)
+        try settle(start + ConnectivityChecker.requestInterval)
+        #expect(probes.withLock { $0 } == 2, "once the interval has passed, a request probes again")
     }
 }
