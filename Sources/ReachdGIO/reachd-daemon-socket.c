@@ -1,12 +1,36 @@
 /* Talking to the daemon's socket: a connection that never blocks, and
  * reads that never block the app's main loop. */
+/* secure_getenv */
+#define _GNU_SOURCE
 #include "reachd-daemon-socket.h"
 
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+/* A default path (the user's own daemon's, the system's) is trusted only
+ * when its socket belongs to the app's user or root: anyone else who could
+ * put one there (a runtime directory set up wrong, a shared one) would
+ * answer for the network. A path $REACHD_SOCKET names is the user's to
+ * choose, as for `reachd status`. Read with secure_getenv: in a setuid
+ * program the variable is the caller's, not the program's. */
+static gboolean
+trusts (const char *path, GError **error)
+{
+  const char *named = secure_getenv ("REACHD_SOCKET");
+  struct stat info;
+  if ((named != NULL && g_str_equal (named, path)) || lstat (path, &info) != 0)
+    return TRUE;
+  if (info.st_uid == getuid () || info.st_uid == 0)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
+               "%s belongs to user %u, neither this one nor root: reachd does not trust it", path, (guint) info.st_uid);
+  return FALSE;
+}
 
 /* A non-blocking connection: a unix socket connects at once or fails (a
  * full listen queue fails with EAGAIN), so this never blocks. */
@@ -19,6 +43,8 @@ connect_to (const char *path, GError **error)
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: the socket path is too long", path);
       return -1;
     }
+  if (!trusts (path, error))
+    return -1;
   strcpy (address.sun_path, path);
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) < 0)

@@ -33,6 +33,8 @@
  * can_reach asks the daemon's per-destination lookup (`{"op":"reach"}`),
  * which routes as the app's own uid would, after a `get` whose status says
  * the daemon serves the app's network. */
+/* secure_getenv */
+#define _GNU_SOURCE
 #include "reachd-network-monitor.h"
 #include "reachd-daemon-line.h"
 #include "reachd-daemon-socket.h"
@@ -122,13 +124,14 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (ReachdNetworkMonitor, reachd_network_monitor, G_
 /* Where reachd listens, in the order `reachd status` tries them:
  * $REACHD_SOCKET alone if set; else the user's own daemon's
  * ($XDG_RUNTIME_DIR/reachd.sock; root's is the system one), then the
- * system daemon's. */
+ * system daemon's. With secure_getenv: a setuid GLib program must not be
+ * pointed at a socket its caller chose. */
 static GStrv
 socket_paths (void)
 {
   GPtrArray *paths = g_ptr_array_new ();
-  const char *explicit = g_getenv ("REACHD_SOCKET");
-  const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
+  const char *explicit = secure_getenv ("REACHD_SOCKET");
+  const char *runtime = secure_getenv ("XDG_RUNTIME_DIR");
   if (explicit != NULL && *explicit != '\0')
     g_ptr_array_add (paths, g_strdup (explicit));
   else

@@ -27,6 +27,7 @@ final class DaemonConnection {
     /// and a daemon with a full queue is as good as silent.
     init(path: String, timeout: Duration) throws(DaemonClientError) {
         self.path = path
+        if let owner = SocketPath.untrustedOwner(of: path) { throw .untrustedOwner(path: path, owner: owner) }
         do {
             fd = try UnixSocket.connect(to: path, timeout: timeout)
         } catch {

@@ -588,7 +588,7 @@ package final class FollowSession {
                 let instead = configuration.source == .automatic ? "; following the network in-process instead" : ""
                 logger.warning("\(error.description)\(instead)")
             }
-        case .timedOut, .connectionFailed, .rejected, .protocolError:
+        case .timedOut, .connectionFailed, .rejected, .protocolError, .untrustedOwner:
             if isNews {
                 let fallback = configuration.source == .automatic ? "; following the network in-process meanwhile" : ""
                 logger.warning("\(error.description)\(fallback)")
