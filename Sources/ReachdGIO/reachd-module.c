@@ -8,6 +8,10 @@ G_MODULE_EXPORT void
 g_io_module_load (GIOModule *module)
 {
   reachd_network_monitor_register (module);
+  /* Resident: GLib unloads a module whose types are all unused, and the
+   * thread that runs GLib's own backend (reachd-fallback.c) may still be
+   * ending in the module's code when the last monitor is gone. */
+  g_type_module_use (G_TYPE_MODULE (module));
 }
 
 G_MODULE_EXPORT void

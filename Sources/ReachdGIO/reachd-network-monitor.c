@@ -18,9 +18,10 @@
  * REACHD_PROBE_SPACING_MS + REACHD_PROBE_DEADLINE_MS of the next change the
  * kernel reports (reachd-liveness.c); meanwhile the module answers from the
  * backend GLib would have chosen without it (NetworkManager's, else
- * netlink's), made by name through the extension point, and forwards its
- * changes: all of them from one that knows connectivity and metering, only
- * availability from netlink's, which knows routes alone. When the daemon
+ * netlink's), made by name through the extension point on a thread of its
+ * own (reachd-fallback.c: the app's loop never waits for it), and forwards
+ * its changes: all of them from one that knows connectivity and metering,
+ * only availability from netlink's, which knows routes alone. When the daemon
  * answers again, its state is compared like any other: nothing changed,
  * nothing is signalled.
  *
@@ -38,6 +39,7 @@
 #include "reachd-network-monitor.h"
 #include "reachd-daemon-line.h"
 #include "reachd-daemon-socket.h"
+#include "reachd-fallback.h"
 #include "reachd-liveness.h"
 
 #include <errno.h>
@@ -89,14 +91,10 @@ struct _ReachdNetworkMonitor
   /* The daemon's newest state: what is published, but while it stalls. */
   ReachdHostState daemon_state;
   ReachdLiveness *liveness;
-  /* GLib's netlink backend, while the daemon does not answer. Written on
-   * `context`; read by can_reach from any thread. */
+  /* GLib's own backend, on a thread of its own, while the daemon does not
+   * answer. Written on `context`; read by can_reach from any thread. */
   GMutex fallback_lock;
-  GNetworkMonitor *fallback;
-  /* It knows connectivity and metering (NetworkManager's, the portal's),
-   * not routes alone (netlink's). */
-  gboolean fallback_knows_all;
-  gulong fallback_handlers[3];
+  ReachdFallback *fallback;
 
   /* Read from any thread (the getters); written on `context`. */
   gint available;
@@ -245,69 +243,34 @@ drop_subscription (ReachdNetworkMonitor *self)
 /* ---- GLib's backend, while the daemon does not answer ---- */
 
 static void
-on_fallback_changed (ReachdNetworkMonitor *self)
+on_fallback_changed (const ReachdFallbackState *state, gpointer user_data)
 {
-  GNetworkMonitor *fallback = self->fallback;
+  ReachdNetworkMonitor *self = user_data;
   ReachdHostState host = self->daemon_state;
-  gboolean available = g_network_monitor_get_network_available (fallback);
-  if (self->fallback_knows_all)
-    {
-      host.available = available;
-      host.connectivity = g_network_monitor_get_connectivity (fallback);
-      host.metered = g_network_monitor_get_network_metered (fallback);
-    }
-  else if (available != host.available)
+  if (state->knows_all || state->available != host.available)
     {
       /* Netlink's backend says never metered, and FULL or LOCAL by routes
        * alone: what the daemon found of the rest (a portal, a metered link)
        * stands for as long as the routes agree with it, and no longer. */
-      host.available = available;
-      host.connectivity = g_network_monitor_get_connectivity (fallback);
-      host.metered = g_network_monitor_get_network_metered (fallback);
+      host.available = state->available;
+      host.connectivity = state->connectivity;
+      host.metered = state->metered;
     }
   apply (self, &host);
 }
 
 /* The daemon does not answer: the backend GLib would have chosen without
- * the module answers, as it would for the app. The extension point lists
- * them by priority; GLib's base monitor (always available) is no better
- * than the state the daemon last gave. */
+ * the module answers, as it would for the app, once made (the app's loop
+ * does not wait for that; the daemon's last state stands meanwhile). */
 static void
 enter_fallback (ReachdNetworkMonitor *self)
 {
   if (self->fallback != NULL)
     return;
-  GIOExtensionPoint *point = g_io_extension_point_lookup (G_NETWORK_MONITOR_EXTENSION_POINT_NAME);
-  GNetworkMonitor *fallback = NULL;
-  const char *name = NULL;
-  for (GList *each = point != NULL ? g_io_extension_point_get_extensions (point) : NULL; each != NULL && fallback == NULL;
-       each = each->next)
-    {
-      name = g_io_extension_get_name (each->data);
-      if (g_str_equal (name, "reachd") || g_str_equal (name, "base"))
-        continue;
-      g_autoptr (GError) error = NULL;
-      /* Its sources go where this monitor's are. */
-      g_main_context_push_thread_default (self->context);
-      fallback = g_initable_new (g_io_extension_get_type (each->data), NULL, &error, NULL);
-      g_main_context_pop_thread_default (self->context);
-      if (fallback == NULL)
-        g_debug ("reachd: GLib's %s backend is not available (%s)", name, error->message);
-    }
-  if (fallback == NULL)
-    {
-      g_debug ("reachd: the daemon does not answer, and no other backend of GLib's does: keeping the last state");
-      return;
-    }
-  g_debug ("reachd: the daemon does not answer; following GLib's %s backend until it does", name);
-  self->fallback_knows_all = !g_str_equal (name, "netlink");
+  ReachdFallback *fallback = reachd_fallback_start (self->context, on_fallback_changed, self);
   g_mutex_lock (&self->fallback_lock);
   self->fallback = fallback;
   g_mutex_unlock (&self->fallback_lock);
-  self->fallback_handlers[0] = g_signal_connect_swapped (fallback, "network-changed", G_CALLBACK (on_fallback_changed), self);
-  self->fallback_handlers[1] = g_signal_connect_swapped (fallback, "notify::connectivity", G_CALLBACK (on_fallback_changed), self);
-  self->fallback_handlers[2] = g_signal_connect_swapped (fallback, "notify::network-metered", G_CALLBACK (on_fallback_changed), self);
-  on_fallback_changed (self);
 }
 
 static void
@@ -315,12 +278,10 @@ drop_fallback (ReachdNetworkMonitor *self)
 {
   if (self->fallback == NULL)
     return;
-  for (gsize i = 0; i < G_N_ELEMENTS (self->fallback_handlers); i++)
-    g_clear_signal_handler (&self->fallback_handlers[i], self->fallback);
   g_mutex_lock (&self->fallback_lock);
-  GNetworkMonitor *fallback = g_steal_pointer (&self->fallback);
+  ReachdFallback *fallback = g_steal_pointer (&self->fallback);
   g_mutex_unlock (&self->fallback_lock);
-  g_object_unref (fallback);
+  reachd_fallback_stop (fallback);
 }
 
 /* The daemon answers: its state stands, compared like any other, whatever
@@ -335,11 +296,11 @@ take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host)
 
 /* GLib's backend while the daemon does not answer, with a reference; NULL
  * while it does. From any thread. */
-static GNetworkMonitor *
+static ReachdFallback *
 ref_fallback (ReachdNetworkMonitor *self)
 {
   g_mutex_lock (&self->fallback_lock);
-  GNetworkMonitor *fallback = self->fallback != NULL ? g_object_ref (self->fallback) : NULL;
+  ReachdFallback *fallback = self->fallback != NULL ? reachd_fallback_ref (self->fallback) : NULL;
   g_mutex_unlock (&self->fallback_lock);
   return fallback;
 }
@@ -843,15 +804,55 @@ reach_begin (ReachdNetworkMonitor *self, GStrv targets, gboolean *answer, GError
   return NULL;
 }
 
+/* GLib's backend answered for the daemon that does not. */
+static void
+on_fallback_reached (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *error = NULL;
+  (void) source;
+  if (reachd_fallback_can_reach_finish (result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
+/* Asks GLib's backend, when it runs, and waits for its answer; `asked`
+ * FALSE when it does not run (yet): the daemon is asked. */
+static gboolean
+fallback_can_reach (ReachdNetworkMonitor *self, GSocketConnectable *connectable, GCancellable *cancellable,
+                    gboolean *asked, GError **error)
+{
+  ReachdFallback *fallback = ref_fallback (self);
+  *asked = FALSE;
+  if (fallback == NULL)
+    return FALSE;
+  /* can_reach is synchronous: the answer is awaited in a context of its
+   * own, which nothing else of the app's runs in. */
+  g_autoptr (GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  g_autoptr (GTask) answer = g_task_new (NULL, cancellable, NULL, NULL);
+  *asked = reachd_fallback_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, g_object_ref (answer));
+  if (!*asked)
+    g_object_unref (answer);
+  while (*asked && !g_task_get_completed (answer))
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  reachd_fallback_unref (fallback);
+  return *asked && g_task_propagate_boolean (answer, error);
+}
+
 static gboolean
 reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                   GCancellable *cancellable, GError **error)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
-  g_autoptr (GNetworkMonitor) fallback = ref_fallback (self);
   /* The daemon would not answer: GLib's backend does, as for the state. */
-  if (fallback != NULL)
-    return g_network_monitor_can_reach (fallback, connectable, cancellable, error);
+  gboolean asked;
+  gboolean through_glib = fallback_can_reach (self, connectable, cancellable, &asked, error);
+  if (asked)
+    return through_glib;
   gboolean needs_srv;
   GStrv targets = targets_of (connectable, &needs_srv);
   if (needs_srv)
@@ -1015,31 +1016,19 @@ on_service_resolved (GObject *resolver, GAsyncResult *result, gpointer user_data
   async_reach_start (task, targets);
 }
 
-/* GLib's backend answered for the daemon that does not. */
-static void
-on_fallback_reached (GObject *fallback, GAsyncResult *result, gpointer user_data)
-{
-  GTask *task = user_data;
-  GError *error = NULL;
-  if (g_network_monitor_can_reach_finish (G_NETWORK_MONITOR (fallback), result, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-  g_object_unref (task);
-}
-
 static void
 reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
-  g_autoptr (GNetworkMonitor) fallback = ref_fallback (REACHD_NETWORK_MONITOR (monitor));
+  ReachdFallback *fallback = ref_fallback (REACHD_NETWORK_MONITOR (monitor));
+  gboolean asked = fallback != NULL
+                   && reachd_fallback_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, task);
   if (fallback != NULL)
-    {
-      g_network_monitor_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, task);
-      return;
-    }
+    reachd_fallback_unref (fallback);
+  if (asked)
+    return;
   gboolean needs_srv;
   GStrv targets = targets_of (connectable, &needs_srv);
   if (!needs_srv)

@@ -174,6 +174,45 @@ struct GLibAppTests {
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
+    /// GLib's NetworkManager backend asks NetworkManager for its properties
+    /// over D-Bus, and waits; made on the app's main thread when the daemon
+    /// stalled, it held the app's main loop that long (seconds, with a
+    /// NetworkManager busy at boot). Here a stand-in on a bus of its own
+    /// takes a second per property: the app's loop never waits 50 ms, and
+    /// the app then follows what the stand-in says (connected to the site
+    /// only: limited).
+    @Test func switchingToGLibsBackendNeverBlocksTheAppsMainLoop() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let bus = network.directory.appendingPathComponent("system_bus_socket").path
+        let dbus = try Subprocess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--address=unix:path=\(bus)"])
+        defer { dbus.signal(SIGTERM) }
+        _ = try await eventually("the bus listens") { FileManager.default.fileExists(atPath: bus) ? true : nil }
+        let address = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(bus)"
+        // NM_STATE_CONNECTED_SITE (60), NM_CONNECTIVITY_LIMITED (3).
+        let networkManager = try Subprocess([
+            "/usr/bin/env", address, "/usr/bin/python3",
+            packageRoot.appendingPathComponent("Tests/reachdTests/GLibApps/networkmanager-standin.py").path, "1", "60", "3",
+        ])
+        defer { networkManager.signal(SIGTERM) }
+        _ = try await eventually("NetworkManager's stand-in on the bus") { networkManager.outputLines.first == "ready" ? true : nil }
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let app = try await GLibApp(in: network, socket: network.socketPath, environment: [address])
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.connectivity == "full", "\(app.ready)")
+        try app.send("heartbeat")
+
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route add 10.200.0.0/16 via 10.77.0.1")
+        _ = try await eventually("the app follows GLib's backend, made from NetworkManager's properties", timeout: .seconds(10)) {
+            app.events.contains { $0.event == "notify" && $0.property == "connectivity" && $0.connectivity == "limited" } ? true : nil
+        }
+        #expect(networkManager.outputLines.contains("asked State"), "\(networkManager.outputLines)")
+        let longest = try await app.longestWait()
+        #expect(longest < 50, "the app's main loop waited \(longest) ms")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
     /// A change that leaves the network as it was, while the daemon is
     /// stopped: the module notices the stop, and GLib's netlink backend
     /// (which knows routes alone, so never metered) takes over without a

@@ -9,6 +9,9 @@ on the FIFO named by the first argument (else stdin), one per line:
   reach-async TARGET  can_reach_async
   reach-service SERVICE PROTOCOL DOMAIN        can_reach of a GNetworkService
   reach-service-async SERVICE PROTOCOL DOMAIN  can_reach_async of one
+  heartbeat           from now on, a 10 ms timer notes the longest wait of
+                      the main loop between its ticks
+  longest-wait        prints it (in ms) and starts afresh
 TARGET is HOST:PORT or [IPV6]:PORT, parsed by GNetworkAddress.
 """
 import json
@@ -68,9 +71,24 @@ def command(line):
     elif words[0] == "reach-service-async":
         service = Gio.NetworkService.new(words[1], words[2], words[3])
         monitor.can_reach_async(service, None, finish(" ".join(words[1:])))
+    elif words[0] == "heartbeat":
+        heartbeat["last"] = time.monotonic()
+        GLib.timeout_add(10, tick)
+    elif words[0] == "longest-wait":
+        # The tick's own 10 ms are no wait.
+        emit("longest-wait", ms=max(0.0, heartbeat["longest"] - 10))
+        heartbeat["longest"] = 0.0
 
 
 pending = b""
+heartbeat = {"last": None, "longest": 0.0}
+
+
+def tick():
+    now = time.monotonic()
+    heartbeat["longest"] = max(heartbeat["longest"], (now - heartbeat["last"]) * 1000)
+    heartbeat["last"] = now
+    return True
 
 
 def on_stdin(fd, condition):

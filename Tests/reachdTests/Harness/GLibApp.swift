@@ -28,9 +28,10 @@ final class GLibApp: @unchecked Sendable {
         var reachable: Bool?
         var error: String?
         var message: String?
+        var ms: Double?
 
         enum CodingKeys: String, CodingKey {
-            case event, available, connectivity, metered, type, property, argument, target, reachable, error, message
+            case event, available, connectivity, metered, type, property, argument, target, reachable, error, message, ms
             case chosenMs = "chosen_ms"
         }
     }
@@ -51,12 +52,13 @@ final class GLibApp: @unchecked Sendable {
     /// - Parameters:
     ///   - socket: the daemon's socket, as REACHD_SOCKET.
     ///   - namespace: where the app runs: the network's host namespace unless said.
-    init(in network: TestNetwork, socket: String, namespace: String? = nil) async throws {
+    ///   - environment: more variables for the app (`NAME=value`).
+    init(in network: TestNetwork, socket: String, namespace: String? = nil, environment: [String] = []) async throws {
         commands = network.directory.appendingPathComponent("gio-app-\(UUID().uuidString.prefix(8))").path
         guard mkfifo(commands, 0o600) == 0 else { throw HarnessError.commandFailed("mkfifo \(commands)") }
         process = try Subprocess(
             ["/usr/bin/env", "GIO_EXTRA_MODULES=\(Self.moduleDirectory.path)", "GIO_USE_NETWORK_MONITOR=reachd",
-             "REACHD_SOCKET=\(socket)", "ip", "netns", "exec", namespace ?? network.host, "/usr/bin/python3", Self.script.path,
+             "REACHD_SOCKET=\(socket)"] + environment + ["ip", "netns", "exec", namespace ?? network.host, "/usr/bin/python3", Self.script.path,
              commands])
         _ = try await eventually("the app's monitor") { () -> Bool? in
             guard process.isRunning else { throw HarnessError.commandFailed("the app exited: \(process.errorOutput)") }
@@ -102,6 +104,15 @@ final class GLibApp: @unchecked Sendable {
         return try await eventually("the answer for \(target)") {
             events.dropFirst(before).first { $0.event == "reach" && $0.target == target }
         }
+    }
+
+    /// The longest the app's main loop waited between two heartbeat ticks
+    /// since the last time asked (`heartbeat` started them), in ms.
+    func longestWait() async throws -> Double {
+        let before = events.count
+        try send("longest-wait")
+        let event = try await eventually("the app's longest wait") { events.dropFirst(before).first { $0.event == "longest-wait" } }
+        return event.ms ?? .infinity
     }
 
     /// Waits for signal number `count` (from 1).
