@@ -111,15 +111,14 @@ package enum UnixSocket {
         }
     }
 
-    /// Sends one datagram to the AF_UNIX datagram socket `name` (a path, or
-    /// "@abstract"). Best effort: returns whether it was sent.
-    @discardableResult
-    package static func sendDatagram(_ bytes: [UInt8], to name: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+    /// Sends one datagram from `fd` to the AF_UNIX datagram socket `name`
+    /// (a path, or "@abstract"), without waiting for room in its queue:
+    /// whether it went whole (`errno` says why not).
+    package static func sendDatagram(_ bytes: [UInt8], to name: String, from fd: Int32) -> Bool {
         let sent = try? withAddress(name) { address, length in
-            bytes.withUnsafeBytes { Int32(sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, length)) }
+            bytes.withUnsafeBytes {
+                Int32(sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), address, length))
+            }
         }
         return (sent ?? -1) == bytes.count
     }

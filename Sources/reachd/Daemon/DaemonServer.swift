@@ -230,7 +230,7 @@ final class DaemonServer {
     private func exposition() -> [UInt8] {
         metrics.exposition(
             subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
-            refused: admission.refusedCount, resyncs: watcher.resyncCount)
+            counts: .init(refused: admission.refusedCount, resyncs: watcher.resyncCount, journalDropped: journal?.dropped ?? 0))
     }
 
     /// Replaces the textfile, when there is one; a failure is logged once

@@ -13,13 +13,15 @@ import Glibc
 /// libsystemd installed to run outside systemd. Without $NOTIFY_SOCKET every
 /// call does nothing.
 struct SystemdNotifier {
-    private let socketPath: String?
+    /// Never waits: systemd reads its notify socket at once, and a
+    /// notification it had no room for is worth less than the loop.
+    private let sender: DatagramSender?
     /// Half of WATCHDOG_USEC when systemd's watchdog is on for this process.
     let watchdogInterval: Duration?
 
     init(environment: [String: String] = Self.environment()) {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-        socketPath = path
+        sender = path.map(DatagramSender.init(path:))
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
         if forUs, let text = environment["WATCHDOG_USEC"], let micros = Int64(text), micros > 0 {
             watchdogInterval = .microseconds(micros / 2)
@@ -28,7 +30,7 @@ struct SystemdNotifier {
         }
     }
 
-    var isEnabled: Bool { socketPath != nil }
+    var isEnabled: Bool { sender != nil }
 
     // A newline in STATUS= would start another assignment (WATCHDOG=1, say):
     // the text carries interface names and a portal's URL.
@@ -38,8 +40,7 @@ struct SystemdNotifier {
     func stopping() { send("STOPPING=1") }
 
     private func send(_ message: String) {
-        guard let socketPath else { return }
-        UnixSocket.sendDatagram(Array(message.utf8), to: socketPath)
+        sender?.send(Array(message.utf8))
     }
 
     static func environment() -> [String: String] {

@@ -27,9 +27,11 @@ final class DaemonMetrics {
     private let subscribers: Gauge
     private let refused: Counter
     private let resyncs: Counter
+    private let journalDropped: Counter
     /// By target (`HOST:PORT`, as a status's `watched` names them).
     private var targets: [String: (reachable: Gauge, changes: Counter, last: DestinationState?)] = [:]
-    private var counted: (refused: Int, resyncs: Int) = (0, 0)
+    /// What the counters said at the last scrape.
+    private var counted = Counts()
     private var seenStatus = false
 
     /// The verdicts `reachd_connectivity` has a series for, always all of them.
@@ -50,6 +52,7 @@ final class DaemonMetrics {
         subscribers = registry.makeGauge(descriptor: Self.name("subscribers", unit: "", "Clients subscribed to the status now."))
         refused = registry.makeCounter(descriptor: Self.name("clients_refused", unit: "total", "Connections refused: over the limits, or out of descriptors."))
         resyncs = registry.makeCounter(descriptor: Self.name("netlink_resyncs", unit: "total", "Netlink overruns, each resynchronised from a fresh dump."))
+        journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped because journald's socket had no room (the log line on stderr was still written)."))
         registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
         for target in watched {
             let label = [("target", target.description)]
@@ -89,13 +92,25 @@ final class DaemonMetrics {
         targets[answer.target] = entry
     }
 
+    /// What the daemon counts as it goes, read at scrape time.
+    struct Counts {
+        /// Connections refused, Unix clients and scrapers alike.
+        var refused = 0
+        var resyncs = 0
+        var journalDropped = 0
+    }
+
     /// The exposition, with the counts read at scrape time brought up to date.
-    func exposition(subscribers count: Int, refused refusedCount: Int, resyncs resyncCount: Int) -> [UInt8] {
+    func exposition(subscribers count: Int, counts: Counts) -> [UInt8] {
         subscribers.set(Int64(count))
         // Counters only rise: each count is added by its difference.
-        if refusedCount > counted.refused { refused.increment(by: Int64(refusedCount - counted.refused)) }
-        if resyncCount > counted.resyncs { resyncs.increment(by: Int64(resyncCount - counted.resyncs)) }
-        counted = (max(counted.refused, refusedCount), max(counted.resyncs, resyncCount))
+        for (counter, now, then) in [(refused, counts.refused, counted.refused), (resyncs, counts.resyncs, counted.resyncs),
+                                     (journalDropped, counts.journalDropped, counted.journalDropped)] where now > then {
+            counter.increment(by: Int64(now - then))
+        }
+        counted = Counts(
+            refused: max(counted.refused, counts.refused), resyncs: max(counted.resyncs, counts.resyncs),
+            journalDropped: max(counted.journalDropped, counts.journalDropped))
         return registry.emitToBuffer()
     }
 }

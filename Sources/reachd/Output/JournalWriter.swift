@@ -9,20 +9,26 @@ import Reachability
 /// (never the memfd path for large ones), and the daemon should run where
 /// libsystemd is not installed. journald adds `_PID`, `_SYSTEMD_UNIT` and the
 /// time from the socket's credentials, as for a line on stderr.
-struct JournalWriter {
+///
+/// Sent without waiting, on the event loop: a journald that stops reading
+/// costs the entries it did not take (``dropped``, for the metrics), never
+/// the loop. A lost entry is not retried: the free-text log line said it too.
+final class JournalWriter {
     static let systemSocket = "/run/systemd/journal/socket"
-    let socketPath: String
+    private let sender: DatagramSender
+    var socketPath: String { sender.path }
+    /// Entries journald had no room for, since the daemon started.
+    var dropped: Int { sender.dropped }
 
-    init(socketPath: String = Self.systemSocket) {
-        self.socketPath = socketPath
+    init(socketPath: String = JournalWriter.systemSocket) {
+        sender = DatagramSender(path: socketPath)
     }
 
-    /// Sends each entry; returns whether journald took them all. A lost
-    /// entry is not retried: the free-text log line said it too.
+    /// Sends each entry; returns whether journald took them all.
     @discardableResult
     func send(_ entries: [JournalEntry]) -> Bool {
         var sentAll = true
-        for entry in entries where !UnixSocket.sendDatagram(Self.datagram(entry), to: socketPath) { sentAll = false }
+        for entry in entries where !sender.send(Self.datagram(entry)) { sentAll = false }
         return sentAll
     }
 

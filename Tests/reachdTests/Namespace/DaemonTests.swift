@@ -234,4 +234,48 @@ struct DaemonTests {
         #expect(result.error.contains("exists and is not a socket"))
         #expect(try String(contentsOfFile: network.socketPath, encoding: .utf8) == "precious")
     }
+
+    /// journald that stops reading (restarting, under I/O pressure) fills
+    /// its socket's queue, and a blocking send held the daemon's loop in
+    /// `unix_wait_for_peer`: no client was answered. Here the journal's
+    /// socket is one the test binds and never reads, over the real path in
+    /// a mount namespace of the daemon's own, with stderr the "journal".
+    @Test func aJournalThatNeverReadsStopsNothing() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let journal = network.directory.appendingPathComponent("journal")
+        try FileManager.default.createDirectory(at: journal, withIntermediateDirectories: true)
+        let sink = try UnixSocket.bindDatagram(at: journal.appendingPathComponent("socket").path)
+        defer { close(sink) }
+        chmod(journal.appendingPathComponent("socket").path, 0o666)
+        let setUp = #"mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/journal && mount --bind "$0" /run/systemd/journal && "#
+            + #"export JOURNAL_STREAM="$(stat -L -c %d:%i /proc/self/fd/2)" && exec "$@""#
+        let daemon = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+            setUp, journal.path, Reachd.binary, "daemon", "--socket", network.socketPath, "--metrics-listen", "yes",
+        ])
+        defer { daemon.signal(SIGTERM) }
+        _ = try await eventually("the daemon answers") { () -> Bool? in
+            guard daemon.isRunning else { throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)") }
+            return (try? daemonStatus(at: network.socketPath)) != nil ? true : nil
+        }
+        #expect(daemon.errorOutput.hasPrefix("<"), "logs in the journal's form: \(daemon.errorOutput.prefix(200))")
+        // A thousand changes, each its own status (a batch would be read
+        // as a few), each a journal entry.
+        try await TestNetwork.sh(
+            "ip netns exec \(network.host) sh -c 'for i in $(seq 500); do ip route add default via 10.77.0.1; ip route del default; done'")
+        // Each get is answered at once, whatever the journal does.
+        for _ in 0..<5 {
+            let client = try SocketClient(path: network.socketPath)
+            let asked = ContinuousClock.now
+            try client.send(ClientRequest.get.line)
+            _ = try await client.readStatus(timeout: .seconds(2))
+            #expect(ContinuousClock.now - asked < .milliseconds(100), "answered after \(ContinuousClock.now - asked)")
+        }
+        let metrics = try #require(try await MetricsScrapeTests.fetch("http://127.0.0.1:10077/metrics", in: network))
+        let dropped = metrics.split(separator: "\n").first { $0.hasPrefix("reachd_journal_dropped_total ") }
+        #expect(dropped.flatMap { Double($0.split(separator: " ")[1]) }.map { $0 > 0 } == true,
+                "counted: \(dropped ?? "none"); \(daemon.errorOutput.split(separator: "\n").count) lines logged")
+        #expect(daemon.isRunning)
+    }
 }

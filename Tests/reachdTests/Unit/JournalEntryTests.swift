@@ -111,4 +111,26 @@ struct JournalEntryTests {
         let binary = Array("REACHD_TEST\n".utf8) + [14, 0, 0, 0, 0, 0, 0, 0] + Array("two\nPRIORITY=0\n".utf8)
         #expect(datagram.suffix(binary.count) == binary[...], "length-prefixed, little-endian")
     }
+
+    /// A journald that stops reading (restarting, under I/O pressure) fills
+    /// its socket's queue; the daemon's loop must not wait for it. The
+    /// entries it had no room for are dropped and counted.
+    @Test(.timeLimit(.minutes(1))) func aJournalThatStopsReadingCostsEntriesNotTheLoop() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-journal-full-\(getpid()).sock").path
+        unlink(path)
+        let fd = try UnixSocket.bindDatagram(at: path)
+        defer { close(fd); unlink(path) }
+        let entry = try #require(JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local)).first)
+        let writer = JournalWriter(socketPath: path)
+        let started = ContinuousClock.now
+        // More than net.unix.max_dgram_qlen (512 by default) and any socket buffer.
+        for _ in 0..<5000 { writer.send([entry]) }
+        #expect(ContinuousClock.now - started < .seconds(5), "sending did not wait for the reader")
+        #expect(writer.dropped > 0 && writer.dropped < 5000, "dropped \(writer.dropped) of 5000")
+        // The kept socket goes on once there is room.
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+        let dropped = writer.dropped
+        #expect(writer.send([entry]) && writer.dropped == dropped)
+    }
 }

@@ -61,19 +61,21 @@ struct MetricsTests {
     /// with its type, and every one the exposition has is documented.
     @Test func everyNameInTheContractIsExposedAndDocumented() throws {
         let metrics = DaemonMetrics(watching: [try Destination(parsing: "db.internal:5432")])
-        let text = String(decoding: metrics.exposition(subscribers: 2, refused: 3, resyncs: 1), as: UTF8.self)
+        let text = String(decoding: metrics.exposition(subscribers: 2, counts: .init(refused: 3, resyncs: 1, journalDropped: 4)), as: UTF8.self)
         let contract: [(String, String)] = [
             ("reachd_online", "gauge"), ("reachd_family_online", "gauge"), ("reachd_connectivity", "gauge"),
             ("reachd_metered", "gauge"), ("reachd_status_changes_total", "counter"),
             ("reachd_last_change_timestamp_seconds", "gauge"), ("reachd_destination_reachable", "gauge"),
             ("reachd_destination_changes_total", "counter"), ("reachd_subscribers", "gauge"),
             ("reachd_clients_refused_total", "counter"), ("reachd_netlink_resyncs_total", "counter"),
+            ("reachd_journal_dropped_total", "counter"),
             ("reachd_build_info", "gauge"),
         ]
         for (name, type) in contract {
             #expect(text.contains("# TYPE \(name) \(type)\n"), "\(name) is a \(type)")
         }
-        #expect(text.contains("reachd_subscribers 2") && text.contains("reachd_clients_refused_total 3"))
+        #expect(text.contains("reachd_subscribers 2") && text.contains("reachd_clients_refused_total 3")
+                && text.contains("reachd_journal_dropped_total 4"))
         #expect(text.contains("reachd_destination_reachable{target=\"db.internal:5432\"} 0"))
         let exposed = Set(text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) })
         #expect(exposed == Set(contract.map(\.0)))
