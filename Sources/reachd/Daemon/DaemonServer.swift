@@ -80,7 +80,7 @@ final class DaemonServer {
     private let metricsListener: MetricsListener?
     private let metricsTextfile: MetricsTextfile?
     /// The textfile's last failure, logged once until it changes.
-    private var textfileError: SystemError?
+    private var textfileError: MetricsTextfile.Failure?
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
 
@@ -239,7 +239,7 @@ final class DaemonServer {
         guard let metricsTextfile else { return }
         let error = metricsTextfile.write(exposition())
         if let error, error != textfileError {
-            logger.error("cannot write the metrics' textfile; reachd needs to write in its directory (under the unit: /run/reachd/metrics)",
+            logger.error("cannot write the metrics' textfile; tried again at the next change",
                          metadata: ["error": "\(error)", "metrics.textfile": "\(metricsTextfile.path)"])
         }
         textfileError = error
