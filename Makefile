@@ -14,7 +14,7 @@ SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
 # The manual's date is the last commit's, so the same source makes the same page.
 MANUAL_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
-UNITS        := reachd.service reachd.socket reachd-wait-online.service reachd-wait-online@.service
+UNITS        := reachd.service reachd.socket reachd-metrics.socket reachd-wait-online.service reachd-wait-online@.service
 # The shipped binary carries Swift's runtime: Debian has no package of it, and
 # a binary linked to the toolchain's copy runs only where the toolchain lives.
 # Only the reachd product: the example links libcurl, which has no static build here.

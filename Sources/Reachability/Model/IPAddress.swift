@@ -7,7 +7,7 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     package let family: AddressFamily
     package let bytes: [UInt8]
 
-    init?(family: AddressFamily, bytes: [UInt8]) {
+    package init?(family: AddressFamily, bytes: [UInt8]) {
         switch family {
         case .ipv4: guard bytes.count == 4 else { return nil }
         case .ipv6: guard bytes.count == 16 else { return nil }

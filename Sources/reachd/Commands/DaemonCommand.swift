@@ -15,7 +15,8 @@ struct DaemonCommand: ParsableCommand {
             Stops cleanly on SIGTERM or SIGINT and removes its socket.
 
             Under systemd (reachd.service, reachd.socket) it uses the socket systemd \
-            passes, reports READY=1 after its first snapshot and STATUS= on every \
+            passes (and reachd-metrics.socket's, when enabled, for the metrics), \
+            reports READY=1 after its first snapshot and STATUS= on every \
             change, and pings the watchdog from its event loop. When stderr is the \
             journal, each change is also a structured entry (MESSAGE_ID per kind, \
             REACHD_* fields; the README gives the query).
@@ -41,9 +42,9 @@ struct DaemonCommand: ParsableCommand {
 
     func run() throws {
         let settings = try settings()
-        let passed = SocketActivation.passedSocket()
+        let passed = SocketActivation.passedSockets()
         // Under socket activation the path only names the socket in the log.
-        let path = try options.socket ?? (passed != nil ? SocketPath.system : SocketPath.forDaemon())
+        let path = try options.socket ?? (passed.socket != nil ? SocketPath.system : SocketPath.forDaemon())
         let level = options.logLevel
         let form: DaemonLogHandler.Form = DaemonLogHandler.stderrIsTheJournal() ? .journal : .terminal
         LoggingSystem.bootstrap { _ in
@@ -68,7 +69,7 @@ struct DaemonCommand: ParsableCommand {
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(
-            socketPath: path, passedSocket: passed, limits: limits, check: check,
+            socketPath: path, passed: passed, limits: limits, check: check,
             destinationLimits: settings.destinationLimits, meteredOverrides: settings.meteredOverrides,
             metrics: settings.metrics, watchedTargets: settings.watchedTargets, stop: stop,
             systemd: SystemdNotifier(), journal: form == .journal ? JournalWriter() : nil, logger: logger)

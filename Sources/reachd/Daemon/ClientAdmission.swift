@@ -13,27 +13,22 @@ final class ClientAdmission {
     static let acceptsPerWakeup = 64
 
     let listener: ListeningSocket
+    /// Out of descriptors, a connection is refused with the spare, or the
+    /// listener is paused: it is not waited on, as it would stay readable and
+    /// spin the loop, until a client leaves or a second passes.
+    let acceptor: Acceptor
     private let limits: ClientLimits
     private let logger: Logger
-    /// Held open so that, out of descriptors, one can be freed to accept a
-    /// connection and answer it `too_many_clients` rather than leave it queued
-    /// (the trick dbus-broker and libevent servers use).
-    private var spareDescriptor: Int32
-    /// Out of descriptors even with the spare: the listener is not waited on,
-    /// as it would stay readable and spin the loop, until a client leaves.
-    private(set) var isPaused = false
     /// Refusals are logged once until a client leaves, not once per attempt.
     private var refusalLogged = false
+    /// Connections refused since the daemon started, for the metrics.
+    private(set) var refusedCount = 0
 
     init(listener: ListeningSocket, limits: ClientLimits, logger: Logger) {
         self.listener = listener
         self.limits = limits
         self.logger = logger
-        spareDescriptor = Self.openSpareDescriptor()
-    }
-
-    deinit {
-        if spareDescriptor >= 0 { close(spareDescriptor) }
+        acceptor = Acceptor(listener: listener.fd)
     }
 
     /// Accepts up to ``acceptsPerWakeup`` connections into `clients`, and
@@ -41,29 +36,23 @@ final class ClientAdmission {
     func acceptWaiting(into clients: ClientTable, _ now: ContinuousClock.Instant) -> [ClientConnection] {
         var admitted: [ClientConnection] = []
         for _ in 0..<Self.acceptsPerWakeup {
-            let fd = UnixSocket.accept(from: listener.fd)
-            guard fd >= 0 else {
-                switch errno {
-                case EINTR, ECONNABORTED:
-                    continue
-                case EAGAIN, EWOULDBLOCK:
-                    return admitted
-                case EMFILE, ENFILE:
-                    guard refuseWithSpareDescriptor() else { return admitted }
-                    continue
-                case let failure:
-                    logger.warning("accept failed; pausing new connections until a client leaves",
-                                   metadata: ["error": "\(SystemError("accept", errno: failure))"])
-                    isPaused = true
-                    return admitted
+            switch acceptor.next(now: now) {
+            case .drained:
+                return admitted
+            case .paused(let failure):
+                logger.warning("cannot accept connections; pausing them until a client leaves",
+                               metadata: ["error": "\(failure)"])
+                return admitted
+            case .refuse(let fd):
+                refuse(fd, "the daemon is out of file descriptors; try again later", user: UnixSocket.peerUser(fd))
+            case .connection(let fd):
+                // A peer whose credentials cannot be read shares one anonymous bucket.
+                let user = UnixSocket.peerUser(fd) ?? UInt32.max
+                if let refusal = clients.refusal(for: user, limits: limits) {
+                    refuse(fd, refusal, user: user)
+                } else {
+                    admitted.append(clients.insert(fd: fd, user: user, now: now))
                 }
-            }
-            // A peer whose credentials cannot be read shares one anonymous bucket.
-            let user = UnixSocket.peerUser(fd) ?? UInt32.max
-            if let refusal = clients.refusal(for: user, limits: limits) {
-                refuse(fd, refusal, user: user)
-            } else {
-                admitted.append(clients.insert(fd: fd, user: user, now: now))
             }
         }
         return admitted
@@ -71,30 +60,9 @@ final class ClientAdmission {
 
     /// A client left: there is room again, and the next refusal is news.
     func clientLeft() {
-        isPaused = false
+        acceptor.resume()
         refusalLogged = false
     }
-
-    /// Out of descriptors: frees the spare to accept one connection, answers it
-    /// `too_many_clients`, and takes the spare back. Returns `false` when that
-    /// is not possible either, and accepting pauses until a client leaves.
-    private func refuseWithSpareDescriptor() -> Bool {
-        guard spareDescriptor >= 0 else {
-            logger.warning("out of file descriptors; pausing new connections until a client leaves")
-            isPaused = true
-            return false
-        }
-        close(spareDescriptor)
-        let fd = UnixSocket.accept(from: listener.fd)
-        if fd >= 0 {
-            refuse(fd, "the daemon is out of file descriptors; try again later", user: UnixSocket.peerUser(fd))
-        }
-        spareDescriptor = Self.openSpareDescriptor()
-        return fd >= 0
-    }
-
-    /// Connections refused since the daemon started, for the metrics.
-    private(set) var refusedCount = 0
 
     /// Answers `too_many_clients` and closes. The line fits in a new socket's
     /// empty buffer, so the write never blocks.
@@ -107,9 +75,5 @@ final class ClientAdmission {
         let line = DaemonMessage.error(code: "too_many_clients", message: message).line()
         _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
         close(fd)
-    }
-
-    private static func openSpareDescriptor() -> Int32 {
-        open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 }

@@ -81,6 +81,11 @@ final class DaemonServer {
     private let metricsTextfile: MetricsTextfile?
     /// The textfile's last failure, logged once until it changes.
     private var textfileError: MetricsTextfile.Failure?
+    /// Whether the loop waits on each listener: not while it is paused.
+    private var listenerWaited = true
+    private var metricsWaited = false
+    /// The metrics listener is in the event poll (once it is bound).
+    private var metricsRegistered = false
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
 
@@ -88,7 +93,7 @@ final class DaemonServer {
     /// `socketPath`, or adopting the socket systemd passed) and tells systemd
     /// it is ready: the first client is always answered from a consistent state.
     init(
-        socketPath: String, passedSocket: Int32?, limits: ClientLimits, check: ConnectivityCheck?,
+        socketPath: String, passed: SocketActivation = SocketActivation(), limits: ClientLimits, check: ConnectivityCheck?,
         destinationLimits: DestinationLimits,
         meteredOverrides: [String: Bool], metrics metricsSettings: MetricsSettings = MetricsSettings(),
         watchedTargets: [Destination] = [], stop: WakeSignal, systemd: SystemdNotifier, journal: JournalWriter? = nil,
@@ -116,7 +121,7 @@ final class DaemonServer {
         }
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
-        let listener = try passedSocket.map { ListeningSocket(passed: $0, path: socketPath) }
+        let listener = try passed.socket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
         poll = try EventPoll()
@@ -129,22 +134,20 @@ final class DaemonServer {
         destinations = DestinationWatches(limits: destinationLimits, engine: engine)
         metrics = DaemonMetrics(watching: watchedTargets)
         metrics.observe(first)
-        metricsListener = try metricsSettings.listen.map { address in
-            do { return try MetricsListener(address: address) } catch {
-                throw SettingError("cannot serve metrics at \(address): \(error); pick another [metrics] listen")
-            }
-        }
+        // A socket systemd bound at boot wins: no user could take it first.
+        let metricsOrigin = passed.metrics.map(MetricsListener.Origin.passed) ?? metricsSettings.listen.map(MetricsListener.Origin.address)
+        metricsListener = metricsOrigin.map { MetricsListener($0, hosts: metricsSettings.hosts, logger: logger) }
         metricsTextfile = metricsSettings.textfile.map(MetricsTextfile.init)
-        if let metricsListener { try poll.add(metricsListener.fd, .metrics, interest: .readable) }
         logger.info("listening", metadata: [
-            "socket.path": "\(socketPath)", "socket.activated": "\(passedSocket != nil)",
+            "socket.path": "\(socketPath)", "socket.activated": "\(passed.socket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
             "check.url": "\(check?.url ?? "off")",
-            "metrics.listen": "\(metricsSettings.listen.map { "http://\($0)/metrics" } ?? "off")",
+            "metrics.listen": "\(metricsListener.map { "http://\($0.address)/metrics\(passed.metrics != nil ? " (from systemd)" : "")" } ?? "off")",
             "metrics.textfile": "\(metricsSettings.textfile ?? "off")",
             "watch.targets": "\(watchedTargets.map(\.description).joined(separator: " "))",
         ])
+        updateListeners(.now)
         writeTextfile()
         announce(first)
         systemd.ready(status: StatusFormatter.oneLine(first))
@@ -162,7 +165,8 @@ final class DaemonServer {
             let wake = clients.hasWaiting
                 ? .now
                 : Deadline.earliest(
-                    nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline, metricsListener?.nextDeadline)
+                    nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline, metricsListener?.nextDeadline,
+                    admission.acceptor.pausedUntil)
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             pingWatchdogIfDue(now)
@@ -214,8 +218,8 @@ final class DaemonServer {
             // Last: new connections wait behind the clients already served.
             if acceptReady {
                 for client in admission.acceptWaiting(into: clients, now) { register(client) }
-                if admission.isPaused { updateListenerInterest() }
             }
+            updateListeners(now)
         }
     }
 
@@ -230,7 +234,9 @@ final class DaemonServer {
     private func exposition() -> [UInt8] {
         metrics.exposition(
             subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
-            counts: .init(refused: admission.refusedCount, resyncs: watcher.resyncCount, journalDropped: journal?.dropped ?? 0))
+            counts: .init(
+                refused: admission.refusedCount + (metricsListener?.refusedCount ?? 0), resyncs: watcher.resyncCount,
+                journalDropped: journal?.dropped ?? 0))
     }
 
     /// Replaces the textfile, when there is one; a failure is logged once
@@ -354,8 +360,36 @@ final class DaemonServer {
         }
     }
 
-    private func updateListenerInterest() {
-        try? poll.modify(admission.listener.fd, .listener, interest: admission.isPaused ? [] : .readable)
+    /// Binds the metrics listener when that is due, and waits on each
+    /// listener unless it is paused (out of descriptors, it would stay
+    /// readable and spin the loop): once per pass, after whatever could
+    /// bind, pause or resume one.
+    private func updateListeners(_ now: ContinuousClock.Instant) {
+        wait(on: admission.acceptor, .listener, now, waited: &listenerWaited)
+        guard let metricsListener else { return }
+        _ = metricsListener.bindIfDue(now: now)
+        guard let acceptor = metricsListener.acceptor else { return }
+        if !metricsRegistered {
+            do {
+                try poll.add(acceptor.fd, .metrics, interest: [])
+                metricsRegistered = true
+            } catch {
+                logger.error("cannot wait for scrapers", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        wait(on: acceptor, .metrics, now, waited: &metricsWaited)
+    }
+
+    private func wait(on acceptor: Acceptor, _ token: Token, _ now: ContinuousClock.Instant, waited: inout Bool) {
+        if let until = acceptor.pausedUntil, now >= until { acceptor.resume() }
+        guard acceptor.isPaused == waited else { return }
+        do {
+            try poll.modify(acceptor.fd, token, interest: acceptor.isPaused ? [] : .readable)
+            waited = !acceptor.isPaused
+        } catch {
+            logger.error("cannot wait for connections", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Runs the connectivity check now for `client`, which is answered with the
@@ -535,9 +569,10 @@ final class DaemonServer {
         if client.awaitsCheck { checkWaiters.removeAll { $0.client === client } }
         destinations.remove(client)
         clients.remove(client)
-        let wasPaused = admission.isPaused
+        // A descriptor frees: listeners paused for want of one go on (the
+        // pass's end waits on them again).
         admission.clientLeft()
-        if wasPaused { updateListenerInterest() }
+        metricsListener?.resume()
         // Closing takes it out of the event poll too.
         close(client.fd)
     }

@@ -1,3 +1,4 @@
+import Logging
 import Reachability
 
 #if canImport(Glibc)
@@ -8,44 +9,125 @@ import Glibc
 /// request per connection, answered and closed. Run by the daemon's loop,
 /// which waits on ``fd`` and each scraper's descriptor.
 ///
+/// A side job that never stops the main one: a port taken by another process
+/// (any user may bind one first) is logged and bound again later, with a
+/// backoff, while the daemon serves its socket; under systemd the port can
+/// be bound at boot instead (reachd-metrics.socket), and the daemon adopts
+/// what it is passed.
+///
 /// A scraper is a client like any other, and may be hostile: a request head
 /// is at most ``maxRequest`` bytes, all of it within ``deadline`` of the
 /// connection (a slow-loris gets no more time by trickling), each wake-up
 /// reads at most one buffer from each, and at most ``maxScrapers`` are held
-/// at once (more are closed at the door). Written by hand rather than with
-/// an HTTP server package: one verb on one path, inside an epoll loop that
+/// at once, shared fairly between the addresses they come from. A request
+/// must name this host (DNS rebinding: a web page whose name now points at
+/// 127.0.0.1 must not read the metrics). Written by hand rather than with an
+/// HTTP server package: one verb on one path, inside an epoll loop that
 /// already exists, where SwiftNIO would bring a second event loop and
 /// threads to a daemon that sleeps in one `epoll_wait`.
 final class MetricsListener {
     static let maxRequest = 8192
-    static let maxScrapers = 16
     static let deadline: Duration = .seconds(5)
     /// Tokens at and above this one are scrapers'.
     static let firstToken: UInt64 = 1 << 62
+    /// Binding again after a failure: from a second, doubling up to a minute.
+    static let rebind = ReachabilityMonitor.Backoff(initial: .seconds(1), maximum: .seconds(60))
 
     /// One scraper's connection.
     final class Scraper {
         let fd: Int32
         let token: UInt64
+        /// The address it comes from, for its share of the slots.
+        let source: [UInt8]
         let deadline: ContinuousClock.Instant
         fileprivate var request: [UInt8] = []
+        /// How much of `request` is known to hold no end of the head.
+        fileprivate var scanned = 0
         fileprivate var response: [UInt8] = []
         fileprivate var written = 0
         /// Waits to write the rest of its answer.
         var wantsWrite: Bool { !response.isEmpty }
 
-        fileprivate init(fd: Int32, token: UInt64, deadline: ContinuousClock.Instant) {
+        fileprivate init(fd: Int32, token: UInt64, source: [UInt8], deadline: ContinuousClock.Instant) {
             self.fd = fd
             self.token = token
+            self.source = source
             self.deadline = deadline
         }
     }
 
-    let fd: Int32
+    /// Where the listener comes from: an address to bind, or a socket
+    /// systemd bound and passed.
+    enum Origin {
+        case address(MetricsSettings.Address)
+        case passed(Int32)
+    }
+
+    /// Accepts from the listener; `nil` while the address is not bound.
+    private(set) var acceptor: Acceptor?
+    var fd: Int32? { acceptor?.fd }
+    /// Where it listens, for the log: `127.0.0.1:10077`.
+    let address: String
+    private var bindAddress: MetricsSettings.Address?
+    private var bindFailures = 0
+    /// When to try binding next; `nil` once bound.
+    private var nextBind: ContinuousClock.Instant?
+    /// Names a request's `Host` may give besides IP literals.
+    private let hostNames: Set<String>
+    private let logger: Logger
     private(set) var scrapers: [UInt64: Scraper] = [:]
     private var nextToken = firstToken
+    /// Scrapers refused since the daemon started: out of descriptors, or
+    /// beyond the slots.
+    private(set) var refusedCount = 0
+    /// A pause is logged once until it ends.
+    private var pauseLogged = false
 
-    init(address: MetricsSettings.Address) throws(SystemError) {
+    /// - Parameter hosts: names a request's `Host` may give besides IP
+    ///   addresses, `localhost` and this machine's name (`[metrics] hosts`).
+    init(_ origin: Origin, hosts: [String], logger: Logger) {
+        self.logger = logger
+        hostNames = Set((["localhost", Self.machineName()] + hosts).map { $0.lowercased() })
+        switch origin {
+        case .address(let address):
+            self.address = address.description
+            bindAddress = address
+            nextBind = .now
+        case .passed(let fd):
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            address = Self.localAddress(fd)
+            acceptor = Acceptor(listener: fd)
+        }
+    }
+
+    /// Binds the address when it is due (at once, then after each failure's
+    /// backoff): the listener's descriptor, for the loop to wait on, once it
+    /// is bound.
+    func bindIfDue(now: ContinuousClock.Instant) -> Int32? {
+        guard let due = nextBind, now >= due, let bindAddress else { return nil }
+        do {
+            let fd = try Self.listen(at: bindAddress)
+            acceptor = Acceptor(listener: fd)
+            nextBind = nil
+            if bindFailures > 0 {
+                logger.info("serving metrics", metadata: ["metrics.listen": "http://\(address)/metrics", "metrics.bind_failures": "\(bindFailures)"])
+            }
+            return fd
+        } catch {
+            let retry = Self.rebind.delay(attempt: bindFailures)
+            // Once, loudly; then only for whoever debugs.
+            logger.log(
+                level: bindFailures == 0 ? .error : .debug,
+                "cannot serve metrics yet; the socket is served meanwhile, and binding is tried again. Free the port, pick another [metrics] listen, or let systemd hold it from boot (systemctl enable --now reachd-metrics.socket)",
+                metadata: ["error": "\(error)", "metrics.listen": "\(address)", "metrics.retry_in": "\(retry)"])
+            bindFailures += 1
+            nextBind = now + retry
+            return nil
+        }
+    }
+
+    private static func listen(at address: MetricsSettings.Address) throws(SystemError) -> Int32 {
         let domain = address.family == .ipv6 ? AF_INET6 : AF_INET
         let fd = socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SystemError("open a TCP socket for the metrics") }
@@ -72,7 +154,7 @@ final class MetricsListener {
             Glibc.close(fd)
             throw error
         }
-        self.fd = fd
+        return fd
     }
 
     /// Binds `fd` to a `sockaddr_in` or `sockaddr_in6`.
@@ -82,27 +164,74 @@ final class MetricsListener {
         }
     }
 
-    /// When the first scraper's time is up; `nil` with none connected.
-    var nextDeadline: ContinuousClock.Instant? { scrapers.values.map(\.deadline).min() }
+    /// When something is next due: a scraper's time is up, binding is tried
+    /// again, a paused listener is tried again. `nil` with none of them.
+    var nextDeadline: ContinuousClock.Instant? {
+        Deadline.earliest(scrapers.values.map(\.deadline).min(), nextBind, acceptor?.pausedUntil)
+    }
+
+    /// Whether the loop should stop waiting on ``fd``: out of descriptors.
+    var isPaused: Bool { acceptor?.isPaused ?? false }
+
+    /// A descriptor freed (a client or a scraper left), or the pause is over.
+    func resume() {
+        guard let acceptor, acceptor.isPaused else { return }
+        acceptor.resume()
+        pauseLogged = false
+    }
 
     /// Takes the connections waiting (a bounded number per wake-up): the
-    /// scrapers to wait on for reading.
+    /// scrapers to wait on for reading. A newcomer beyond the slots takes
+    /// one from the address holding the most, if that leaves the newcomer's
+    /// address no more than it; otherwise it is closed at the door.
     func acceptWaiting(now: ContinuousClock.Instant) -> [Scraper] {
+        guard let acceptor else { return [] }
         var accepted: [Scraper] = []
-        for _ in 0..<Self.maxScrapers {
-            let client = UnixSocket.accept(from: fd)
-            guard client >= 0 else { break }
-            // More than maxScrapers at once are closed at the door.
-            guard scrapers.count < Self.maxScrapers else {
-                Glibc.close(client)
-                continue
+        for _ in 0..<MetricsSettings.maxScrapers {
+            switch acceptor.next(now: now) {
+            case .drained:
+                return accepted
+            case .paused(let failure):
+                if !pauseLogged {
+                    logger.warning("cannot accept scrapers; pausing the metrics listener until a descriptor frees",
+                                   metadata: ["error": "\(failure)"])
+                    pauseLogged = true
+                }
+                return accepted
+            case .refuse(let fd):
+                refusedCount += 1
+                Glibc.close(fd)
+            case .connection(let fd):
+                let source = Self.peerAddress(fd)
+                if scrapers.count >= MetricsSettings.maxScrapers {
+                    guard let evicted = slotToTake(for: source) else {
+                        refusedCount += 1
+                        Glibc.close(fd)
+                        continue
+                    }
+                    refusedCount += 1
+                    close(evicted)
+                }
+                let scraper = Scraper(fd: fd, token: nextToken, source: source, deadline: now + Self.deadline)
+                nextToken += 1
+                scrapers[scraper.token] = scraper
+                accepted.append(scraper)
             }
-            let scraper = Scraper(fd: client, token: nextToken, deadline: now + Self.deadline)
-            nextToken += 1
-            scrapers[scraper.token] = scraper
-            accepted.append(scraper)
         }
         return accepted
+    }
+
+    /// The scraper a newcomer from `source` may replace: the oldest still
+    /// reading a request, of the address that holds the most slots, when it
+    /// holds at least as many as `source` would.
+    private func slotToTake(for source: [UInt8]) -> Scraper? {
+        let reading = scrapers.values.filter { !$0.wantsWrite }
+        let held = Dictionary(grouping: reading, by: \.source)
+        let mine = scrapers.values.filter { $0.source == source }.count
+        guard let (_, largest) = held.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key.lexicographicallyPrecedes($1.key)) }),
+            mine + 1 <= largest.count
+        else { return nil }
+        return largest.min { $0.token < $1.token }
     }
 
     /// Reads from or writes to `scraper`, once; `false` when it is done
@@ -117,8 +246,14 @@ final class MetricsListener {
         if count < 0, errno == EAGAIN || errno == EINTR { return true }
         guard count > 0 else { return finish(scraper) }
         scraper.request += buffer[0..<count]
-        guard let answer = Self.answer(to: scraper.request, exposition: exposition) else { return true }
-        scraper.response = answer
+        guard let end = Self.headEnd(scraper.request, from: scraper.scanned) else {
+            // The last bytes may be the start of the blank line.
+            scraper.scanned = max(0, scraper.request.count - 3)
+            guard scraper.request.count >= Self.maxRequest else { return true }
+            scraper.response = Self.response(431, "the request head is over \(Self.maxRequest) bytes\n")
+            return write(scraper)
+        }
+        scraper.response = Self.answer(toHead: scraper.request[..<end], hosts: hostNames, exposition: exposition)
         scraper.request = []
         return write(scraper)
     }
@@ -136,7 +271,8 @@ final class MetricsListener {
     /// Closes every scraper and the listener.
     func close() {
         for scraper in scrapers.values { close(scraper) }
-        Glibc.close(fd)
+        if let fd { Glibc.close(fd) }
+        acceptor = nil
     }
 
     private func write(_ scraper: Scraper) -> Bool {
@@ -151,20 +287,44 @@ final class MetricsListener {
     private func finish(_ scraper: Scraper) -> Bool {
         scrapers[scraper.token] = nil
         Glibc.close(scraper.fd)
+        // A descriptor freed: a listener paused for want of one goes on.
+        resume()
         return false
     }
 
-    /// The response to a request head, once it is complete or can't be;
-    /// `nil` while more may come.
-    static func answer(to request: [UInt8], exposition: () -> [UInt8]) -> [UInt8]? {
-        guard let end = headEnd(request) else {
+    /// The response to a whole request, or `nil` while more may come: a
+    /// head over ``maxRequest`` bytes is refused. For tests; the loop scans
+    /// as bytes arrive.
+    static func answer(to request: [UInt8], hosts: Set<String> = ["localhost"], exposition: () -> [UInt8]) -> [UInt8]? {
+        guard let end = headEnd(request, from: 0) else {
             return request.count >= maxRequest ? response(431, "the request head is over \(maxRequest) bytes\n") : nil
         }
-        let requestHead = request[..<end]
-        let lineEnd = requestHead.firstIndex(of: UInt8(ascii: "\r")) ?? requestHead.endIndex
-        let parts = requestHead[..<lineEnd].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        return answer(toHead: request[..<end], hosts: hosts, exposition: exposition)
+    }
+
+    /// The response to a complete request head.
+    private static func answer(toHead requestHead: ArraySlice<UInt8>, hosts: Set<String>, exposition: () -> [UInt8]) -> [UInt8] {
+        // Lines end in CRLF or LF alone.
+        let lines = requestHead.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+            $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0
+        }
+        let parts = lines[0].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard parts.count == 3, parts[2].starts(with: Array("HTTP/1.".utf8)) else {
             return response(400, "a request line is METHOD PATH HTTP/1.x\n")
+        }
+        let hostFields = lines.dropFirst().compactMap { line -> ArraySlice<UInt8>? in
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
+                String(decoding: line[..<colon], as: UTF8.self).lowercased() == "host"
+            else { return nil }
+            return line[(colon + 1)...]
+        }
+        guard hostFields.count <= 1, !(hostFields.isEmpty && parts[2].elementsEqual("HTTP/1.1".utf8)) else {
+            return response(400, "an HTTP/1.1 request has one Host header\n")
+        }
+        if let host = hostFields.first, !isExpected(host: String(decoding: host, as: UTF8.self), names: hosts) {
+            // Not this host's name: a page whose name was rebound to this
+            // address. No body, nothing of what is served here.
+            return head(421, contentType: nil, length: 0, allow: false)
         }
         let method = String(decoding: parts[0], as: UTF8.self)
         let target = parts[1].split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false)[0]
@@ -176,9 +336,34 @@ final class MetricsListener {
         return answer
     }
 
-    /// Where the head ends: after its blank line (CRLF CRLF, or LF LF).
-    private static func headEnd(_ bytes: [UInt8]) -> Int? {
-        var index = 0
+    /// Whether a `Host` value names this listener: an IP address (a name
+    /// can be rebound to one; an address is what the scraper dialled), or
+    /// one of `names`, with or without a port.
+    static func isExpected(host value: String, names: Set<String>) -> Bool {
+        var host = Substring(value).drop { $0 == " " || $0 == "\t" }
+        while host.last == " " || host.last == "\t" { host = host.dropLast() }
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            guard rest.isEmpty || (rest.first == ":" && isPort(rest.dropFirst())) else { return false }
+            return IPAddress(String(host[host.index(after: host.startIndex)..<close]))?.family == .ipv6
+        }
+        if let colon = host.lastIndex(of: ":") {
+            guard isPort(host[host.index(after: colon)...]) else { return false }
+            host = host[..<colon]
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return IPAddress(String(host))?.family == .ipv4 || names.contains(host.lowercased())
+    }
+
+    private static func isPort(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// Where the head ends, after its blank line (CRLF CRLF, or LF LF),
+    /// looking from `start` only: what was scanned before held none.
+    private static func headEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+        var index = start
         while index + 1 < bytes.count {
             if bytes[index] == UInt8(ascii: "\n") {
                 if bytes[index + 1] == UInt8(ascii: "\n") { return index + 2 }
@@ -195,11 +380,60 @@ final class MetricsListener {
         head(status, contentType: "text/plain; charset=utf-8", length: text.utf8.count, allow: allow) + Array(text.utf8)
     }
 
-    private static func head(_ status: Int, contentType: String, length: Int, allow: Bool) -> [UInt8] {
-        let reason = [200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+    private static func head(_ status: Int, contentType: String?, length: Int, allow: Bool) -> [UInt8] {
+        let reason = [200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 421: "Misdirected Request",
                       431: "Request Header Fields Too Large"][status] ?? "Error"
-        var text = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: \(contentType)\r\nContent-Length: \(length)\r\nConnection: close\r\n"
+        var text = "HTTP/1.1 \(status) \(reason)\r\n"
+        if let contentType { text += "Content-Type: \(contentType)\r\n" }
+        text += "Content-Length: \(length)\r\nConnection: close\r\n"
         if allow { text += "Allow: GET, HEAD\r\n" }
         return Array((text + "\r\n").utf8)
+    }
+
+    /// This machine's name, as `hostname` prints it.
+    private static func machineName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
+        return String(decoding: name.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+    }
+
+    /// The address a connection comes from: 4 bytes for IPv4 (an IPv4
+    /// address mapped into IPv6 included), 16 for IPv6.
+    private static func peerAddress(_ fd: Int32) -> [UInt8] {
+        socketAddress(fd, getpeername)?.address ?? []
+    }
+
+    /// Where a passed socket listens, for the log.
+    private static func localAddress(_ fd: Int32) -> String {
+        guard let (address, port) = socketAddress(fd, getsockname),
+            let ip = IPAddress(family: address.count == 4 ? .ipv4 : .ipv6, bytes: address)
+        else { return "a socket from systemd" }
+        return HostPort.authority(host: ip.description, port: Int(port), defaultPort: 0)
+    }
+
+    /// The address and port `call` (`getpeername`, `getsockname`) gives.
+    private static func socketAddress(
+        _ fd: Int32, _ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
+    ) -> (address: [UInt8], port: UInt16)? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        let family = Int32(storage.ss_family)
+        return withUnsafeBytes(of: &storage) { raw in
+            let port = UInt16(raw[2]) << 8 | UInt16(raw[3])
+            switch family {
+            case AF_INET:
+                return (Array(raw[4..<8]), port)
+            case AF_INET6:
+                let bytes = Array(raw[8..<24])
+                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+                return (mapped ? Array(bytes[12...]) : bytes, port)
+            default:
+                return nil
+            }
+        }
     }
 }

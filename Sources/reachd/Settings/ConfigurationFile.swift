@@ -14,7 +14,7 @@ struct ConfigurationFile: Equatable {
     /// The sections and keys reachd reads, each documented in the shipped file.
     static let known: [String: Set<String>] = [
         "connectivity": ["enabled", "url", "expect", "timeout", "interval"],
-        "metrics": ["listen", "textfile"],
+        "metrics": ["listen", "textfile", "hosts"],
         "watch": ["targets"],
     ]
     /// Sections whose keys are the administrator's: `[metered]` names interfaces.

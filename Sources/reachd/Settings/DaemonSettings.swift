@@ -66,10 +66,11 @@ struct DaemonSettings: Equatable {
             try MetricsSettings.checkTextfile(value)
             return value
         }
+        let hosts = try checked(file, "metrics", "hosts") { (value) throws(SettingError) in try MetricsSettings.parseHosts(value) }
         // The flags were checked in validate().
         return MetricsSettings(
             listen: try options.metricsListen.map(MetricsSettings.Address.parse) ?? fileListen ?? nil,
-            textfile: options.metricsTextfile ?? fileTextfile ?? nil)
+            textfile: options.metricsTextfile ?? fileTextfile ?? nil, hosts: hosts ?? [])
     }
 
     private static func watchedTargets(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> [Destination] {

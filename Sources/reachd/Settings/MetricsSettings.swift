@@ -8,12 +8,18 @@ struct MetricsSettings: Equatable {
     /// and this is reachd's (to be registered with the first release that
     /// has it).
     static let defaultPort = 10077
+    /// Scrapers served at once; the listener shares them between addresses.
+    static let maxScrapers = 16
 
     /// The HTTP listener serving `GET /metrics`; `nil`: none.
     var listen: Address?
     /// The file node_exporter's textfile collector reads, rewritten on
     /// every published change; `nil`: none.
     var textfile: String?
+    /// Names a scrape's `Host` may give besides IP addresses, `localhost`
+    /// and this machine's name: the listener answers others 421, so that a
+    /// web page whose name was rebound to this address reads nothing.
+    var hosts: [String] = []
 
     /// An IP address and a TCP port to listen on.
     struct Address: Equatable, CustomStringConvertible {
@@ -44,6 +50,21 @@ struct MetricsSettings: Equatable {
             }
             return Address(host: parsed.host, port: parsed.port ?? defaultPort, family: address.family)
         }
+    }
+
+    /// `[metrics] hosts`: DNS names, separated by spaces.
+    static func parseHosts(_ text: String) throws(SettingError) -> [String] {
+        let names = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        for name in names {
+            let allowed = name.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0 | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+            }
+            guard allowed, !name.hasPrefix("."), !name.hasPrefix("-") else {
+                throw SettingError("\"\(name.escapingControlCharacters)\" is not a host name (letters, digits, - and .), such as metrics.example.net")
+            }
+        }
+        return names
     }
 
     /// A textfile path: absolute, and ending in `.prom`, the only files the

@@ -167,6 +167,140 @@ struct MetricsScrapeTests {
         #expect(daemon.isRunning, "\(daemon.errorOutput)")
     }
 
+    /// Any user may bind a free port first. The daemon starts anyway, serves
+    /// its socket, says once what is wrong, and serves the metrics as soon
+    /// as the port frees: it exited 2 before, which under the unit is a
+    /// restart loop, then the start limit.
+    @Test func aPortTakenFirstStopsNothingAndIsBoundOnceItFrees() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let squatter = try Subprocess(
+            ["/usr/bin/env", "ip", "netns", "exec", network.host] + TestNetwork.asUser(HostileClientTests.nobody) + [
+                "/usr/bin/python3", "-c",
+                "import socket, time\ns = socket.socket()\ns.bind(('127.0.0.1', 10077))\ns.listen()\nprint('bound', flush=True)\ntime.sleep(600)",
+            ])
+        defer { squatter.signal(SIGKILL) }
+        _ = try await eventually("the port taken") { squatter.outputLines.first == "bound" ? true : nil }
+        // Answers on its socket: startDaemon waits for that.
+        let daemon = try await network.startDaemon(["--metrics-listen", "yes"])
+        #expect(try await network.status().status.online)
+        squatter.signal(SIGKILL)
+        _ = try await squatter.wait()
+        let scrape = try await eventually("a scrape once the port is free", timeout: .seconds(10)) {
+            try await Self.fetch("http://127.0.0.1:10077/metrics", in: network)
+        }
+        #expect(scrape.contains("\nreachd_online 1"))
+        #expect(daemon.isRunning, "\(daemon.errorOutput)")
+        let complaints = daemon.errorOutput.components(separatedBy: "cannot serve metrics yet").count - 1
+        #expect(complaints == 1, "said once, at error level, not at every retry: \(daemon.errorOutput)")
+        #expect(daemon.errorOutput.contains("reachd-metrics.socket"), "says how to keep the port from being taken")
+    }
+
+    /// CPU time (user and system, in clock ticks) a process has used.
+    static func cpuTicks(_ pid: pid_t) -> Int {
+        let stat = readProcFile("/proc/\(pid)/stat")
+        // After the command's name in parentheses: state is field 3, utime 14, stime 15.
+        let fields = stat[(stat.lastIndex(of: ")").map { stat.index(after: $0) } ?? stat.startIndex)...].split(separator: " ")
+        return fields.count > 12 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : 0
+    }
+
+    /// Out of descriptors, a scraper waiting to be accepted kept the
+    /// listener readable: the loop spun at 100% CPU until one freed. Now the
+    /// listener pauses, and serves again once the daemon can open one.
+    @Test func outOfDescriptorsAScraperCannotMakeTheDaemonSpin() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon(["--metrics-listen", "yes"])
+        _ = try await eventually("the listener answers") { try await Self.fetch("http://127.0.0.1:10077/metrics", in: network) }
+        // The soft limit only, below every descriptor the daemon has open:
+        // nothing can be opened. (Raising a hard limit back would need
+        // CAP_SYS_RESOURCE, which a container may not grant.)
+        let soft = readProcFile("/proc/\(daemon.pid)/limits").split(separator: "\n").first { $0.hasPrefix("Max open files") }
+            .flatMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first }.map(String.init) ?? "1024"
+        #expect(try await Subprocess.run(["/usr/bin/prlimit", "--pid", "\(daemon.pid)", "--nofile=4:"]).status == 0)
+        let scraper = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", Self.patientScraper,
+        ])
+        defer { scraper.signal(SIGKILL) }
+        _ = try await eventually("the scraper connected") { scraper.outputLines.first == "connected" ? true : nil }
+        let before = Self.cpuTicks(daemon.pid)
+        try await Task.sleep(for: .seconds(3))
+        let used = Self.cpuTicks(daemon.pid) - before
+        // 300 ticks is a core for 3 s; a paused listener tries once a second.
+        #expect(used < 30, "the daemon used \(used) ticks of CPU in 3 s while out of descriptors")
+        #expect(try await Subprocess.run(["/usr/bin/prlimit", "--pid", "\(daemon.pid)", "--nofile=\(soft):"]).status == 0)
+        let answered = try await eventually("the waiting scraper answered", timeout: .seconds(5)) {
+            scraper.outputLines.count > 1 ? scraper.outputLines[1] : nil
+        }
+        #expect(answered.hasPrefix("HTTP/1.1 200 "), "\(answered)")
+        #expect(daemon.isRunning && daemon.errorOutput.contains("pausing the metrics listener"), "\(daemon.errorOutput.suffix(2000))")
+    }
+
+    /// Connects, says so, sends a scrape and prints the answer's first line.
+    static let patientScraper = #"""
+        import socket
+        s = socket.create_connection(("127.0.0.1", 10077))
+        print("connected", flush=True)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.settimeout(30)
+        print(s.recv(4096).split(b"\r\n")[0].decode(), flush=True)
+        """#
+
+    /// One address holding every slot with idle connections kept Prometheus
+    /// out until they timed out. The slots are shared between addresses: a
+    /// newcomer takes one from the address holding the most.
+    @Test func oneAddressHoldingIdleConnectionsKeepsNoOtherOut() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon(["--metrics-listen", "0.0.0.0:10077"])
+        let holder = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", """
+            import socket, time
+            held = [socket.create_connection(("127.0.0.1", 10077), source_address=("127.0.0.1", 0)) for _ in range(100)]
+            print("holding", len(held), flush=True)
+            time.sleep(60)
+            """,
+        ])
+        defer { holder.signal(SIGKILL) }
+        _ = try await eventually("100 idle connections") { holder.outputLines.first == "holding 100" ? true : nil }
+        // From another address of the host, as Prometheus on another machine would.
+        let started = ContinuousClock.now
+        let scrape = try await Subprocess.run([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", """
+            import socket, sys
+            s = socket.create_connection(("10.77.0.2", 10077), timeout=5, source_address=("10.77.0.2", 0))
+            s.sendall(b"GET /metrics HTTP/1.1\\r\\nHost: 10.77.0.2:10077\\r\\n\\r\\n")
+            sys.stdout.write(s.recv(64).decode())
+            """,
+        ])
+        #expect(ContinuousClock.now - started < .seconds(1), "answered in \(ContinuousClock.now - started)")
+        #expect(scrape.output.hasPrefix("HTTP/1.1 200 "), "\(scrape.output)\(scrape.error)")
+        #expect(daemon.isRunning)
+    }
+
+    /// A page whose name was rebound to the host's address sends its own
+    /// name as Host: it gets 421 and nothing of the metrics.
+    @Test func aScrapeForAnotherHostGets421() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon(["--metrics-listen", "yes"])
+        _ = try await eventually("the listener answers") { try await Self.fetch("http://127.0.0.1:10077/metrics", in: network) }
+        let rebound = try await Subprocess.run([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", 10077), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\\r\\nHost: rebind.attacker.example:10077\\r\\n\\r\\n")
+            answer = b""
+            while chunk := s.recv(4096):
+                answer += chunk
+            sys.stdout.write(answer.decode())
+            """,
+        ])
+        #expect(rebound.output == "HTTP/1.1 421 Misdirected Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                "\(rebound.output)\(rebound.error)")
+        #expect(daemon.isRunning)
+    }
+
     /// The three attacks, reporting each as it ends.
     static let attacker = #"""
         import resource, socket, sys, time

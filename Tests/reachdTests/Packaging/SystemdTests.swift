@@ -15,7 +15,9 @@ enum TestInstallation {
     /// Where they really are.
     static let staged = packageRoot.appendingPathComponent(".build/test-root/usr/local")
     static let units = staged.appendingPathComponent("lib/systemd/system")
-    static let unitNames = ["reachd.service", "reachd.socket", "reachd-wait-online.service", "reachd-wait-online@.service"]
+    static let unitNames = [
+        "reachd.service", "reachd.socket", "reachd-metrics.socket", "reachd-wait-online.service", "reachd-wait-online@.service",
+    ]
     static var available: Bool {
         !TestScope.unitOnly && FileManager.default.isExecutableFile(atPath: staged.appendingPathComponent("bin/reachd").path)
     }
@@ -142,7 +144,8 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
-        "journal-family", "journal-destination", "journal-connectivity", "journal-catalog", "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener", "textfile",
+        "journal-family", "journal-destination", "journal-connectivity", "journal-catalog", "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener",
+        "metrics-rebinding", "textfile",
         "unprivileged",
         "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",
         "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",
@@ -220,7 +223,9 @@ struct SystemdContainerTests {
         for unit in TestInstallation.unitNames {
             arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")
         }
-        arguments += ["systemd.firstboot=off", "systemd.wants=reachd.socket", "systemd.wants=check.service"]
+        // The metrics port held from boot, as the README sets it up.
+        arguments += ["systemd.firstboot=off", "systemd.wants=reachd.socket", "systemd.wants=reachd-metrics.socket",
+                      "systemd.wants=check.service"]
         let container = try await Subprocess.run(arguments, timeout: .seconds(150))
         withExtendedLifetime(checkServer) {}
 

@@ -143,10 +143,21 @@ else
 fi
 
 # 2f. The listener works under the unit's sandbox as shipped: a scrape over
-# loopback (bash's /dev/tcp: no curl in every root).
-scrape() { exec 3<>/dev/tcp/127.0.0.1/10077 && printf 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n' >&3 && cat <&3; exec 3<&-; }
+# loopback (bash's /dev/tcp: no curl in every root), on the port
+# reachd-metrics.socket bound at boot and passed to the daemon; a request
+# naming another host (DNS rebinding) is answered 421 and nothing else.
+scrape() { exec 3<>/dev/tcp/127.0.0.1/10077 && printf 'GET /metrics HTTP/1.1\r\nHost: %s\r\n\r\n' "${1:-localhost}" >&3 && cat <&3; exec 3<&-; }
 scraped_online() { scrape | grep -q '^reachd_destination_reachable{target="10.77.0.1:80"} 1'; }
-if wait_for 5 scraped_online; then pass metrics-listener; else fail metrics-listener "$(scrape 2>&1 | head -3)"; fi
+if wait_for 5 scraped_online && journalctl -u reachd.service --no-pager | grep -q 'metrics.listen=http://127.0.0.1:10077/metrics (from systemd)'; then
+  pass metrics-listener
+else
+  fail metrics-listener "$(scrape 2>&1 | head -3) $(journalctl -u reachd.service --no-pager | grep listening | tail -1)"
+fi
+rebound=$(scrape rebind.attacker.example:10077)
+case "$rebound" in
+  'HTTP/1.1 421 Misdirected Request'*'Content-Length: 0'*) grep -q reachd_ <<<"$rebound" && fail metrics-rebinding "$rebound" || pass metrics-rebinding ;;
+  *) fail metrics-rebinding "$rebound" ;;
+esac
 
 # 2g. The textfile, in the runtime directory the unit gives the daemon, read
 # through the link tmpfiles.d put in node_exporter's directory, by a user

@@ -42,19 +42,44 @@ struct MetricsTests {
     }
 
     @Test func itAnswersOneVerbOnOnePath() throws {
-        let get = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"))
+        let get = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: localhost:10077\r\n\r\n"))
         #expect(get.hasPrefix("HTTP/1.1 200 OK\r\n") && get.contains("Content-Length: 16\r\n") && get.hasSuffix("\r\n\r\nreachd_online 1\n"))
         #expect(get.contains("Content-Type: text/plain; version=0.0.4"))
         let head = try #require(Self.answer("HEAD /metrics?x=1 HTTP/1.0\n\n"))
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.hasSuffix("\r\n\r\n"))
-        #expect(Self.answer("GET / HTTP/1.1\r\n\r\n")?.hasPrefix("HTTP/1.1 404 ") == true)
-        #expect(Self.answer("POST /metrics HTTP/1.1\r\n\r\n")?.contains("Allow: GET, HEAD\r\n") == true)
+        #expect(Self.answer("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")?.hasPrefix("HTTP/1.1 404 ") == true)
+        #expect(Self.answer("POST /metrics HTTP/1.1\r\nHost: [::1]:10077\r\n\r\n")?.contains("Allow: GET, HEAD\r\n") == true)
         #expect(Self.answer("GET /metrics\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
         #expect(Self.answer("\u{16}\u{03}\u{01}\u{02}\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
         // Incomplete: more may come, until the head is too long.
-        #expect(Self.answer("GET /metrics HTTP/1.1\r\nHost: x\r\n") == nil)
+        #expect(Self.answer("GET /metrics HTTP/1.1\r\nHost: localhost\r\n") == nil)
         let long = "GET /metrics HTTP/1.1\r\nX: " + String(repeating: "a", count: MetricsListener.maxRequest)
         #expect(Self.answer(long)?.hasPrefix("HTTP/1.1 431 ") == true)
+    }
+
+    /// DNS rebinding: a web page whose name now points at 127.0.0.1 sends
+    /// its own name as Host. Only an address, localhost, this machine's name
+    /// or a configured one is answered; anything else is 421, with nothing
+    /// of the metrics in it.
+    @Test func onlyThisHostsNamesAreAnswered() throws {
+        for host in ["127.0.0.1", "127.0.0.1:10077", "[::1]:10077", "[::1]", "LocalHost", "localhost.", "10.0.0.5:9"] {
+            let answer = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: \(host)\r\n\r\n"))
+            #expect(answer.hasPrefix("HTTP/1.1 200 "), "\(host): \(answer)")
+        }
+        for host in ["rebind.attacker.example:10077", "rebind.attacker.example", "localhost.attacker.example", "127.0.0.1.nip.io",
+                     "::1", "[::1]x", "[not-an-address]:1", "localhost:http", ""] {
+            let answer = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: \(host)\r\n\r\n"))
+            #expect(answer == "HTTP/1.1 421 Misdirected Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", "\(host): \(answer)")
+        }
+        let named = MetricsListener.answer(to: Array("GET /metrics HTTP/1.1\r\nHost: metrics.example.net:10077\r\n\r\n".utf8),
+                                           hosts: ["metrics.example.net"]) { [] }
+        #expect(named.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 200 ") == true, "a name set in [metrics] hosts")
+        // HTTP/1.1 requires a Host, exactly one; HTTP/1.0 may leave it out.
+        #expect(Self.answer("GET /metrics HTTP/1.1\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
+        #expect(Self.answer("GET /metrics HTTP/1.1\r\nHost: localhost\r\nhost: evil.example\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
+        #expect(Self.answer("GET /metrics HTTP/1.0\r\n\r\n")?.hasPrefix("HTTP/1.1 200 ") == true)
+        #expect(throws: SettingError.self) { try MetricsSettings.parseHosts("ok.example bad/name") }
+        #expect(try MetricsSettings.parseHosts(" a.example  b-1.example ") == ["a.example", "b-1.example"])
     }
 
     /// The names are a contract (docs/PROTOCOL.md): each is in the exposition,

@@ -102,4 +102,20 @@ struct JournalLoggingTests {
         #expect(!DaemonLogHandler.stderrIsTheJournal(nil))
         #expect(DaemonLogHandler.priority(.warning) == 4 && DaemonLogHandler.priority(.info) == 6)
     }
+
+    /// reachd.socket's descriptor and reachd-metrics.socket's, told apart by
+    /// their names, in whichever order systemd passes them.
+    @Test func passedSocketsAreToldApartByName() {
+        let pid = getpid()
+        func passed(_ names: String?, count: Int = 2, pid listenPID: Int32 = pid) -> SocketActivation {
+            var environment = ["LISTEN_PID": "\(listenPID)", "LISTEN_FDS": "\(count)"]
+            environment["LISTEN_FDNAMES"] = names
+            return SocketActivation.passedSockets(environment: environment, pid: pid)
+        }
+        #expect(passed("reachd.socket:metrics") == SocketActivation(socket: 3, metrics: 4))
+        #expect(passed("metrics:reachd.socket") == SocketActivation(socket: 4, metrics: 3))
+        #expect(passed(nil, count: 1) == SocketActivation(socket: 3, metrics: nil), "an older systemd names none")
+        #expect(passed("metrics", count: 1) == SocketActivation(socket: nil, metrics: 3), "a scrape started the daemon")
+        #expect(passed("reachd.socket:metrics", pid: pid + 1) == SocketActivation(), "another process's")
+    }
 }
