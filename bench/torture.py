@@ -338,7 +338,7 @@ def status_line(result):
 
 def descriptors():
     rows = []
-    for title, limit, count, subscribe in (("64-descriptor limit, nobody holds 200 idle", 64, 200, False),
+    for title, limit, count, subscribe in (("96-descriptor limit, nobody holds 200 idle", 96, 200, False),
                                            ("default limit, nobody holds 1100 idle", None, 1100, False),
                                            ("default limit, nobody holds 1100 subscribed", None, 1100, True)):
         net = Network()

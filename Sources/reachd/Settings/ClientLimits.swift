@@ -2,10 +2,19 @@
 /// that no local user can exhaust its descriptors, lock other users out or
 /// hold a connection that does nothing.
 struct ClientLimits: Equatable {
-    /// Descriptors kept back from clients: stdio, two netlink sockets, the
-    /// listener, the stop pipe, the spare descriptor, systemd's notify socket,
-    /// and room for whatever the runtime opens.
-    static let reservedDescriptors = 32
+    /// Descriptors kept back from clients, for everything else the daemon
+    /// may hold at once, so that a full house of clients never leaves a
+    /// scrape, a probe, a name's lookup or the textfile without one:
+    /// - its own, about 22 at rest: stdio, the event poll, two netlink
+    ///   sockets, the /etc watch, the wake pipes (stop, checker, resolver),
+    ///   both listeners and their spare descriptors, systemd's notify socket
+    ///   and the journal's; 24, and 4 more for whatever the runtime opens;
+    /// - the scrapers (``MetricsSettings/maxScrapers``);
+    /// - a connectivity probe per family: its TCP socket, and what its name's
+    ///   lookup opens (the resolver's socket, /etc/hosts): 3 each;
+    /// - the names watched destinations resolve, four at once, 3 each;
+    /// - the textfile: its directory and the temporary file.
+    static let reservedDescriptors = (24 + 4) + MetricsSettings.maxScrapers + 2 * 3 + 4 * 3 + 2
     /// The default cap never goes above this, however high the descriptor
     /// limit: each client holds a descriptor and up to two status lines.
     static let defaultCeiling = 16384

@@ -95,7 +95,7 @@ struct HostileClientTests {
         return (holder, try JSONDecoder().decode(Held.self, from: Data(line.utf8)))
     }
 
-    @Test(arguments: [64, nil] as [Int?])
+    @Test(arguments: [96, nil] as [Int?])
     func oneUserHoldingConnectionsLocksNobodyElseOut(descriptorLimit: Int?) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)

@@ -179,9 +179,9 @@ bounding=$(field CapBnd)
   && pass unprivileged || fail unprivileged "uid $uid CapEff $caps CapBnd $bounding"
 
 # 3b. The open-file limit the unit sets (the syscall filter forbids raising
-# it), and the client cap derived from it: 16384 less 32 reserved.
+# it), and the client cap derived from it: 16384 less 64 reserved.
 open_files=$(sed -n 's/^Max open files[[:space:]]*\([0-9]*\)[[:space:]]*\([0-9]*\).*/\1 \2/p' /proc/"$pid"/limits)
-if [ "$open_files" = "16384 16384" ] && journalctl -u reachd.service --no-pager | grep -q "clients.max=16352"; then
+if [ "$open_files" = "16384 16384" ] && journalctl -u reachd.service --no-pager | grep -q "clients.max=16320"; then
   pass descriptor-limit
 else
   fail descriptor-limit "limits '$open_files'; $(journalctl -u reachd.service --no-pager | grep listening | tail -1)"

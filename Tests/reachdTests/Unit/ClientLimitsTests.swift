@@ -7,7 +7,7 @@ struct ClientLimitsTests {
         let service = try ClientLimits(descriptorLimit: 16384)
         #expect(service.maxClients == 16384 - ClientLimits.reservedDescriptors)
         #expect(service.maxClientsPerUser == 64)
-        let tight = try ClientLimits(descriptorLimit: 64)
+        let tight = try ClientLimits(descriptorLimit: ClientLimits.reservedDescriptors + 32)
         #expect(tight.maxClients == 32)
         #expect(tight.maxClientsPerUser == 8, "a quarter of the cap: four users can never fill it")
         #expect(try ClientLimits(descriptorLimit: 1 << 20).maxClients == ClientLimits.defaultCeiling)
@@ -16,8 +16,8 @@ struct ClientLimitsTests {
     @Test func explicitLimitsWinButMustFitTheDescriptors() throws {
         let limits = try ClientLimits(descriptorLimit: 1024, maxClients: 100, maxClientsPerUser: 3)
         #expect(limits.maxClients == 100 && limits.maxClientsPerUser == 3)
-        #expect(throws: ClientLimitsError.self) { try ClientLimits(descriptorLimit: 64, maxClients: 100) }
-        let error = ClientLimitsError.tooManyClientsForLimit(requested: 100, limit: 64)
+        #expect(throws: ClientLimitsError.self) { try ClientLimits(descriptorLimit: 128, maxClients: 100) }
+        let error = ClientLimitsError.tooManyClientsForLimit(requested: 100, limit: 128)
         #expect(error.description.contains("lower --max-clients or raise the limit"))
         #expect(throws: ClientLimitsError.self) { try ClientLimits(descriptorLimit: 20) }
     }
