@@ -6,8 +6,10 @@ struct CheckCommand: AsyncParsableCommand {
         commandName: "check",
         abstract: "Run the daemon's connectivity check now and print the result.",
         discussion: """
-            Asks the daemon to probe its check URL at once (after signing in to a \
-            captive portal, say) and prints the status once the probe has answered. \
+            Asks the daemon to probe its check URL (after signing in to a captive \
+            portal, say) and prints the status once a probe that started after the \
+            request has answered. The daemon probes at most once per 5 s on request, \
+            whoever asks, so this may wait up to 5 s for the probe. \
             The check runs in the daemon (reachd daemon --check-url URL); without \
             one answering this is an error. A daemon without a check answers with \
             the status as it is (connectivity unknown).
@@ -21,7 +23,8 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
-    /// Long enough for a probe that times out (5 s by default) and the reply.
+    /// Long enough for the wait for a probe (up to 5 s), a probe that times
+    /// out (5 s by default) and the reply.
     static let timeout: Duration = .seconds(30)
 
     func validate() throws {

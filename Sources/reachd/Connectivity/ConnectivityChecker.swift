@@ -20,10 +20,10 @@ final class ConnectivityChecker {
     /// that a working network has no Internet.
     static let confirmation: Duration = .milliseconds(500)
     /// How often clients together may make a family be probed: a request
-    /// within this of the family's last probe joins that probe, or gets its
-    /// answer. Kept here, once for the daemon, not per connection: a user
-    /// who connects anew for every request must not make the daemon flood
-    /// the check server (by default someone else's).
+    /// within this of the family's last probe waits for the next one, due
+    /// this long after the last began. Kept here, once for the daemon, not
+    /// per connection: a user who connects anew for every request must not
+    /// make the daemon flood the check server (by default someone else's).
     static let requestInterval: Duration = .seconds(5)
 
     private struct FamilyState {
@@ -40,6 +40,9 @@ final class ConnectivityChecker {
         var confirming = false
         /// When the last probe of `path` started, for ``requestInterval``.
         var lastProbe: ContinuousClock.Instant?
+        /// A client asked for a probe that has not started yet: the clients
+        /// waiting for one are answered once it has.
+        var requested = false
     }
 
     let check: ConnectivityCheck
@@ -88,23 +91,27 @@ final class ConnectivityChecker {
         families.values.filter { $0.probeInFlight == nil }.compactMap(\.nextProbe).min()
     }
 
-    /// Whether a probe is under way, due now, or confirming a failure: a
-    /// `reachd check` waits for all three.
+    /// Whether a probe is under way, due now, asked for, or confirming a
+    /// failure: a `reachd check` waits for each.
     func isBusy(now: ContinuousClock.Instant) -> Bool {
         families.values.contains {
-            $0.probeInFlight != nil || $0.confirming || ($0.path != nil && ($0.nextProbe.map { $0 <= now } ?? false))
+            $0.probeInFlight != nil || $0.confirming
+                || ($0.path != nil && ($0.requested || ($0.nextProbe.map { $0 <= now } ?? false)))
         }
     }
 
-    /// A client asked for a check (`reachd check`): every online family not
-    /// probed within ``requestInterval`` is due now, one being probed is
-    /// probed again once it answers. Whoever asks, and however often, a
-    /// family is probed at most once per ``requestInterval`` on request.
+    /// A client asked for a check (`reachd check`, after signing in to a
+    /// portal): every online family is probed by a probe that starts after
+    /// the request, now, or ``requestInterval`` after the family's last
+    /// probe began (one under way included). Whoever asks, and however often,
+    /// a family is probed at most once per ``requestInterval`` on request;
+    /// the requests meanwhile wait for the same probe.
     func requestCheck(now: ContinuousClock.Instant) {
         for family in [AddressFamily.ipv4, .ipv6] {
             guard let state = families[family], state.path != nil else { continue }
-            if let last = state.lastProbe, now - last < Self.requestInterval { continue }
-            families[family]?.nextProbe = now
+            let allowed = state.lastProbe.map { max(now, $0 + Self.requestInterval) } ?? now
+            families[family]?.nextProbe = min(state.nextProbe ?? allowed, allowed)
+            families[family]?.requested = true
         }
     }
 
@@ -119,6 +126,7 @@ final class ConnectivityChecker {
             families[family]?.probeInFlight = id
             families[family]?.nextProbe = nil
             families[family]?.lastProbe = now
+            families[family]?.requested = false
             startDetachedThread {
                 let outcome = probe(check, family, path.interface)
                 finished.results.withLock { $0.append((id, family, outcome)) }
@@ -160,8 +168,8 @@ final class ConnectivityChecker {
             changed = changed || state.verdict != verdict
             state.verdict = verdict
             state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
-            // A `reachd check` that came while it ran asks again, from now:
-            // the user may just have signed in.
+            // A `reachd check` that came while it ran has its probe due
+            // already: the user may just have signed in.
             if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }
             families[family] = state
         }

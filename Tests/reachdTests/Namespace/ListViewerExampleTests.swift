@@ -117,10 +117,14 @@ struct ListViewerExampleTests {
         let signIn = viewer.outputLines.last { $0.hasPrefix("[signInRequired]") } ?? ""
         #expect(signIn.hasSuffix("[Sign In at http://10.77.0.1:8081/login]"), "\(signIn)")
 
-        // The user signs in: the portal lets everything through, and checks again.
+        // The user signs in, and checks again: the portal lets everything
+        // through. The list's server is reached once the check answers (the
+        // daemon probes at most once per 5 s, so that may take a while): a
+        // reload meanwhile would show the list under the portal's status,
+        // and leave no failure for the network's return to retry.
         try portal.answering(.init(status: 204))
-        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
         let check = try await network.reachd("check", "--socket", network.socketPath)
+        try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
         #expect(check.status == 0, "\(check.output) \(check.error)")
         try await Self.shows(viewer, "[content] 2 items", "the items after signing in")
         let afterPortal = viewer.outputLines.drop { !$0.hasPrefix("[signInRequired]") }

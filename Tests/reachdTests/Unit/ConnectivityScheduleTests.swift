@@ -52,8 +52,9 @@ struct ConnectivityScheduleTests {
 
     /// `{"op":"check"}` from anyone, on any connection, as often as it
     /// likes: a family is probed once per ``ConnectivityChecker/requestInterval``
-    /// at most. The limit was per connection, and a user who connected
-    /// anew for each request made the daemon send thousands of probes.
+    /// at most, and every request by a probe that starts after it. The limit
+    /// was per connection, and a user who connected anew for each request
+    /// made the daemon send thousands of probes.
     @Test func requestsFromEveryoneProbeAFamilyAtMostOncePerInterval() async throws {
         let probes = Mutex(0)
         let checker = try ConnectivityChecker(
@@ -64,26 +65,32 @@ struct ConnectivityScheduleTests {
                 probes.withLock { $0 += 1 }
                 return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
             })
-        let start = ContinuousClock.now
-        /// Starts what is due and waits for it to answer.
-        func settle(_ now: ContinuousClock.Instant) throws {
+        /// Starts what is due at `now` and waits for it to answer.
+        func probe(at now: ContinuousClock.Instant) throws {
             checker.startDueProbes(now: now)
-            while checker.isBusy(now: now) {
+            while checker.isBusy(now: now), checker.nextDeadline.map({ $0 <= now }) != false {
                 _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
                 _ = checker.collect(now: now)
             }
         }
+        let start = ContinuousClock.now
+        let interval = ConnectivityChecker.requestInterval
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
-        try settle(start)
-        #expect(probes.withLock { $0 } == 1, "the new path's own probe")
+        try probe(at: start)
+        #expect(probes.withLock { $0 } == 1 && !checker.isBusy(now: start), "the new path's own probe")
         for request in 0..<1000 {
             let now = start + .milliseconds(request * 4)
             checker.requestCheck(now: now)
-            try settle(now)
+            try probe(at: now)
         }
-        #expect(probes.withLock { $0 } == 1, "requests within the interval of the last probe join it")
-        checker.requestCheck(now: start + ConnectivityChecker.requestInterval)
-        try settle(start + ConnectivityChecker.requestInterval)
-        #expect(probes.withLock { $0 } == 2, "once the interval has passed, a request probes again")
+        #expect(probes.withLock { $0 } == 1, "no probe within the interval of the last, whoever asks")
+        #expect(checker.isBusy(now: start + .seconds(4)), "the requests wait for a probe of their own")
+        #expect(checker.nextDeadline == start + interval, "due once the interval has passed")
+        try probe(at: start + interval)
+        #expect(probes.withLock { $0 } == 2 && !checker.isBusy(now: start + interval), "one probe answers them all")
+        // Long after, a request probes at once.
+        checker.requestCheck(now: start + interval * 3)
+        try probe(at: start + interval * 3)
+        #expect(probes.withLock { $0 } == 3)
     }
 }
