@@ -43,6 +43,20 @@ reachd_fallback_unref (ReachdFallback *fallback)
   g_free (fallback);
 }
 
+/* Runs `function` on `context`'s thread by an idle source, never by
+ * g_main_context_invoke: that runs it on the calling thread whenever the
+ * context is not running. */
+static void
+post (GMainContext *context, GSourceFunc function, gpointer data, GDestroyNotify destroy)
+{
+  GSource *source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, function, data, destroy);
+  g_source_set_static_name (source, "[reachd-gio] fallback");
+  g_source_attach (source, context);
+  g_source_unref (source);
+}
+
 /* ---- On the app's context ---- */
 
 typedef struct
@@ -79,14 +93,7 @@ on_changed (ReachdFallback *fallback)
   told->state.connectivity = g_network_monitor_get_connectivity (fallback->backend);
   told->state.metered = g_network_monitor_get_network_metered (fallback->backend);
   told->state.knows_all = fallback->knows_all;
-  /* By an idle source, never g_main_context_invoke: that would run it on
-   * this thread whenever the app's context is not running. */
-  GSource *source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, tell, told, told_free);
-  g_source_set_static_name (source, "[reachd-gio] fallback");
-  g_source_attach (source, fallback->app_context);
-  g_source_unref (source);
+  post (fallback->app_context, tell, told, told_free);
 }
 
 /* The first of GLib's backends, by priority, that can be made; the
@@ -238,12 +245,7 @@ reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *c
   question->connectable = g_object_ref (connectable);
   question->task = g_task_new (NULL, cancellable, callback, user_data);
   g_task_set_source_tag (question->task, reachd_fallback_can_reach_async);
-  GSource *source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  g_source_set_callback (source, ask, question, NULL);
-  g_source_set_static_name (source, "[reachd-gio] fallback can_reach");
-  g_source_attach (source, fallback->context);
-  g_source_unref (source);
+  post (fallback->context, ask, question, NULL);
   g_mutex_unlock (&fallback->lock);
   return TRUE;
 }

@@ -367,7 +367,7 @@ final class DaemonServer {
     private func updateListeners(_ now: ContinuousClock.Instant) {
         wait(on: admission.acceptor, .listener, now, waited: &listenerWaited)
         guard let metricsListener else { return }
-        _ = metricsListener.bindIfDue(now: now)
+        metricsListener.bindIfDue(now: now)
         guard let acceptor = metricsListener.acceptor else { return }
         if !metricsRegistered {
             do {

@@ -68,7 +68,8 @@ final class MetricsListener {
     var fd: Int32? { acceptor?.fd }
     /// Where it listens, for the log: `127.0.0.1:10077`.
     let address: String
-    private var bindAddress: MetricsSettings.Address?
+    /// What to bind; `nil` for a socket systemd passed.
+    private let bindAddress: MetricsSettings.Address?
     private var bindFailures = 0
     /// When to try binding next; `nil` once bound.
     private var nextBind: ContinuousClock.Instant?
@@ -94,6 +95,7 @@ final class MetricsListener {
             bindAddress = address
             nextBind = .now
         case .passed(let fd):
+            bindAddress = nil
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             address = Self.localAddress(fd)
@@ -102,10 +104,9 @@ final class MetricsListener {
     }
 
     /// Binds the address when it is due (at once, then after each failure's
-    /// backoff): the listener's descriptor, for the loop to wait on, once it
-    /// is bound.
-    func bindIfDue(now: ContinuousClock.Instant) -> Int32? {
-        guard let due = nextBind, now >= due, let bindAddress else { return nil }
+    /// backoff); ``acceptor`` is there once it is bound.
+    func bindIfDue(now: ContinuousClock.Instant) {
+        guard let due = nextBind, now >= due, let bindAddress else { return }
         do {
             let fd = try Self.listen(at: bindAddress)
             acceptor = Acceptor(listener: fd)
@@ -113,7 +114,6 @@ final class MetricsListener {
             if bindFailures > 0 {
                 logger.info("serving metrics", metadata: ["metrics.listen": "http://\(address)/metrics", "metrics.bind_failures": "\(bindFailures)"])
             }
-            return fd
         } catch {
             let retry = Self.rebind.delay(attempt: bindFailures)
             // Once, loudly; then only for whoever debugs.
@@ -123,7 +123,6 @@ final class MetricsListener {
                 metadata: ["error": "\(error)", "metrics.listen": "\(address)", "metrics.retry_in": "\(retry)"])
             bindFailures += 1
             nextBind = now + retry
-            return nil
         }
     }
 
