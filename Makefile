@@ -153,7 +153,8 @@ screenshots: test-deps gtk-example
 	  $(SWIFT) test --skip-build --disable-xctest --filter GtkListViewerTests
 
 # Every parser of bytes from outside (the status decoder, the request parser,
-# the netlink decoder, the HTTP response parser, reachd.conf) under libFuzzer
+# the netlink decoder, the HTTP response parser, reachd.conf, a scrape's
+# request) under libFuzzer
 # and AddressSanitizer, from the seed corpora in Fuzz/Corpus, FUZZ_SECONDS
 # each. `make test` gives each a fixed number of inputs from a fixed seed
 # (FUZZ_RUNS; see Fuzz/run.sh): about 1 to 30 s each here.

@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort)
+[ ${#targets[@]} -gt 0 ] || targets=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort MetricsRequest)
 
 out=.build/fuzz
 mkdir -p "$out/artifacts"
@@ -44,7 +44,8 @@ sources() {
         Sources/reachd/Connectivity/ConnectivityCheck.swift ;;
     ConfigurationFile) echo Sources/reachd/Settings/ConfigurationFile.swift Sources/reachd/Settings/SecondsRange.swift \
         Sources/reachd/Connectivity/HTTPResponse.swift ;;
-    *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort" >&2; exit 2 ;;
+    MetricsRequest) echo Sources/reachd/Metrics/MetricsRequest.swift ;;
+    *) echo "unknown fuzz target $1; known: StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort MetricsRequest" >&2; exit 2 ;;
   esac
 }
 

@@ -37,7 +37,7 @@ struct MetricsTests {
     }
 
     static func answer(_ request: String) -> String? {
-        MetricsListener.answer(to: Array(request.utf8)) { Array("reachd_online 1\n".utf8) }
+        MetricsRequest.answer(to: Array(request.utf8)) { Array("reachd_online 1\n".utf8) }
             .map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -53,7 +53,7 @@ struct MetricsTests {
         #expect(Self.answer("\u{16}\u{03}\u{01}\u{02}\r\n\r\n")?.hasPrefix("HTTP/1.1 400 ") == true)
         // Incomplete: more may come, until the head is too long.
         #expect(Self.answer("GET /metrics HTTP/1.1\r\nHost: localhost\r\n") == nil)
-        let long = "GET /metrics HTTP/1.1\r\nX: " + String(repeating: "a", count: MetricsListener.maxRequest)
+        let long = "GET /metrics HTTP/1.1\r\nX: " + String(repeating: "a", count: MetricsRequest.maxHead)
         #expect(Self.answer(long)?.hasPrefix("HTTP/1.1 431 ") == true)
     }
 
@@ -71,7 +71,7 @@ struct MetricsTests {
             let answer = try #require(Self.answer("GET /metrics HTTP/1.1\r\nHost: \(host)\r\n\r\n"))
             #expect(answer == "HTTP/1.1 421 Misdirected Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", "\(host): \(answer)")
         }
-        let named = MetricsListener.answer(to: Array("GET /metrics HTTP/1.1\r\nHost: metrics.example.net:10077\r\n\r\n".utf8),
+        let named = MetricsRequest.answer(to: Array("GET /metrics HTTP/1.1\r\nHost: metrics.example.net:10077\r\n\r\n".utf8),
                                            hosts: ["metrics.example.net"]) { [] }
         #expect(named.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("HTTP/1.1 200 ") == true, "a name set in [metrics] hosts")
         // HTTP/1.1 requires a Host, exactly one; HTTP/1.0 may leave it out.
