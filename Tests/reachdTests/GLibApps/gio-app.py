@@ -10,7 +10,9 @@ on the FIFO named by the first argument (else stdin), one per line:
   reach-service SERVICE PROTOCOL DOMAIN        can_reach of a GNetworkService
   reach-service-async SERVICE PROTOCOL DOMAIN  can_reach_async of one
   heartbeat           from now on, a 10 ms timer notes the longest wait of
-                      the main loop between its ticks
+                      the main loop between its ticks, less the time the
+                      kernel kept the thread waiting for a CPU (a loaded
+                      machine's share, not the app's)
   longest-wait        prints it (in ms) and starts afresh
 TARGET is HOST:PORT or [IPV6]:PORT, parsed by GNetworkAddress.
 """
@@ -72,7 +74,7 @@ def command(line):
         service = Gio.NetworkService.new(words[1], words[2], words[3])
         monitor.can_reach_async(service, None, finish(" ".join(words[1:])))
     elif words[0] == "heartbeat":
-        heartbeat["last"] = time.monotonic()
+        heartbeat["last"], heartbeat["queued"] = time.monotonic(), queued_ns()
         GLib.timeout_add(10, tick)
     elif words[0] == "longest-wait":
         # The tick's own 10 ms are no wait.
@@ -81,13 +83,20 @@ def command(line):
 
 
 pending = b""
-heartbeat = {"last": None, "longest": 0.0}
+heartbeat = {"last": None, "queued": 0, "longest": 0.0}
+
+
+def queued_ns():
+    """How long this thread has waited on a run queue (schedstat's second field)."""
+    with open("/proc/thread-self/schedstat") as stat:
+        return int(stat.read().split()[1])
 
 
 def tick():
-    now = time.monotonic()
-    heartbeat["longest"] = max(heartbeat["longest"], (now - heartbeat["last"]) * 1000)
-    heartbeat["last"] = now
+    now, queued = time.monotonic(), queued_ns()
+    waited = (now - heartbeat["last"]) * 1000 - (queued - heartbeat["queued"]) / 1e6
+    heartbeat["longest"] = max(heartbeat["longest"], waited)
+    heartbeat["last"], heartbeat["queued"] = now, queued
     return True
 
 

@@ -107,7 +107,9 @@ final class GLibApp: @unchecked Sendable {
     }
 
     /// The longest the app's main loop waited between two heartbeat ticks
-    /// since the last time asked (`heartbeat` started them), in ms.
+    /// since the last time asked (`heartbeat` started them), in ms, less
+    /// what the kernel kept it waiting for a CPU: what the app's own code
+    /// (the module's included) held it, whatever else the machine runs.
     func longestWait() async throws -> Double {
         let before = events.count
         try send("longest-wait")
