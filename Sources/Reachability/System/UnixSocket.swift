@@ -111,16 +111,18 @@ package enum UnixSocket {
         }
     }
 
-    /// Sends one datagram from `fd` to the AF_UNIX datagram socket `name`
-    /// (a path, or "@abstract"), without waiting for room in its queue:
-    /// whether it went whole (`errno` says why not).
-    package static func sendDatagram(_ bytes: [UInt8], to name: String, from fd: Int32) -> Bool {
-        let sent = try? withAddress(name) { address, length in
-            bytes.withUnsafeBytes {
-                Int32(sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), address, length))
-            }
+    /// A non-blocking datagram socket connected to `name` (a path, or
+    /// "@abstract"): its sends fail with EAGAIN when the receiver's queue is
+    /// full, and it polls writable once there is room again.
+    package static func connectDatagram(to name: String) throws(SystemError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw SystemError("socket") }
+        guard try withAddress(name, { Glibc.connect(fd, $0, $1) }) == 0 else {
+            let error = SystemError("connect to \(name)")
+            close(fd)
+            throw error
         }
-        return (sent ?? -1) == bytes.count
+        return fd
     }
 
     /// A datagram socket bound to `name` (a path, or "@abstract").

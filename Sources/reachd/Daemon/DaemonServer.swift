@@ -18,7 +18,7 @@ final class DaemonServer {
     /// What a descriptor in the event poll is: the daemon's own, the
     /// engine's, or a client's (``ClientTable/firstClientToken`` up).
     enum Token: EventToken, Equatable {
-        case stop, listener, checker, metrics
+        case stop, listener, checker, metrics, journal
         case engine(NetworkEngine.Source)
         case client(UInt64)
         case scraper(UInt64)
@@ -32,6 +32,7 @@ final class DaemonServer {
             case 4: self = .engine(.resolver)
             case 5: self = .engine(.resolverFiles)
             case 6: self = .metrics
+            case 7: self = .journal
             case ClientTable.firstClientToken..<MetricsListener.firstToken: self = .client(eventData)
             case MetricsListener.firstToken...: self = .scraper(eventData)
             default: return nil
@@ -47,6 +48,7 @@ final class DaemonServer {
             case .engine(.resolver): 4
             case .engine(.resolverFiles): 5
             case .metrics: 6
+            case .journal: 7
             case .client(let token), .scraper(let token): token
             }
         }
@@ -81,6 +83,11 @@ final class DaemonServer {
     private let metricsTextfile: MetricsTextfile?
     /// The textfile's last failure, logged once until it changes.
     private var textfileError: MetricsTextfile.Failure?
+    /// The journal's socket in the event poll (by its connection, as a
+    /// reconnection may reuse the number), and whether it is waited on:
+    /// only while entries wait for room in journald's queue.
+    private var journalRegistered: Int?
+    private var journalWaited = false
     /// Whether the loop waits on each listener: not while it is paused.
     private var listenerWaited = true
     private var metricsWaited = false
@@ -180,6 +187,9 @@ final class DaemonServer {
                 case .engine(let source): changed = try handle(source, now) ?? changed
                 case .listener: acceptReady = true
                 case .checker: changed = collectProbes(now) ?? changed
+                case .journal:
+                    journal?.flush()
+                    waitOnJournal()
                 case .client, .metrics, .scraper: break
                 }
             }
@@ -270,7 +280,7 @@ final class DaemonServer {
                 if open, scraper.wantsWrite != wanted {
                     try? poll.modify(scraper.fd, .scraper(token), interest: scraper.wantsWrite ? .writable : .readable)
                 }
-            case .stop, .listener, .checker, .engine, .client:
+            case .stop, .listener, .checker, .engine, .client, .journal:
                 continue
             }
         }
@@ -379,6 +389,26 @@ final class DaemonServer {
             }
         }
         wait(on: acceptor, .metrics, now, waited: &metricsWaited)
+    }
+
+    /// Waits for room in journald's queue while entries wait for it, and
+    /// not otherwise: a writable socket would wake the loop at once.
+    private func waitOnJournal() {
+        guard let journal, let fd = journal.fileDescriptor else { return }
+        let wanted = journal.isBacklogged
+        do {
+            if journalRegistered != journal.connections {
+                // The socket before it was closed, which took it out of the poll.
+                try poll.add(fd, .journal, interest: wanted ? .writable : [])
+                journalRegistered = journal.connections
+            } else if wanted != journalWaited {
+                try poll.modify(fd, .journal, interest: wanted ? .writable : [])
+            }
+            journalWaited = wanted
+        } catch {
+            logger.warning("cannot wait for room in the journal's queue; entries wait for the next change",
+                           metadata: ["error": "\(error)"])
+        }
     }
 
     private func wait(on acceptor: Acceptor, _ token: Token, _ now: ContinuousClock.Instant, waited: inout Bool) {
@@ -553,6 +583,7 @@ final class DaemonServer {
         // One timestamp per line: the log's (or journald's).
         logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced, timed: false))")
         journal?.send(JournalEntry.changes(from: lastAnnounced, to: status))
+        waitOnJournal()
         lastAnnounced = status
         systemd.status(StatusFormatter.oneLine(status))
     }
@@ -585,5 +616,7 @@ final class DaemonServer {
         // A stopped daemon knows nothing of the host: no value beats a stale one.
         metricsTextfile?.remove()
         logger.info("stopped", metadata: ["socket.path": "\(admission.listener.path)"])
+        // What still waits for journald goes if there is room; the loop is over.
+        journal?.flush()
     }
 }

@@ -21,7 +21,7 @@ struct SystemdNotifier {
 
     init(environment: [String: String] = Self.environment()) {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-        sender = path.map(DatagramSender.init(path:))
+        sender = path.map { DatagramSender(path: $0) }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true
         if forUs, let text = environment["WATCHDOG_USEC"], let micros = Int64(text), micros > 0 {
             watchdogInterval = .microseconds(micros / 2)

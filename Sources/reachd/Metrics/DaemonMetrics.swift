@@ -52,7 +52,7 @@ final class DaemonMetrics {
         subscribers = registry.makeGauge(descriptor: Self.name("subscribers", unit: "", "Clients subscribed to the status now."))
         refused = registry.makeCounter(descriptor: Self.name("clients_refused", unit: "total", "Connections refused: over the limits, or out of descriptors."))
         resyncs = registry.makeCounter(descriptor: Self.name("netlink_resyncs", unit: "total", "Netlink overruns, each resynchronised from a fresh dump."))
-        journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped because journald's socket had no room (the log line on stderr was still written)."))
+        journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped: journald's queue stayed full while 256 more waited, or journald was not there (the log line on stderr was still written)."))
         registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
         for target in watched {
             let label = [("target", target.description)]

@@ -10,21 +10,38 @@ import Reachability
 /// libsystemd is not installed. journald adds `_PID`, `_SYSTEMD_UNIT` and the
 /// time from the socket's credentials, as for a line on stderr.
 ///
-/// Sent without waiting, on the event loop: a journald that stops reading
-/// costs the entries it did not take (``dropped``, for the metrics), never
-/// the loop. A lost entry is not retried: the free-text log line said it too.
+/// Sent without waiting, on the event loop: entries that find journald's
+/// queue full wait, in order, for the loop to see ``fileDescriptor``
+/// writable and ``flush()`` them, up to ``backlog``; a journald that stops
+/// reading costs the entries beyond that (``dropped``, for the metrics),
+/// never the loop. The free-text log line said each of them too.
 final class JournalWriter {
     static let systemSocket = "/run/systemd/journal/socket"
+    /// Entries held while journald's queue is full: a burst of changes
+    /// (a flapping link) is hundreds of entries at most.
+    static let backlog = 256
     private let sender: DatagramSender
     var socketPath: String { sender.path }
-    /// Entries journald had no room for, since the daemon started.
+    /// Entries dropped since the daemon started: the backlog was full, or
+    /// journald was not there.
     var dropped: Int { sender.dropped }
+    /// Wait for this to be writable while ``isBacklogged``, then ``flush()``.
+    var fileDescriptor: Int32? { sender.fileDescriptor }
+    /// Changes when ``fileDescriptor`` is a new socket, whatever its number.
+    var connections: Int { sender.connections }
+    var isBacklogged: Bool { sender.isBacklogged }
 
     init(socketPath: String = JournalWriter.systemSocket) {
-        sender = DatagramSender(path: socketPath)
+        sender = DatagramSender(path: socketPath, backlog: Self.backlog)
     }
 
-    /// Sends each entry; returns whether journald took them all.
+    /// Sends the entries that wait, until journald's queue is full again.
+    func flush() {
+        sender.flush()
+    }
+
+    /// Sends each entry, or holds it behind those waiting; whether none was
+    /// dropped.
     @discardableResult
     func send(_ entries: [JournalEntry]) -> Bool {
         var sentAll = true

@@ -145,7 +145,7 @@ struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
         "journal-family", "journal-destination", "journal-connectivity", "journal-catalog", "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener",
-        "metrics-rebinding", "textfile",
+        "metrics-rebinding", "journal-none-dropped", "textfile",
         "unprivileged",
         "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",
         "wait-online", "wait-online-interface", "private-network-status", "private-network-wait-online",
