@@ -422,11 +422,12 @@ final class DaemonServer {
         }
     }
 
-    /// Runs the connectivity check now for `client`, which is answered with the
-    /// status once it has run. Without a check, or with no family online to
-    /// probe, the answer is the status as it is. Within
-    /// ``ConnectivityChecker/requestInterval`` of a family's last probe, the
-    /// request joins the check under way, or gets the last answer.
+    /// Asks for the connectivity check for `client`, which is answered with
+    /// the status once a probe that started after the request has answered
+    /// (the checker spaces requested probes by
+    /// ``ConnectivityChecker/requestInterval``, whoever asks). Without a
+    /// check, or with no family online to probe, the answer is the status
+    /// as it is.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let checker else {
             deliver(published.line(detail), to: client, now)
