@@ -20,7 +20,8 @@ struct StatusLineWriterTests {
         func path(_ family: AddressFamily) -> NetworkPath? {
             Bool.random(using: &generator) ? nil : NetworkPath(
                 interface: text(&generator), index: Int.random(in: 1...100_000, using: &generator), family: family,
-                gateway: Bool.random(using: &generator) ? nil : text(&generator))
+                gateway: Bool.random(using: &generator) ? nil : text(&generator),
+                source: Bool.random(using: &generator) ? nil : text(&generator))
         }
         func family(_ family: AddressFamily) -> FamilyStatus {
             FamilyStatus(
@@ -69,6 +70,25 @@ struct StatusLineWriterTests {
                         reason: reasons.randomElement(using: &generator)!, via: route())
                 },
                 seq: UInt64.random(in: 0...UInt64.max, using: &generator), source: .daemon)
+        }
+        // Every kind of change, each of its optional fields both ways.
+        status.changes = (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+            let family = Bool.random(using: &generator) ? AddressFamily.ipv4 : .ipv6
+            func level() -> ReachabilityLevel { ReachabilityLevel.allCases.randomElement(using: &generator)! }
+            func verdict() -> Connectivity { Connectivity.allCases.randomElement(using: &generator)! }
+            let kinds: [StatusChange] = [
+                .path(family, from: path(family), to: path(family)),
+                .reachability(family, from: level(), to: level()),
+                .connectivity(from: verdict(), to: verdict()),
+                .metered(from: Bool.random(using: &generator), to: Bool.random(using: &generator)),
+                .portalURL,
+                .interfaces(links: (0..<Int.random(in: 0...3, using: &generator)).map { _ in text(&generator) }),
+                .watched(
+                    target: text(&generator), from: Bool.random(using: &generator) ? nil : states.randomElement(using: &generator)!,
+                    to: states.randomElement(using: &generator)!),
+                .unrecognized(kind: text(&generator)),
+            ]
+            return kinds.randomElement(using: &generator)!
         }
         // Any namespace, a daemon's that predates them included.
         if Bool.random(using: &generator) {

@@ -29,6 +29,17 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// configured; empty in a summary, in a status computed in-process, and
     /// from a daemon that watches none or predates watching.
     public var watched: [DestinationStatus] = []
+    /// What differs from the status its reader was sent before, in a fixed
+    /// order; empty in the first status a reader is sent, and from a daemon
+    /// that predates saying so. A summary leaves out the kinds it does not
+    /// carry (links, watched targets).
+    ///
+    /// ```swift
+    /// if status.changes.contains(where: { if case .path = $0 { true } else { false } }) {
+    ///     reconnect()      // the way out moved: open connections may be dead
+    /// }
+    /// ```
+    public var changes: [StatusChange] = []
     /// A summary's word for ``metered``, which it cannot derive without the
     /// interface list; `nil` in a full status.
     private var summaryMetered: Bool?
@@ -139,7 +150,16 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         summary.summaryMetered = metered
         summary.interfaces = []
         summary.watched = []
+        summary.changes = changes.filter(\.isInSummary)
         return summary
+    }
+
+    /// This status as the first a reader is sent: where it starts from,
+    /// with no changes.
+    package func asFirst() -> NetworkStatus {
+        var first = self
+        first.changes = []
+        return first
     }
 
     /// This status in the form `detail` asks for.
@@ -165,7 +185,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched
+        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes
         case portalURL = "portal_url"
         case metered, detail
         case network = "netns"
@@ -199,6 +219,9 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         // leniently, as the optional keys below: the host's status stands
         // without it.
         watched = (try? container.decodeIfPresent([DestinationStatus].self, forKey: .watched)) ?? []
+        // Absent from daemons that predate it. Each entry is read on its
+        // own: a kind this version does not know is one it ignores.
+        changes = (try? container.decodeIfPresent([StatusChange].self, forKey: .changes)) ?? []
         seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)
         guard let date = Timestamp.parse(stamp) else {
@@ -223,6 +246,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv4.reachability, forKey: .ipv4)
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
+        try container.encode(changes, forKey: .changes)
         try container.encode(portalURL, forKey: .portalURL)
         try container.encode(metered, forKey: .metered)
         try container.encode(network, forKey: .network)

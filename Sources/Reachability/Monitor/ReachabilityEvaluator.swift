@@ -24,7 +24,7 @@ enum ReachabilityEvaluator {
         switch lookup {
         case .failed(let errno):
             return notOnline(reason(forLookupErrno: errno))
-        case .route(let type, let outputInterface, let gateway, _, _, _):
+        case .route(let type, let outputInterface, let gateway, _, let source, _):
             guard type == .unicast else { return notOnline(reason(forRouteType: type)) }
             // A link the table does not know yet (its RTM_NEWLINK is still queued)
             // is not trusted: the next batch brings it.
@@ -38,7 +38,7 @@ enum ReachabilityEvaluator {
             else { return notOnline(.noUsableAddress) }
             let path = NetworkPath(
                 interface: link.name, index: link.index, family: family,
-                gateway: gateway?.description)
+                gateway: gateway?.description, source: source?.description)
             return FamilyStatus(reachability: .online, reason: nil, path: path)
         }
     }

@@ -4,9 +4,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Turns evaluations into published statuses: numbers them and drops the ones
+/// Turns evaluations into published statuses: numbers them, drops the ones
 /// that describe the same network as the last published one, so that a flood
-/// of route changes that leaves the answer alone publishes nothing.
+/// of route changes that leaves the answer alone publishes nothing, and says
+/// what changed in the rest (``StatusDiff``).
 struct StatusPublisher: Sendable {
     let source: StatusSource
     /// The number of the first status published.
@@ -32,7 +33,10 @@ struct StatusPublisher: Sendable {
         candidate.network = network
         // The watched targets' answers change only by publish(watched:).
         candidate.watched = current?.watched ?? []
-        if let current, current.describesSameNetwork(as: candidate) { return nil }
+        if let current {
+            candidate.changes = StatusDiff.changes(from: current, to: candidate)
+            if candidate.changes.isEmpty { return nil }
+        }
         current = candidate
         return candidate
     }
@@ -46,8 +50,13 @@ struct StatusPublisher: Sendable {
     ///   instead of two, the first already stale.
     mutating func publish(watched answers: [DestinationStatus], unsent: Bool, at now: Date) -> NetworkStatus? {
         guard var status = current, status.watched != answers else { return nil }
+        let before = status
         status.watched = answers
-        if !unsent {
+        let changes = StatusDiff.changes(from: before, to: status)
+        if unsent {
+            status.changes = StatusChange.merging(status.changes, changes)
+        } else {
+            status.changes = changes
             status.seq += 1
             status.changedAt = now
         }

@@ -27,6 +27,8 @@ package struct StatusLineWriter {
     private mutating func write(_ status: NetworkStatus) {
         raw("{\"changed_at\":")
         string(Timestamp.format(status.changedAt))
+        raw(",\"changes\":")
+        array(status.changes) { $0.write($1) }
         raw(",\"connectivity\":")
         string(status.connectivity.rawValue)
         if status.isSummary { raw(",\"detail\":\"summary\"") }
@@ -66,6 +68,62 @@ package struct StatusLineWriter {
             array(status.watched) { $0.write($1) }
         }
         raw("}")
+    }
+
+    private mutating func write(_ change: StatusChange) {
+        switch change {
+        case .path(let family, let from, let to):
+            raw("{\"family\":")
+            string(family.rawValue)
+            raw(",\"from\":")
+            write(from)
+            kind(change)
+            raw(",\"to\":")
+            write(to)
+        case .reachability(let family, let from, let to):
+            raw("{\"family\":")
+            string(family.rawValue)
+            raw(",\"from\":")
+            string(from.rawValue)
+            kind(change)
+            raw(",\"to\":")
+            string(to.rawValue)
+        case .connectivity(let from, let to):
+            raw("{\"from\":")
+            string(from.rawValue)
+            kind(change)
+            raw(",\"to\":")
+            string(to.rawValue)
+        case .metered(let from, let to):
+            raw("{\"from\":")
+            bool(from)
+            kind(change)
+            raw(",\"to\":")
+            bool(to)
+        case .portalURL, .unrecognized:
+            raw("{\"kind\":")
+            string(change.kind)
+        case .interfaces(let links):
+            raw("{\"kind\":")
+            string(change.kind)
+            raw(",\"links\":")
+            array(links) { $0.string($1) }
+        case .watched(let target, let from, let to):
+            raw("{\"from\":")
+            optionalString(from?.rawValue)
+            kind(change)
+            raw(",\"target\":")
+            string(target)
+            raw(",\"to\":")
+            string(to.rawValue)
+        }
+        raw("}")
+    }
+
+    /// `,"kind":` and the change's kind: after `from`, before the rest.
+    private mutating func kind(_ change: StatusChange) {
+        raw(",\"kind\":")
+        string(change.kind)
     }
 
     private mutating func write(_ target: DestinationStatus) {
@@ -137,6 +195,8 @@ package struct StatusLineWriter {
     private mutating func write(_ path: NetworkPath?) {
         guard let path else { return raw("null") }
         openPath(path.family, path.gateway, path.index, path.interface)
+        raw(",\"source\":")
+        optionalString(path.source)
         raw("}")
     }
 
