@@ -58,6 +58,18 @@ final class ClientConnection {
     /// Lines queued behind `writing`, oldest first; a newer line of the same
     /// stream replaces the one queued.
     private var queued: [(stream: OutputStream, line: [UInt8])] = []
+    /// What the status line queued behind the one being written is, while
+    /// one is: the next status sent replaces it, and must tell what it told
+    /// (``PublishedLines/line(_:replacing:)``).
+    private(set) var queuedStatus: StatusLine?
+
+    /// What a status line says of the statuses before it.
+    enum StatusLine {
+        /// The reader's first: no changes.
+        case first
+        /// News: what changed since the status before it.
+        case news([StatusChange])
+    }
 
     /// What a line is the newest state of. A newer status replaces the
     /// status queued, a watch's newer answer its answer; an answer to a
@@ -129,8 +141,11 @@ final class ClientConnection {
         requests.isEmpty ? nil : requests.removeFirst()
     }
 
-    /// Queues a line. Returns `false` when the connection is broken.
-    func send(_ line: [UInt8], stream: OutputStream = .status, now: ContinuousClock.Instant) -> Bool {
+    /// Queues a line; `status` says what a line of the `.status` stream is.
+    /// Returns `false` when the connection is broken.
+    func send(
+        _ line: [UInt8], stream: OutputStream = .status, status: StatusLine = .first, now: ContinuousClock.Instant
+    ) -> Bool {
         guard !isClosing else { return true }
         if hasPendingOutput {
             if stream != .answer, let position = queued.firstIndex(where: { $0.stream == stream }) {
@@ -138,6 +153,7 @@ final class ClientConnection {
             } else {
                 queued.append((stream, line))
             }
+            if stream == .status { queuedStatus = status }
             return true
         }
         writing = line
@@ -157,6 +173,7 @@ final class ClientConnection {
     /// Forgets a watch's queued answer: it was unwatched.
     func discardQueued(_ stream: OutputStream) {
         queued.removeAll { $0.stream == stream }
+        if stream == .status { queuedStatus = nil }
     }
 
     /// Writes as much as the socket takes. Returns `false` when the peer is gone.
@@ -177,7 +194,9 @@ final class ClientConnection {
                 lastProgress = now
             }
             guard !queued.isEmpty else { return true }
-            writing = queued.removeFirst().line
+            let next = queued.removeFirst()
+            if next.stream == .status { queuedStatus = nil }
+            writing = next.line
             written = 0
         }
     }

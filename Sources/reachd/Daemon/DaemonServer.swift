@@ -331,10 +331,10 @@ final class DaemonServer {
             case .success(let request):
                 switch request.operation {
                 case .get:
-                    deliver(published.line(request.detail), to: client, now)
+                    deliver(published.first(request.detail), to: client, now)
                 case .subscribe:
                     clients.subscribe(client, request.detail)
-                    deliver(published.line(request.detail), to: client, now)
+                    deliver(published.first(request.detail), to: client, now)
                 case .check:
                     requestCheck(for: client, detail: request.detail, now)
                 case .reach, .watch, .unwatch:
@@ -430,13 +430,13 @@ final class DaemonServer {
     /// as it is.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let checker else {
-            deliver(published.line(detail), to: client, now)
+            deliver(published.first(detail), to: client, now)
             return
         }
         checker.requestCheck(now: now)
         checker.startDueProbes(now: now)
         guard checker.isBusy(now: now) else {
-            deliver(published.line(detail), to: client, now)
+            deliver(published.first(detail), to: client, now)
             return
         }
         client.awaitsCheck = true
@@ -448,7 +448,7 @@ final class DaemonServer {
         checkWaiters.removeAll()
         for (client, detail) in waiters where clients.contains(client) {
             client.awaitsCheck = false
-            deliver(published.line(detail), to: client, now)
+            deliver(published.first(detail), to: client, now)
             settle(client)
         }
     }
@@ -553,8 +553,8 @@ final class DaemonServer {
         let summaryChanged = published.update(status)
         let now = ContinuousClock.now
         let full = clients.subscribers(.full)
-        if !full.isEmpty { fanOut(published.line(.full), to: full, now) }
-        if summaryChanged { fanOut(published.line(.summary), to: clients.subscribers(.summary), now) }
+        if !full.isEmpty { fanOut(.full, to: full, now) }
+        if summaryChanged { fanOut(.summary, to: clients.subscribers(.summary), now) }
         checker?.observe(status, now: now)
         metrics.observe(status)
         // Subscribers first: the log line and systemd's STATUS= cost about
@@ -563,13 +563,26 @@ final class DaemonServer {
         writeTextfile()
     }
 
-    private func fanOut(_ line: [UInt8], to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
+    private func fanOut(_ detail: StatusDetail, to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
+        let news = published.line(detail)
         var broken: [ClientConnection] = []
         for client in subscribers {
             // One still writing an older line only has it replaced, without a
             // system call; it already waits to write.
             let waitedToWrite = client.hasPendingOutput
-            if !client.send(line, now: now) {
+            let sent: Bool
+            switch client.queuedStatus {
+            case nil:
+                sent = client.send(news, status: .news(published.changes(detail)), now: now)
+            case .first:
+                sent = client.send(published.first(detail), status: .first, now: now)
+            case .news(let missed):
+                // It reads slowly: this line alone tells it what the one
+                // it replaces would have.
+                let merged = published.line(detail, replacing: missed)
+                sent = client.send(merged.line, status: .news(merged.changes), now: now)
+            }
+            if !sent {
                 broken.append(client)
             } else if !waitedToWrite, client.hasPendingOutput {
                 // Only now waits to write: the usual case costs no epoll_ctl.
