@@ -34,7 +34,6 @@ struct MonitorCommand: ParsableCommand {
     var traceNetlink = false
 
     func run() throws {
-        var previous: NetworkStatus?
         let trace: (@Sendable ([UInt8]) -> Void)? = traceNetlink ? { @Sendable bytes in Self.traceDatagram(bytes) } : nil
         let detail: StatusDetail = output.json && !summary ? .full : .summary
         try connection.follow(status: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
@@ -48,11 +47,7 @@ struct MonitorCommand: ParsableCommand {
             if output.json {
                 Console.json(StatusFormatter.jsonLine(status))
             } else {
-                // Across a switch of source the numbering restarts: say what
-                // changed only within one source.
-                let since = previous?.source == status.source ? previous : nil
-                Console.out(StatusFormatter.changeLine(status, since: since))
-                previous = status
+                Console.out(StatusFormatter.changeLine(status))
             }
             return true
         }

@@ -73,8 +73,8 @@ final class DaemonServer {
     private var nextWatchdogPing: ContinuousClock.Instant?
     /// The published status, encoded once per change in each form.
     private var published: PublishedLines
-    /// The last status logged, to say what the next one changed.
-    private var lastAnnounced: NetworkStatus?
+    /// The first status was logged: the next ones are changes.
+    private var announcedFirst = false
     /// The clients' watched destinations.
     private let destinations: DestinationWatches
     /// What Prometheus is told, and the two ways it is told.
@@ -595,10 +595,15 @@ final class DaemonServer {
 
     private func announce(_ status: NetworkStatus) {
         // One timestamp per line: the log's (or journald's).
-        logger.info("\(StatusFormatter.changeLine(status, since: lastAnnounced, timed: false))")
-        journal?.send(JournalEntry.changes(from: lastAnnounced, to: status))
-        waitOnJournal()
-        lastAnnounced = status
+        // Under journald each change is one structured entry, and the
+        // line on stderr would say it again; elsewhere the line is all.
+        if let journal {
+            journal.send(JournalEntry.entries(for: status, first: !announcedFirst))
+            waitOnJournal()
+        } else {
+            logger.info("\(StatusFormatter.changeLine(status, timed: false))")
+        }
+        announcedFirst = true
         systemd.status(StatusFormatter.oneLine(status))
     }
 

@@ -23,13 +23,14 @@ final class DaemonMetrics {
     private let connectivity: [String: Gauge]
     private let metered: Gauge
     private let statusChanges: Counter
+    private let pathChanges: [AddressFamily: Counter]
     private let lastChange: Gauge
     private let subscribers: Gauge
     private let refused: Counter
     private let resyncs: Counter
     private let journalDropped: Counter
     /// By target (`HOST:PORT`, as a status's `watched` names them).
-    private var targets: [String: (reachable: Gauge, changes: Counter, last: DestinationState?)] = [:]
+    private var targets: [String: (reachable: Gauge, changes: Counter)] = [:]
     /// What the counters said at the last scrape.
     private var counted = Counts()
     private var seenStatus = false
@@ -48,18 +49,20 @@ final class DaemonMetrics {
         })
         metered = registry.makeGauge(descriptor: Self.name("metered", unit: "", "1 when the primary path is metered."))
         statusChanges = registry.makeCounter(descriptor: Self.name("status_changes", unit: "total", "Statuses published since the daemon started, the first not counted."))
+        pathChanges = Dictionary(uniqueKeysWithValues: [AddressFamily.ipv4, .ipv6].map { family in
+            (family, registry.makeCounter(descriptor: Self.name("path_changes", unit: "total", "Changes of the family's path (its interface, gateway or source address) since the daemon started: handovers, and the path coming or going."), labels: [("family", family.rawValue)]))
+        })
         lastChange = registry.makeGauge(descriptor: Self.name("last_change", unit: "timestamp_seconds", "When the published status last changed, in seconds since the epoch."))
         subscribers = registry.makeGauge(descriptor: Self.name("subscribers", unit: "", "Clients subscribed to the status now."))
         refused = registry.makeCounter(descriptor: Self.name("clients_refused", unit: "total", "Connections refused: over the limits, or out of descriptors."))
         resyncs = registry.makeCounter(descriptor: Self.name("netlink_resyncs", unit: "total", "Netlink overruns, each resynchronised from a fresh dump."))
-        journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped: journald's queue stayed full while 256 more waited, or journald was not there (the log line on stderr was still written)."))
+        journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped: journald's queue stayed full while 256 more waited, or journald was not there."))
         registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
         for target in watched {
             let label = [("target", target.description)]
             targets[target.description] = (
                 registry.makeGauge(descriptor: Self.name("destination_reachable", unit: "", "1 when a watched target is reachable by the host's routing, as the daemon's uid; 0 otherwise, or before its name resolved."), labels: label),
-                registry.makeCounter(descriptor: Self.name("destination_changes", unit: "total", "Changes of a watched target's state since the daemon started, its first answer not counted."), labels: label),
-                nil
+                registry.makeCounter(descriptor: Self.name("destination_changes", unit: "total", "Changes of a watched target's state since the daemon started, its first answer not counted."), labels: label)
             )
         }
     }
@@ -69,7 +72,8 @@ final class DaemonMetrics {
         MetricNameDescriptor(namespace: "reachd", metricName: name, unitName: unit, helpText: help)
     }
 
-    /// A status was published: the host's state and the watched targets' answers.
+    /// A status was published: the host's state and the watched targets'
+    /// answers are set from it, the counters count what it says changed.
     func observe(_ status: NetworkStatus) {
         online.set(Int64(status.online ? 1 : 0))
         familyOnline[.ipv4]?.set(Int64(status.ipv4.reachability == .online ? 1 : 0))
@@ -79,17 +83,18 @@ final class DaemonMetrics {
         lastChange.set(status.changedAt.timeIntervalSince1970)
         if seenStatus { statusChanges.increment() }
         seenStatus = true
-        for answer in status.watched { observe(answer) }
-    }
-
-    /// A watched target's answer, as the status carries it.
-    private func observe(_ answer: DestinationStatus) {
-        guard var entry = targets[answer.target], entry.last != answer.state else { return }
-        // Resolving a name is no answer yet: its first answer is no change.
-        if let last = entry.last, last != .pending { entry.changes.increment() }
-        entry.reachable.set(Int64(answer.state == .reachable ? 1 : 0))
-        entry.last = answer.state
-        targets[answer.target] = entry
+        for answer in status.watched { targets[answer.target]?.reachable.set(Int64(answer.isReachable ? 1 : 0)) }
+        for change in status.changes {
+            switch change {
+            case .path(let family, _, _):
+                pathChanges[family]?.increment()
+            case .watched(let target, let from?, let to) where from != to && from != .pending:
+                // Resolving a name is no answer yet: its first answer is no change.
+                targets[target]?.changes.increment()
+            case .watched, .reachability, .connectivity, .metered, .portalURL, .interfaces, .unrecognized:
+                break
+            }
+        }
     }
 
     /// What the daemon counts as it goes, read at scrape time.

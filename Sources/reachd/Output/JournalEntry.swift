@@ -1,8 +1,9 @@
 import Reachability
 
 /// One structured journal entry about a published change: a family going
-/// online or not, the connectivity check's new verdict, a watched target's
-/// new state. Each kind has its own `MESSAGE_ID` (a catalog ID, as systemd's
+/// online or not, a handover to another path, the connectivity check's new
+/// verdict, a watched target's new state, or anything else a status says
+/// changed. Each kind has its own `MESSAGE_ID` (a catalog ID, as systemd's
 /// own services have), so that the history is a query:
 ///
 /// ```sh
@@ -11,13 +12,18 @@ import Reachability
 /// ```
 ///
 /// Fields hold the protocol's words (docs/PROTOCOL.md), so a query matches
-/// what `reachd status --json` says.
+/// what `reachd status --json` says. Entries render the status's
+/// ``NetworkStatus/changes``: they compare nothing themselves.
 struct JournalEntry {
     /// What changed: one `MESSAGE_ID` per kind, never reused for another.
     enum Kind: String, CaseIterable {
         case family = "0b48f89eacaa4316b01d3b13b6e716f6"
+        case path = "4d2fac482b314ecdbe3b97538f1663c9"
         case connectivity = "882f406292b345458c16703deead3d9f"
         case destination = "0fcb124ef37a4a6bbecca317f6c28059"
+        /// Links, metering, a watched target's path: what the other kinds
+        /// leave out, so that under journald no change goes unrecorded.
+        case other = "0e1dcea3b108486ab8f29edfa41b08a3"
 
         var messageID: String { rawValue }
     }
@@ -29,57 +35,102 @@ struct JournalEntry {
     /// `REACHD_*` fields, in order; no value is empty.
     var fields: [(name: String, value: String)]
 
-    /// The entries for `status`, published after `previous` (`nil` for the
-    /// daemon's first status, whose entries say where it started from):
-    /// one per family whose reachability or reason changed, one when the
-    /// verdict did, one per watched target whose state did. The first
-    /// status's `unknown` verdict and a name still resolving say nothing.
-    static func changes(from previous: NetworkStatus?, to status: NetworkStatus) -> [JournalEntry] {
-        var entries: [JournalEntry] = []
+    /// The entries for `status`. The daemon's first status (`first`) says
+    /// where it started from: one entry per family, the verdict once a check
+    /// gave one, each watched target once resolved. Every later one has
+    /// one entry per change it carries; a family's path coming or going is
+    /// its reachability's entry, a path that moved while the family stayed
+    /// online is a handover's (``Kind/path``).
+    static func entries(for status: NetworkStatus, first: Bool) -> [JournalEntry] {
         let common = [("REACHD_ONLINE", status.online ? "1" : "0"), ("REACHD_SEQ", "\(status.seq)")]
-        for family in [AddressFamily.ipv4, .ipv6] {
-            let now = status.family(family)
-            let before = previous?.family(family)
-            guard before?.reachability != now.reachability || before?.reason != now.reason else { continue }
-            var fields = [("REACHD_FAMILY", family.rawValue), ("REACHD_REACHABILITY", now.reachability.rawValue)]
-            if let before { fields.append(("REACHD_PREVIOUS_REACHABILITY", before.reachability.rawValue)) }
-            if let reason = now.reason { fields.append(("REACHD_REASON", reason.rawValue)) }
-            if let path = now.path {
-                fields.append(("REACHD_INTERFACE", path.interface))
-                if let gateway = path.gateway { fields.append(("REACHD_GATEWAY", gateway)) }
+        guard !first else {
+            return [AddressFamily.ipv4, .ipv6].map { family(status, $0, was: nil, common) }
+                + (status.connectivity == .unknown ? [] : [connectivity(status, was: nil, common)])
+                + status.watched.filter { $0.state != .pending }.map { destination($0, was: nil, status) }
+        }
+        var entries: [JournalEntry] = []
+        for change in status.changes {
+            switch change {
+            case .reachability(let name, let from, _):
+                entries.append(family(status, name, was: from, common))
+            case .path(let family, let from?, let to?):
+                entries.append(handover(family, from: from, to: to, status, common))
+            case .path:
+                break
+            case .connectivity(let from, _):
+                entries.append(connectivity(status, was: from, common))
+            case .portalURL:
+                // The verdict's entry gives the URL when the verdict changed too.
+                if !status.changes.contains(where: { if case .connectivity = $0 { true } else { false } }) {
+                    entries.append(connectivity(status, was: status.connectivity, common))
+                }
+            case .watched(let target, let from, let to) where to != .pending && from != to:
+                if let answer = status.watched.first(where: { $0.target == target }) {
+                    entries.append(destination(answer, was: from == .pending ? nil : from, status))
+                }
+            case .watched, .metered, .interfaces, .unrecognized:
+                entries.append(JournalEntry(
+                    kind: .other, message: StatusFormatter.describe(change, in: status), priority: 6,
+                    fields: [("REACHD_CHANGE", change.kind)] + common))
             }
-            let name = family == .ipv4 ? "IPv4" : "IPv6"
-            let message = "\(name) \(now.reachability.rawValue)"
-                + (now.reason.map { ": \($0.rawValue)" } ?? now.path.map { " via \($0.interface)" } ?? "")
-                + (before.map { " (was \($0.reachability.rawValue))" } ?? "")
-            entries.append(JournalEntry(
-                kind: .family, message: message, priority: now.reachability == .online ? 6 : 5, fields: fields + common))
-        }
-        if previous?.connectivity != status.connectivity, previous != nil || status.connectivity != .unknown {
-            var fields = [("REACHD_CONNECTIVITY", status.connectivity.rawValue)]
-            if let previous { fields.append(("REACHD_PREVIOUS_CONNECTIVITY", previous.connectivity.rawValue)) }
-            if let portal = status.portalURL { fields.append(("REACHD_PORTAL_URL", portal)) }
-            let message = "connectivity \(status.connectivity.rawValue)"
-                + (status.portalURL.map { ", sign in at \($0)" } ?? "")
-                + (previous.map { " (was \($0.connectivity.rawValue))" } ?? "")
-            entries.append(JournalEntry(
-                kind: .connectivity, message: message,
-                priority: status.connectivity == .full || status.connectivity == .unknown ? 6 : 5, fields: fields + common))
-        }
-        let before = Dictionary((previous?.watched ?? []).map { ($0.target, $0.state) }, uniquingKeysWith: { first, _ in first })
-        for target in status.watched where target.state != .pending && before[target.target] != target.state {
-            var fields = [("REACHD_TARGET", target.target), ("REACHD_STATE", target.state.rawValue)]
-            let was = before[target.target].flatMap { $0 == .pending ? nil : $0 }
-            if let was { fields.append(("REACHD_PREVIOUS_STATE", was.rawValue)) }
-            if let reason = target.reason { fields.append(("REACHD_REASON", reason.rawValue)) }
-            if let via = target.via { fields.append(("REACHD_INTERFACE", via.interface)) }
-            let message = "\(target.target) \(target.state.rawValue)"
-                + (target.reason.map { ": \($0.rawValue)" } ?? target.via.map { " via \($0.interface)" } ?? "")
-                + (was.map { " (was \($0.rawValue))" } ?? "")
-            entries.append(JournalEntry(
-                kind: .destination, message: message, priority: target.isReachable ? 6 : 5,
-                fields: fields + [("REACHD_SEQ", "\(status.seq)")]))
         }
         return entries
+    }
+
+    private static func family(
+        _ status: NetworkStatus, _ family: AddressFamily, was before: ReachabilityLevel?, _ common: [(String, String)]
+    ) -> JournalEntry {
+        let now = status.family(family)
+        var fields = [("REACHD_FAMILY", family.rawValue), ("REACHD_REACHABILITY", now.reachability.rawValue)]
+        if let before { fields.append(("REACHD_PREVIOUS_REACHABILITY", before.rawValue)) }
+        if let reason = now.reason { fields.append(("REACHD_REASON", reason.rawValue)) }
+        if let path = now.path { fields += pathFields(path, prefix: "REACHD_") }
+        let name = family == .ipv4 ? "IPv4" : "IPv6"
+        let message = "\(name) \(now.reachability.rawValue)"
+            + (now.reason.map { ": \($0.rawValue)" } ?? now.path.map { " via \($0.interface)" } ?? "")
+            + (before.map { " (was \($0.rawValue))" } ?? "")
+        return JournalEntry(
+            kind: .family, message: message, priority: now.reachability == .online ? 6 : 5, fields: fields + common)
+    }
+
+    /// A handover: online before and after, on another path.
+    private static func handover(
+        _ family: AddressFamily, from: NetworkPath, to: NetworkPath, _ status: NetworkStatus, _ common: [(String, String)]
+    ) -> JournalEntry {
+        let fields = [("REACHD_FAMILY", family.rawValue)] + pathFields(to, prefix: "REACHD_")
+            + pathFields(from, prefix: "REACHD_PREVIOUS_")
+        return JournalEntry(
+            kind: .path, message: StatusFormatter.describe(.path(family, from: from, to: to), in: status), priority: 6,
+            fields: fields + common)
+    }
+
+    private static func pathFields(_ path: NetworkPath, prefix: String) -> [(String, String)] {
+        [(prefix + "INTERFACE", path.interface)] + (path.gateway.map { [(prefix + "GATEWAY", $0)] } ?? [])
+            + (path.source.map { [(prefix + "SOURCE", $0)] } ?? [])
+    }
+
+    private static func connectivity(_ status: NetworkStatus, was before: Connectivity?, _ common: [(String, String)]) -> JournalEntry {
+        var fields = [("REACHD_CONNECTIVITY", status.connectivity.rawValue)]
+        if let before { fields.append(("REACHD_PREVIOUS_CONNECTIVITY", before.rawValue)) }
+        if let portal = status.portalURL { fields.append(("REACHD_PORTAL_URL", portal)) }
+        let message = "connectivity \(status.connectivity.rawValue)"
+            + (status.portalURL.map { ", sign in at \($0)" } ?? "")
+            + (before.map { " (was \($0.rawValue))" } ?? "")
+        return JournalEntry(
+            kind: .connectivity, message: message,
+            priority: status.connectivity == .full || status.connectivity == .unknown ? 6 : 5, fields: fields + common)
+    }
+
+    private static func destination(_ target: DestinationStatus, was: DestinationState?, _ status: NetworkStatus) -> JournalEntry {
+        var fields = [("REACHD_TARGET", target.target), ("REACHD_STATE", target.state.rawValue)]
+        if let was { fields.append(("REACHD_PREVIOUS_STATE", was.rawValue)) }
+        if let reason = target.reason { fields.append(("REACHD_REASON", reason.rawValue)) }
+        if let via = target.via { fields.append(("REACHD_INTERFACE", via.interface)) }
+        let message = "\(target.target) \(target.state.rawValue)"
+            + (target.reason.map { ": \($0.rawValue)" } ?? target.via.map { " via \($0.interface)" } ?? "")
+            + (was.map { " (was \($0.rawValue))" } ?? "")
+        return JournalEntry(
+            kind: .destination, message: message, priority: target.isReachable ? 6 : 5,
+            fields: fields + [("REACHD_SEQ", "\(status.seq)")])
     }
 }

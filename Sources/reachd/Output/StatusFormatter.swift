@@ -83,69 +83,55 @@ enum StatusFormatter {
         return lines.joined(separator: "\n")
     }
 
-    /// One line per change, for `monitor` and the daemon's log: the state, then
-    /// what changed since `previous`, so that two lines never look alike.
-    /// `timed`: led by the time of the change (the log has its own).
-    static func changeLine(_ status: NetworkStatus, since previous: NetworkStatus? = nil, timed: Bool = true) -> String {
+    /// One line per status, for `monitor` and the daemon's log: the state,
+    /// then what changed (``NetworkStatus/changes``), so that two lines never
+    /// look alike. `timed`: led by the time of the change (the log has its own).
+    static func changeLine(_ status: NetworkStatus, timed: Bool = true) -> String {
         let line = (timed ? Timestamp.format(status.changedAt) + " " : "") + "#\(status.seq) \(oneLine(status))"
-        guard let previous else { return line }
-        let changed = changes(from: previous, to: status)
+        let changed = status.changes.map { describe($0, in: status) }
         return (changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")).escapingControlCharacters
     }
 
-    /// What differs between two statuses, in words: "IPv4 online → local
-    /// (no route)", "connectivity full → portal", "+wlan0", "eth0 carrier lost",
-    /// "lo +10.9.0.1/24".
-    static func changes(from old: NetworkStatus, to new: NetworkStatus) -> [String] {
-        var changes: [String] = []
-        for family in AddressFamily.allCases {
-            let (before, after) = (old.family(family), new.family(family))
-            if before.reachability != after.reachability {
-                changes.append("\(family) \(before.reachability.rawValue) → \(after.reachability.rawValue)"
-                    + (after.reason.map { " (\($0))" } ?? ""))
-            } else if before.path != after.path, let path = after.path {
-                changes.append("\(family) now via \(describe(path))")
-            } else if before.reason != after.reason, let reason = after.reason {
-                changes.append("\(family) \(reason)")
-            }
+    /// One change in words: "IPv4 path: eth0 via 10.0.0.1 → tun0", "IPv4
+    /// online → local (no_route)", "connectivity full → portal", "eth0: up,
+    /// no carrier, 192.0.2.11/24", "-eth1". A link is shown as it is now, so
+    /// that adding an address and removing it read differently.
+    static func describe(_ change: StatusChange, in status: NetworkStatus) -> String {
+        switch change {
+        case .path(let family, let from, let to):
+            let (before, after) = (from.map(short) ?? "none", to.map(short) ?? "none")
+            guard before == after, let from, let to else { return "\(family) path: \(before) → \(after)" }
+            // Only the source address moved (a renumbering): say that.
+            return "\(family) path: \(before) from \(from.source ?? "?") → \(to.source ?? "?")"
+        case .reachability(let family, let from, let to):
+            let reason = status.family(family).reason.map { " (\($0))" } ?? ""
+            return from == to ? "\(family) \(to.rawValue)\(reason)" : "\(family) \(from.rawValue) → \(to.rawValue)\(reason)"
+        case .connectivity(let from, let to):
+            return "connectivity \(from.rawValue) → \(to.rawValue)"
+        case .portalURL:
+            return status.portalURL.map { "portal \($0)" } ?? "no portal URL"
+        case .metered(let from, let to):
+            return "metered \(from ? "yes" : "no") → \(to ? "yes" : "no")"
+        case .interfaces(let links):
+            return links.map { name in
+                guard let link = status.interfaces.first(where: { $0.name == name }) else { return "-\(name)" }
+                let addresses = link.addresses.map { "\($0.address)/\($0.prefix)" }
+                return "\(name): " + ([link.up ? "up" : "down", link.carrier ? "carrier" : "no carrier"]
+                    + (link.metered == .no ? [] : ["metered \(link.metered.rawValue)"])
+                    + (addresses.isEmpty ? ["no addresses"] : addresses)).joined(separator: ", ")
+            }.joined(separator: "; ")
+        case .watched(let target, let from, let to):
+            guard let answer = status.watched.first(where: { $0.target == target }) else { return "\(target) \(to)" }
+            guard let from, from != to else { return destination(answer) }
+            return "\(target) \(from) → \(to)" + (answer.reason.map { " (\($0))" } ?? "")
+        case .unrecognized(let kind):
+            return "\(kind) changed"
         }
-        if old.connectivity != new.connectivity {
-            changes.append("connectivity \(old.connectivity.rawValue) → \(new.connectivity.rawValue)")
-        }
-        let oldLinks = Dictionary(old.interfaces.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
-        let newLinks = Set(new.interfaces.map(\.index))
-        for link in new.interfaces {
-            guard let was = oldLinks[link.index] else {
-                changes.append("+\(link.name)")
-                continue
-            }
-            changes += linkChanges(from: was, to: link)
-        }
-        changes += old.interfaces.filter { !newLinks.contains($0.index) }.map { "-\($0.name)" }
-        let oldWatched = Dictionary(old.watched.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
-        for target in new.watched {
-            guard let was = oldWatched[target.target], was != target else { continue }
-            if was.state != target.state {
-                changes.append("\(target.target) \(was.state) → \(target.state)" + (target.reason.map { " (\($0))" } ?? ""))
-            } else {
-                // Still reachable another way, or unreachable for another reason.
-                changes.append(destination(target))
-            }
-        }
-        return changes
     }
 
-    private static func linkChanges(from was: InterfaceStatus, to link: InterfaceStatus) -> [String] {
-        var changes: [String] = []
-        if was.name != link.name { changes.append("\(was.name) renamed \(link.name)") }
-        if was.up != link.up { changes.append("\(link.name) \(link.up ? "up" : "down")") }
-        if was.carrier != link.carrier { changes.append("\(link.name) carrier \(link.carrier ? "regained" : "lost")") }
-        if was.metered != link.metered { changes.append("\(link.name) metered \(link.metered.rawValue)") }
-        let before = Set(was.addresses.map { "\($0.address)/\($0.prefix)" })
-        let after = Set(link.addresses.map { "\($0.address)/\($0.prefix)" })
-        changes += after.subtracting(before).sorted().map { "\(link.name) +\($0)" }
-        changes += before.subtracting(after).sorted().map { "\(link.name) -\($0)" }
-        return changes
+    /// "eth0 via 10.0.0.1", or "tun0" on-link: a path in a change.
+    private static func short(_ path: NetworkPath) -> String {
+        path.interface + (path.gateway.map { " via \($0)" } ?? "")
     }
 
     /// The state in one line, as systemd shows it (STATUS=, `systemctl status`).

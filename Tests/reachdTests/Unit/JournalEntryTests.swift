@@ -36,12 +36,20 @@ struct JournalEntryTests {
             addresses: [], seq: 1, source: .daemon)
     }
 
+    /// The entries for `status` published after `previous` (the daemon's
+    /// first when `nil`), its changes worked out as the publisher does.
+    static func entries(from previous: NetworkStatus?, to status: NetworkStatus) -> [JournalEntry] {
+        var status = status
+        if let previous { status.changes = StatusDiff.changes(from: previous, to: status) }
+        return JournalEntry.entries(for: status, first: previous == nil)
+    }
+
     static func fields(_ entry: JournalEntry) -> [String: String] {
         Dictionary(entry.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
     @Test func aFamilyGoingOfflineIsOneNoticeWithItsReason() throws {
-        let entries = JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local, seq: 8))
+        let entries = Self.entries(from: Self.status(), to: Self.status(ipv4: .local, seq: 8))
         let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
         #expect(entry.kind == .family && entry.priority == 5)
         #expect(entry.message == "IPv4 local: no_route (was online)")
@@ -49,19 +57,47 @@ struct JournalEntryTests {
             "REACHD_FAMILY": "ipv4", "REACHD_REACHABILITY": "local", "REACHD_PREVIOUS_REACHABILITY": "online",
             "REACHD_REASON": "no_route", "REACHD_ONLINE": "0", "REACHD_SEQ": "8",
         ])
-        let back = try #require(JournalEntry.changes(from: Self.status(ipv4: .local), to: Self.status()).first)
+        let back = try #require(Self.entries(from: Self.status(ipv4: .local), to: Self.status()).first)
         #expect(back.priority == 6 && Self.fields(back)["REACHD_INTERFACE"] == "eth0" && Self.fields(back)["REACHD_GATEWAY"] == "192.0.2.1")
     }
 
     @Test func theFirstStatusSaysWhereTheDaemonStartedAndNothingElseIsAChange() {
-        let first = JournalEntry.changes(from: nil, to: Self.status())
+        let first = Self.entries(from: nil, to: Self.status())
         #expect(first.map(\.kind) == [.family, .family], "both families; no check: no verdict; \(first)")
         #expect(first.allSatisfy { Self.fields($0)["REACHD_PREVIOUS_REACHABILITY"] == nil })
-        #expect(JournalEntry.changes(from: Self.status(), to: Self.status(seq: 8)).isEmpty)
+        #expect(Self.entries(from: Self.status(), to: Self.status(seq: 8)).isEmpty)
+    }
+
+    /// Online before and after, on another path: the handover's own entry,
+    /// with the path before and after.
+    @Test func aHandoverIsOneEntryWithBothPaths() throws {
+        let before = Self.status()
+        var after = Self.status(seq: 8)
+        after.ipv4.path = NetworkPath(interface: "wg0", index: 5, family: .ipv4, gateway: nil, source: "10.8.0.2")
+        let entries = Self.entries(from: before, to: after)
+        let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
+        #expect(entry.kind == .path && entry.priority == 6)
+        #expect(entry.message == "IPv4 path: eth0 via 192.0.2.1 → wg0")
+        #expect(Self.fields(entry) == [
+            "REACHD_FAMILY": "ipv4", "REACHD_INTERFACE": "wg0", "REACHD_SOURCE": "10.8.0.2",
+            "REACHD_PREVIOUS_INTERFACE": "eth0", "REACHD_PREVIOUS_GATEWAY": "192.0.2.1", "REACHD_ONLINE": "1", "REACHD_SEQ": "8",
+        ])
+    }
+
+    /// Under journald the stderr line is not written, so what no other kind
+    /// covers is an entry too.
+    @Test func linksAndMeteringAreEntriesOfTheirOwn() throws {
+        let before = Self.status()
+        var after = Self.status(seq: 8)
+        after.interfaces = [InterfaceStatus(name: "veth3", index: 9, up: true, carrier: false, operstate: "down", loopback: false, addresses: [])]
+        let entries = Self.entries(from: before, to: after)
+        let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
+        #expect(entry.kind == .other && Self.fields(entry)["REACHD_CHANGE"] == "interfaces")
+        #expect(entry.message == "veth3: up, no carrier, no addresses")
     }
 
     @Test func aPortalIsAConnectivityEntryWithItsURL() throws {
-        let entries = JournalEntry.changes(
+        let entries = Self.entries(
             from: Self.status(connectivity: .full), to: Self.status(connectivity: .portal, portal: "http://portal.example/login"))
         let entry = try #require(entries.count == 1 ? entries.first : nil, "\(entries)")
         #expect(entry.kind == .connectivity && entry.priority == 5)
@@ -72,11 +108,11 @@ struct JournalEntryTests {
     @Test func aWatchedTargetSpeaksOnceResolvedAndOnEachChange() throws {
         let pending = Self.status(watched: [Self.target(.pending)])
         let reachable = Self.status(watched: [Self.target(.reachable)])
-        #expect(JournalEntry.changes(from: nil, to: pending).allSatisfy { $0.kind == .family }, "pending says nothing")
-        let resolved = try #require(JournalEntry.changes(from: pending, to: reachable).first)
+        #expect(Self.entries(from: nil, to: pending).allSatisfy { $0.kind == .family }, "pending says nothing")
+        let resolved = try #require(Self.entries(from: pending, to: reachable).first)
         #expect(resolved.kind == .destination && Self.fields(resolved)["REACHD_PREVIOUS_STATE"] == nil)
         #expect(Self.fields(resolved)["REACHD_INTERFACE"] == "wg0" && resolved.message == "db.internal:5432 reachable via wg0")
-        let lost = try #require(JournalEntry.changes(
+        let lost = try #require(Self.entries(
             from: reachable, to: Self.status(watched: [Self.target(.unreachable, reason: .route(.noRoute))])).first)
         #expect(lost.priority == 5 && lost.message == "db.internal:5432 unreachable: no_route (was reachable)")
         #expect(Self.fields(lost)["REACHD_STATE"] == "unreachable" && Self.fields(lost)["REACHD_PREVIOUS_STATE"] == "reachable")
@@ -98,7 +134,7 @@ struct JournalEntryTests {
         unlink(path)
         let fd = try UnixSocket.bindDatagram(at: path)
         defer { close(fd); unlink(path) }
-        var entry = try #require(JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local)).first)
+        var entry = try #require(Self.entries(from: Self.status(), to: Self.status(ipv4: .local)).first)
         entry.fields.append((name: "REACHD_TEST", value: "two\nPRIORITY=0"))
         #expect(JournalWriter(socketPath: path).send([entry]))
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -122,7 +158,7 @@ struct JournalEntryTests {
         unlink(path)
         let fd = try UnixSocket.bindDatagram(at: path)
         defer { close(fd); unlink(path) }
-        var entry = try #require(JournalEntry.changes(from: Self.status(), to: Self.status(ipv4: .local)).first)
+        var entry = try #require(Self.entries(from: Self.status(), to: Self.status(ipv4: .local)).first)
         let writer = JournalWriter(socketPath: path)
         let sent = JournalWriter.backlog + 2000
         let started = ContinuousClock.now

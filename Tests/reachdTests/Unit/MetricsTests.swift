@@ -89,7 +89,7 @@ struct MetricsTests {
         let text = String(decoding: metrics.exposition(subscribers: 2, counts: .init(refused: 3, resyncs: 1, journalDropped: 4)), as: UTF8.self)
         let contract: [(String, String)] = [
             ("reachd_online", "gauge"), ("reachd_family_online", "gauge"), ("reachd_connectivity", "gauge"),
-            ("reachd_metered", "gauge"), ("reachd_status_changes_total", "counter"),
+            ("reachd_metered", "gauge"), ("reachd_status_changes_total", "counter"), ("reachd_path_changes_total", "counter"),
             ("reachd_last_change_timestamp_seconds", "gauge"), ("reachd_destination_reachable", "gauge"),
             ("reachd_destination_changes_total", "counter"), ("reachd_subscribers", "gauge"),
             ("reachd_clients_refused_total", "counter"), ("reachd_netlink_resyncs_total", "counter"),
@@ -107,6 +107,34 @@ struct MetricsTests {
         let protocolText = try String(
             contentsOf: TestInstallation.packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
         for name in exposed { #expect(protocolText.contains("`\(name)"), "\(name) is documented in PROTOCOL.md") }
+    }
+
+    /// The counters count what a status says changed: a handover is a path
+    /// change while `reachd_online` stays 1; a watched target's first answer
+    /// after resolving is none.
+    @Test func countersCountTheChangesAStatusCarries() throws {
+        let metrics = DaemonMetrics(watching: [try Destination(parsing: "db.internal:5432")])
+        let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
+        let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
+        var status = NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil, path: eth0),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            interfaces: [], seq: 1, changedAt: Date(), source: .daemon)
+        metrics.observe(status)
+        status.ipv4.path = tun0
+        status.changes = [
+            .path(.ipv4, from: eth0, to: tun0), .watched(target: "db.internal:5432", from: .pending, to: .reachable),
+        ]
+        metrics.observe(status)
+        status.changes = [.path(.ipv4, from: tun0, to: eth0), .watched(target: "db.internal:5432", from: .reachable, to: .unreachable)]
+        metrics.observe(status)
+        let text = String(decoding: metrics.exposition(subscribers: 0, counts: .init()), as: UTF8.self)
+        let lines = Set(text.split(separator: "\n").map(String.init))
+        #expect(lines.isSuperset(of: [
+            "reachd_path_changes_total{family=\"ipv4\"} 2", "reachd_path_changes_total{family=\"ipv6\"} 0",
+            "reachd_destination_changes_total{target=\"db.internal:5432\"} 1",
+        ]))
+        #expect(lines.contains { $0.hasPrefix("reachd_online 1") }, "online throughout")
     }
 
     /// The README's reachd.conf is one the daemon takes, meaning what the

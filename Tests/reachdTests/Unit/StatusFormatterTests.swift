@@ -22,23 +22,45 @@ struct StatusFormatterTests {
             addresses: addresses.map { InterfaceAddress(address: $0, prefix: 24, family: .ipv4, scope: "global") })
     }
 
-    @Test func itNamesEachDifference() {
+    /// The status as published after `before`: its changes worked out as
+    /// the publisher does.
+    static func published(_ status: NetworkStatus, after before: NetworkStatus) -> NetworkStatus {
+        var status = status
+        status.changes = StatusDiff.changes(from: before, to: status)
+        return status
+    }
+
+    @Test func itNamesEachChange() {
         let before = Self.status(interfaces: [Self.link("eth0", 2, addresses: ["192.0.2.10"]), Self.link("eth1", 3)])
-        let after = Self.status(
+        let after = Self.published(Self.status(
             ipv4: .local, reason: .noCarrier, connectivity: .none,
-            interfaces: [Self.link("eth0", 2, carrier: false, addresses: ["192.0.2.11"]), Self.link("wlan0", 4)])
-        #expect(StatusFormatter.changes(from: before, to: after) == [
-            "IPv4 online → local (\(UnreachableReason.noCarrier))", "connectivity unknown → none",
-            "eth0 carrier lost", "eth0 +192.0.2.11/24", "eth0 -192.0.2.10/24", "+wlan0", "-eth1",
+            interfaces: [Self.link("eth0", 2, carrier: false, addresses: ["192.0.2.11"]), Self.link("wlan0", 4)]), after: before)
+        #expect(after.changes.map { StatusFormatter.describe($0, in: after) } == [
+            "IPv4 online → local (\(UnreachableReason.noCarrier))", "IPv4 path: eth0 via 192.0.2.1 → none",
+            "connectivity unknown → none", "eth0: up, no carrier, 192.0.2.11/24; -eth1; wlan0: up, carrier, no addresses",
         ])
+    }
+
+    /// `reachd monitor`'s words for a handover: where the path was, where it is.
+    @Test func aHandoverSaysWhereThePathWasAndIs() {
+        let before = Self.status(interfaces: [])
+        var vpn = before
+        vpn.ipv4.path = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil, source: "10.8.0.2")
+        #expect(StatusFormatter.changeLine(Self.published(vpn, after: before), timed: false).hasSuffix("| IPv4 path: eth0 via 192.0.2.1 → tun0"))
+        var renumbered = before
+        renumbered.ipv4.path?.source = "192.0.2.77"
+        var numbered = before
+        numbered.ipv4.path?.source = "192.0.2.10"
+        #expect(StatusFormatter.changeLine(Self.published(renumbered, after: numbered), timed: false)
+            .hasSuffix("| IPv4 path: eth0 via 192.0.2.1 from 192.0.2.10 → 192.0.2.77"))
     }
 
     @Test func twoLinesForTwoChangesNeverLookAlike() {
         let plain = Self.status(interfaces: [Self.link("lo", 1)])
         let added = Self.status(interfaces: [Self.link("lo", 1, addresses: ["10.9.0.1"])])
-        let first = StatusFormatter.changeLine(added, since: plain)
-        let second = StatusFormatter.changeLine(plain, since: added)
-        #expect(first.hasSuffix("| lo +10.9.0.1/24") && second.hasSuffix("| lo -10.9.0.1/24"))
-        #expect(StatusFormatter.changeLine(plain) == StatusFormatter.changeLine(plain, since: nil), "the first line: no diff")
+        let first = StatusFormatter.changeLine(Self.published(added, after: plain))
+        let second = StatusFormatter.changeLine(Self.published(plain, after: added))
+        #expect(first.hasSuffix("| lo: up, carrier, 10.9.0.1/24") && second.hasSuffix("| lo: up, carrier, no addresses"))
+        #expect(!StatusFormatter.changeLine(plain).contains("|"), "the first line: no changes")
     }
 }
