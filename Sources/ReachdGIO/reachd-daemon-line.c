@@ -147,6 +147,26 @@ parse_status (JsonObject *object, ReachdHostState *host)
   parse_namespace (object, &host->network);
 }
 
+/* Whether a status's `changes` (docs/PROTOCOL.md, Changes) hold a kind
+ * that changes the network's configuration for GLib. Kinds this module
+ * does not know, and entries it cannot read, are ignored. */
+static gboolean
+changes_configuration (JsonObject *object)
+{
+  static const char *const kinds[] = { "path", "reachability", "connectivity", "metered", "portal_url", NULL };
+  JsonNode *node = json_object_get_member (object, "changes");
+  if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
+    return FALSE;
+  JsonArray *changes = json_node_get_array (node);
+  for (guint i = 0; i < json_array_get_length (changes); i++)
+    {
+      JsonNode *change = json_array_get_element (changes, i);
+      if (JSON_NODE_HOLDS_OBJECT (change) && is_one_of (string_member (json_node_get_object (change), "kind"), kinds))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static ReachdDestinationState
 destination_state (const char *state)
 {
@@ -201,6 +221,7 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
     {
       line->type = REACHD_LINE_STATUS;
       parse_status (object, &line->host);
+      line->reconfigured = changes_configuration (object);
       return TRUE;
     }
   if (g_strcmp0 (type, "destination") == 0)

@@ -51,6 +51,11 @@ typedef enum {
 typedef struct {
   ReachdLineType type;
   ReachdHostState host;              /* REACHD_LINE_STATUS */
+  /* REACHD_LINE_STATUS: its `changes` include one GLib calls a change of
+   * network configuration (a path, reachability, the verdict, the portal,
+   * metering), so `network-changed` fires even where the three properties
+   * stay as they were: a handover to a VPN or another uplink. */
+  gboolean reconfigured;
   ReachdDestinationState state;      /* REACHD_LINE_DESTINATION */
   char *id;                          /* REACHD_LINE_DESTINATION, or NULL */
   char *target;                      /* REACHD_LINE_DESTINATION */

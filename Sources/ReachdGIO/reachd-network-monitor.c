@@ -6,8 +6,11 @@
  * next backend. Afterwards the subscription is read on the thread-default
  * main context of the monitor's creation, with no thread and no timer of
  * its own while the daemon is there: the daemon sends a summary only when
- * it changes, and the module signals only when one of GNetworkMonitor's
- * three properties changed.
+ * it changes, and the module signals `network-changed` once for a status
+ * whose changes GLib counts as a change of configuration (a handover
+ * included, where the three properties stay as they were), or that moved
+ * one of GNetworkMonitor's three properties; a status with neither (links
+ * a container made) signals nothing.
  *
  * When the daemon goes away (or sends what reachd never sends) the module
  * keeps the last state and reconnects with capped backoff; the first status
@@ -208,13 +211,15 @@ store (ReachdNetworkMonitor *self, const ReachdHostState *host)
   g_atomic_int_set (&self->metered, host->metered);
 }
 
+/* Takes `host` in; `reconfigured`: the daemon said the configuration
+ * changed, whatever the properties do. */
 static void
-apply (ReachdNetworkMonitor *self, const ReachdHostState *host)
+apply (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfigured)
 {
   gboolean available_changed = g_atomic_int_get (&self->available) != host->available;
   gboolean connectivity_changed = g_atomic_int_get (&self->connectivity) != (gint) host->connectivity;
   gboolean metered_changed = g_atomic_int_get (&self->metered) != host->metered;
-  if (!available_changed && !connectivity_changed && !metered_changed)
+  if (!available_changed && !connectivity_changed && !metered_changed && !reconfigured)
     return;
   store (self, host);
   g_object_freeze_notify (G_OBJECT (self));
@@ -256,7 +261,7 @@ on_fallback_changed (const ReachdFallbackState *state, gpointer user_data)
       host.connectivity = state->connectivity;
       host.metered = state->metered;
     }
-  apply (self, &host);
+  apply (self, &host, FALSE);
 }
 
 /* The daemon does not answer: the backend GLib would have chosen without
@@ -287,11 +292,11 @@ drop_fallback (ReachdNetworkMonitor *self)
 /* The daemon answers: its state stands, compared like any other, whatever
  * GLib's backend said meanwhile. */
 static void
-take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host)
+take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfigured)
 {
   self->daemon_state = *host;
   drop_fallback (self);
-  apply (self, host);
+  apply (self, host, reconfigured);
 }
 
 /* GLib's backend while the daemon does not answer, with a reference; NULL
@@ -328,7 +333,7 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
         host = answer.host;
       reachd_line_clear (&answer);
     }
-  take_daemon_state (self, &host);
+  take_daemon_state (self, &host, FALSE);
 }
 
 /* ---- The subscription ---- */
@@ -366,10 +371,12 @@ lose (ReachdNetworkMonitor *self, const GError *error)
     enter_fallback (self);
 }
 
-/* Decodes every complete line; the newest status wins. Returns FALSE (with
+/* Decodes every complete line; the newest status wins, and `reconfigured`
+ * says whether any of them changed the configuration. Returns FALSE (with
  * `error`) when the daemon can't be followed. */
 static gboolean
-take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status, GError **error)
+take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status, gboolean *reconfigured,
+            GError **error)
 {
   gsize length;
   char *bytes;
@@ -384,6 +391,7 @@ take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_sta
         {
           *newest = line.host;
           *have_status = TRUE;
+          *reconfigured = *reconfigured || line.reconfigured;
         }
       reachd_line_clear (&line);
     }
@@ -399,9 +407,10 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   g_autoptr (GError) line_error = NULL;
   ReachdHostState newest;
   gboolean have_status = FALSE;
+  gboolean reconfigured = FALSE;
   gboolean open = reachd_read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
-  gboolean usable = take_lines (&self->lines, &newest, &have_status, &line_error);
+  gboolean usable = take_lines (&self->lines, &newest, &have_status, &reconfigured, &line_error);
   if (have_status && self->first_pending)
     {
       self->first_pending = FALSE;
@@ -420,7 +429,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   if (have_status)
     {
       reachd_liveness_heard (self->liveness);
-      take_daemon_state (self, &newest);
+      take_daemon_state (self, &newest, reconfigured);
     }
   if (open && usable)
     return G_SOURCE_CONTINUE;
@@ -495,8 +504,10 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
         continue;
       g_autoptr (GError) read_error = NULL;
       gboolean open = reachd_read_available (fd, lines, READ_PER_WAKEUP, &read_error);
-      /* A refusal's error line says more than the end that follows it. */
-      if (!take_lines (lines, host, &have_status, error))
+      /* A refusal's error line says more than the end that follows it. The
+       * first status is where the app starts: nothing to signal. */
+      gboolean reconfigured = FALSE;
+      if (!take_lines (lines, host, &have_status, &reconfigured, error))
         {
           have_status = FALSE;
           break;

@@ -22,6 +22,9 @@ final class MonitorHub: Sendable {
         var lastError: ReachabilityError?
         var statusStreams: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
         var statusHandlers: [Int: @Sendable (NetworkStatus) -> Void] = [:]
+        /// Told every path change, where a status stream keeps only the
+        /// newest status for a slow reader.
+        var pathStreams: [Int: AsyncThrowingStream<PathChange, any Error>.Continuation] = [:]
         var destinations: [FollowSession.Key: Destination] = [:]
         /// Which destination each registration listens to.
         var keys: [Int: FollowSession.Key] = [:]
@@ -83,7 +86,22 @@ final class MonitorHub: Sendable {
         let ending: ReachabilityError?? = state.withLock { state in
             guard !state.finished else { return .some(state.ending) }
             state.statusStreams[id] = continuation
-            if let current = state.current { continuation.yield(current) }
+            // What changed before it came is no news to it.
+            if let current = state.current { continuation.yield(current.asFirst()) }
+            return nil
+        }
+        if let ending { continuation.finish(throwing: ending) }
+        return stream
+    }
+
+    /// Every path change from now on (``ReachabilityMonitor/pathChanges()``).
+    func subscribePathChanges() -> AsyncThrowingStream<PathChange, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: PathChange.self, bufferingPolicy: .bufferingNewest(16))
+        let id = newRegistration()
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        let ending: ReachabilityError?? = state.withLock { state in
+            guard !state.finished else { return .some(state.ending) }
+            state.pathStreams[id] = continuation
             return nil
         }
         if let ending { continuation.finish(throwing: ending) }
@@ -99,7 +117,7 @@ final class MonitorHub: Sendable {
                 state.statusHandlers[id] = handler
                 return state.current
             }
-            if let current { handler(current) }
+            if let current { handler(current.asFirst()) }
         }
         return id
     }
@@ -110,6 +128,10 @@ final class MonitorHub: Sendable {
             let handlers = state.withLock { state in
                 state.current = status
                 for listener in state.statusStreams.values { listener.yield(status) }
+                for case .path(let family, let from, let to) in status.changes {
+                    let change = PathChange(family: family, from: from, to: to, status: status)
+                    for listener in state.pathStreams.values { listener.yield(change) }
+                }
                 return state.statusHandlers.sorted { $0.key < $1.key }
             }
             for (id, handler) in handlers where state.withLock({ $0.statusHandlers[id] != nil }) {
@@ -187,6 +209,7 @@ final class MonitorHub: Sendable {
         state.withLock { state in
             state.statusHandlers[id] = nil
             state.statusStreams[id] = nil
+            state.pathStreams[id] = nil
             guard let key = state.keys.removeValue(forKey: id) else { return }
             state.destinations[key]?.listeners[id] = nil
             if state.destinations[key]?.listeners.isEmpty == true {
@@ -198,22 +221,26 @@ final class MonitorHub: Sendable {
 
     /// Ends every registration, with `error` if one ended the monitor.
     func finish(throwing error: ReachabilityError?) {
-        let (statusStreams, destinations): ([AsyncThrowingStream<NetworkStatus, any Error>.Continuation], [Destination]) =
+        let (statusStreams, pathStreams, destinations):
+            ([AsyncThrowingStream<NetworkStatus, any Error>.Continuation],
+             [AsyncThrowingStream<PathChange, any Error>.Continuation], [Destination]) =
             state.withLock { state in
-                guard !state.finished else { return ([], []) }
+                guard !state.finished else { return ([], [], []) }
                 state.finished = true
                 state.ending = error
                 if let error { state.lastError = error }
                 defer {
                     state.statusStreams.removeAll()
+                    state.pathStreams.removeAll()
                     state.statusHandlers.removeAll()
                     state.destinations.removeAll()
                     state.keys.removeAll()
                 }
-                return (Array(state.statusStreams.values), Array(state.destinations.values))
+                return (Array(state.statusStreams.values), Array(state.pathStreams.values), Array(state.destinations.values))
             }
         // Outside the lock: finishing calls each stream's onTermination, which takes it.
         for stream in statusStreams { stream.finish(throwing: error) }
+        for stream in pathStreams { stream.finish(throwing: error) }
         for case .stream(let continuation) in destinations.flatMap(\.listeners.values) {
             continuation.finish(throwing: error)
         }

@@ -220,11 +220,38 @@ public final class ReachabilityMonitor: Sendable {
     /// speaks another protocol version, netlink failed), or `nil`.
     public var lastError: ReachabilityError? { hub.lastError }
 
-    /// The current status (once known), then one per change. Ends when the
-    /// monitor is cancelled; throws a ``ReachabilityError`` when it cannot go
-    /// on (a `.daemon` monitor whose daemon speaks another protocol version).
+    /// The current status (once known, with no ``NetworkStatus/changes``),
+    /// then one per change. Ends when the monitor is cancelled; throws a
+    /// ``ReachabilityError`` when it cannot go on (a `.daemon` monitor whose
+    /// daemon speaks another protocol version).
+    ///
+    /// A reader slower than the network is given the newest status and
+    /// misses the ones before it, with what they said changed: to act on
+    /// every handover, read ``pathChanges()``.
     public func statuses() -> AsyncThrowingStream<NetworkStatus, any Error> {
         hub.subscribe()
+    }
+
+    /// Every change of a family's path, from now on: a VPN taking the
+    /// default route or leaving it, another uplink becoming preferred, a new
+    /// gateway or source address, the family going offline or coming back.
+    /// One element per family per published status that moved its path;
+    /// none for anything else, however much the host's links and routes
+    /// churn. The connections a program opened on the old path may be
+    /// dead, even though the host is online throughout: reconnect.
+    ///
+    /// Up to 16 changes wait for a slow reader; beyond that the oldest go.
+    /// Ends as ``statuses()`` does.
+    ///
+    /// ```swift
+    /// let monitor = ReachabilityMonitor()
+    /// for try await change in monitor.pathChanges() {
+    ///     print("\(change.family) path: \(change.from?.interface ?? "none") → \(change.to?.interface ?? "none")")
+    ///     // socket.reconnect()
+    /// }
+    /// ```
+    public func pathChanges() -> AsyncThrowingStream<PathChange, any Error> {
+        hub.subscribePathChanges()
     }
 
     /// Calls `handler` with the current status (once known) and every change,
