@@ -57,7 +57,7 @@ public final class PlaceholderController: Sendable {
     public func follow(_ monitor: ReachabilityMonitor) {
         let statuses = monitor.statuses()
         follow { [weak self] in
-            for try await status in statuses { self?.networkChanged(NetworkCondition(status), portalURL: status.portalURL) }
+            for try await status in statuses { self?.statusChanged(status) }
             withExtendedLifetime(monitor) {}
         }
     }
@@ -83,6 +83,7 @@ public final class PlaceholderController: Sendable {
                 group.addTask { [weak self] in
                     for try await status in statuses {
                         latest.update({ $0.host = status }) { self?.networkChanged($0, portalURL: $1) }
+                        if !status.pathChanges.isEmpty { self?.pathChanged() }
                     }
                 }
                 group.addTask { [weak self] in
@@ -123,8 +124,14 @@ public final class PlaceholderController: Sendable {
     public func follow<Statuses: AsyncSequence & Sendable>(_ statuses: Statuses)
     where Statuses.Element == NetworkStatus {
         follow { [weak self] in
-            for try await status in statuses { self?.networkChanged(NetworkCondition(status), portalURL: status.portalURL) }
+            for try await status in statuses { self?.statusChanged(status) }
         }
+    }
+
+    /// A status: its condition, and its path changes.
+    private func statusChanged(_ status: NetworkStatus) {
+        networkChanged(NetworkCondition(status), portalURL: status.portalURL)
+        if !status.pathChanges.isEmpty { pathChanged() }
     }
 
     /// Feeds a sequence of network conditions in, for apps that decide the
@@ -151,6 +158,11 @@ public final class PlaceholderController: Sendable {
     /// The network changed (``follow(_:)-(ReachabilityMonitor)`` calls this for you).
     public func networkChanged(_ condition: NetworkCondition, portalURL: String? = nil) {
         apply { $0.networkChanged(condition, portalURL: portalURL, at: $1) }
+    }
+    /// The way out moved (``follow(_:)-(ReachabilityMonitor)`` calls this for
+    /// you); see ``PlaceholderEngine/pathChanged(at:)``.
+    public func pathChanged() {
+        apply { $0.pathChanged(at: $1) }
     }
     /// The list's rows changed outside a load (an edit, a deletion).
     public func contentChanged(_ content: ListContent) { apply { $0.contentChanged(content, at: $1) } }
@@ -225,3 +237,4 @@ public final class PlaceholderController: Sendable {
         }
     }
 }
+

@@ -92,6 +92,27 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
+    /// The way out moved (``StatusChange/path(_:from:to:)``): a VPN came up
+    /// or went, another uplink became preferred, the gateway or the source
+    /// address changed, often while the host stayed online. A list whose
+    /// last load failed with a network-class failure asks for a retry, once
+    /// per change and with the backoff a return uses: that failure may have
+    /// been the old path's. Any other screen is left as it is.
+    ///
+    /// ```swift
+    /// for try await status in monitor.statuses() {
+    ///     _ = engine.networkChanged(NetworkCondition(status), portalURL: status.portalURL, at: .now)
+    ///     if !status.pathChanges.isEmpty { _ = engine.pathChanged(at: .now) }
+    /// }
+    /// ```
+    public mutating func pathChanged(at now: Instant) -> [PlaceholderEvent] {
+        guard case .failed(let failure, _) = inputs.lastRefresh, failure.isNetworkClass, reportedNetwork.isUsable else {
+            return []
+        }
+        scheduleRetryIfInvited(at: now)
+        return update(at: now)
+    }
+
     /// The list's rows changed outside a load (an edit, a deletion).
     public mutating func contentChanged(_ content: ListContent, at now: Instant) -> [PlaceholderEvent] {
         inputs.content = content

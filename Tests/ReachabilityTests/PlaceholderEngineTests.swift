@@ -33,6 +33,7 @@ struct Screen {
         record(engine.loadSucceeded(k, generation: g, content: content, fromCache: fromCache, reachedEnd: end, at: at(ms)))
     }
     @discardableResult mutating func fail(_ k: LoadKind = .initial, _ g: Int, _ f: LoadFailure, _ ms: Int) -> [PlaceholderEvent] { record(engine.loadFailed(k, generation: g, f, at: at(ms))) }
+    @discardableResult mutating func pathChanged(_ ms: Int) -> [PlaceholderEvent] { record(engine.pathChanged(at: at(ms))) }
     @discardableResult mutating func advance(_ ms: Int) -> [PlaceholderEvent] { record(engine.advance(to: at(ms))) }
 
     /// A list that loaded `rows` items at 0 ms, shown at once.
@@ -330,6 +331,38 @@ struct PlaceholderEventTests {
         screen.network(.offline, 20)
         screen.advance(3000)
         #expect(!screen.network(.online, 3100).contains { if case .retryRequested = $0 { true } else { false } })
+    }
+
+    /// Online throughout: a load that timed out on the old uplink is tried
+    /// again on the new one, once per handover; a server's own failure, a
+    /// list that loaded, and a handover while offline ask for nothing.
+    @Test func aHandoverRetriesANetworkFailureOnce() {
+        var screen = Screen()
+        screen.network(.online, 0)
+        screen.start(.initial, 1, 0)
+        screen.fail(.initial, 1, .unreachable(.timeout), 10)
+        #expect(screen.kind == .failed(.unreachable(.timeout)))
+        #expect(screen.pathChanged(100).contains(.retryRequested(attempt: 1)), "at once, as on a return")
+        screen.start(.refresh, 2, 110)
+        screen.fail(.refresh, 2, .unreachable(.timeout), 120)
+        #expect(!screen.advance(500).contains { if case .retryRequested = $0 { true } else { false } }, "no retry without a change")
+        screen.pathChanged(600)
+        #expect(screen.advance(1600).contains(.retryRequested(attempt: 2)), "the second waits out the backoff")
+
+        var server = Screen()
+        server.network(.online, 0)
+        server.start(.initial, 1, 0)
+        server.fail(.initial, 1, .server(status: 500), 10)
+        #expect(server.pathChanged(100).isEmpty && server.engine.nextDeadline == nil)
+
+        var loaded = Screen.loaded(rows: 3)
+        #expect(loaded.pathChanged(5000).isEmpty)
+
+        var offline = Screen()
+        offline.network(.offline, 0)
+        offline.start(.initial, 1, 0)
+        offline.fail(.initial, 1, .offline, 10)
+        #expect(offline.pathChanged(100).isEmpty, "the return asks, not the path")
     }
 
     @Test func signingInThroughAPortalAsksForARetry() {

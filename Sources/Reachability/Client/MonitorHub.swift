@@ -128,8 +128,7 @@ final class MonitorHub: Sendable {
             let handlers = state.withLock { state in
                 state.current = status
                 for listener in state.statusStreams.values { listener.yield(status) }
-                for case .path(let family, let from, let to) in status.changes {
-                    let change = PathChange(family: family, from: from, to: to, status: status)
+                for change in status.pathChanges {
                     for listener in state.pathStreams.values { listener.yield(change) }
                 }
                 return state.statusHandlers.sorted { $0.key < $1.key }

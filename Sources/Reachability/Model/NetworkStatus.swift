@@ -35,8 +35,8 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// carry (links, watched targets).
     ///
     /// ```swift
-    /// if status.changes.contains(where: { if case .path = $0 { true } else { false } }) {
-    ///     reconnect()      // the way out moved: open connections may be dead
+    /// for change in status.changes {
+    ///     print(change.kind)      // "path", "connectivity", ...
     /// }
     /// ```
     public var changes: [StatusChange] = []

@@ -29,3 +29,22 @@ public struct PathChange: Sendable, Equatable {
     /// never went offline.
     public var isHandover: Bool { from != nil && to != nil }
 }
+
+extension NetworkStatus {
+    /// Its ``changes`` that moved a family's path, in order: what a program
+    /// holding connections open reconnects on.
+    ///
+    /// ```swift
+    /// for try await status in monitor.statuses() where !status.pathChanges.isEmpty {
+    ///     print("the way out moved; reconnecting")
+    /// }
+    /// ```
+    public var pathChanges: [PathChange] {
+        changes.compactMap { change in
+            switch change {
+            case .path(let family, let from, let to): PathChange(family: family, from: from, to: to, status: self)
+            case .reachability, .connectivity, .metered, .portalURL, .interfaces, .watched, .unrecognized: nil
+            }
+        }
+    }
+}
