@@ -294,9 +294,12 @@ drop_fallback (ReachdNetworkMonitor *self)
 static void
 take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfigured)
 {
+  /* While GLib's backend answered, it signalled what it saw; the changes
+   * the daemon says it made meanwhile are those, told again. */
+  gboolean after_fallback = self->fallback != NULL;
   self->daemon_state = *host;
   drop_fallback (self);
-  apply (self, host, reconfigured);
+  apply (self, host, reconfigured && !after_fallback);
 }
 
 /* GLib's backend while the daemon does not answer, with a reference; NULL
