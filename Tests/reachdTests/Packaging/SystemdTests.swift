@@ -144,7 +144,8 @@ struct SystemdUnitTests {
 struct SystemdContainerTests {
     static let checks = [
         "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "flip-back",
-        "journal-family", "journal-destination", "journal-connectivity", "journal-catalog", "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener",
+        "journal-family", "journal-destination", "journal-connectivity", "journal-path", "journal-said-once", "journal-catalog",
+        "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener", "metrics-path-changes",
         "metrics-rebinding", "journal-none-dropped", "textfile",
         "unprivileged",
         "descriptor-limit", "restart-after-kill", "seq-monotonic", "watchdog", "clean-stop", "textfile-removed",

@@ -96,9 +96,36 @@ journal_check() { if wait_for 5 "journal_$1"; then pass "journal-$1"; else fail 
 journal_check family $family_id
 journal_check destination $destination_id
 journal_check connectivity $connectivity_id
+# 2c'. A handover: the host renumbered (a new source address on the same
+# link and gateway) and back, online throughout. Each is one structured
+# entry of its own MESSAGE_ID, with the path before and after, and nothing
+# else: under journald no stderr line says the change a second time.
+path_id=4d2fac482b314ecdbe3b97538f1663c9
+cursor=$(flip_marker)
+ip addr add 10.77.0.5/24 dev vh
+ip route replace default via 10.77.0.1 src 10.77.0.5
+renumbered() { "$reachd" status --json | grep -q '"source":"10.77.0.5"'; }
+wait_for 5 renumbered
+ip route replace default via 10.77.0.1
+back_from_renumbering() { "$reachd" status --json | grep -q '"source":"10.77.0.2"'; }
+wait_for 5 back_from_renumbering
+ip addr del 10.77.0.5/24 dev vh
+journal_path() {
+  has_entry MESSAGE_ID=$path_id REACHD_FAMILY=ipv4 REACHD_SOURCE=10.77.0.5 -- \
+    REACHD_PREVIOUS_SOURCE=10.77.0.2 REACHD_INTERFACE=vh REACHD_GATEWAY=10.77.0.1 REACHD_PREVIOUS_INTERFACE=vh \
+    REACHD_ONLINE=1 _SYSTEMD_UNIT=reachd.service "MESSAGE=IPv4 path: vh via 10.77.0.1 from 10.77.0.2 → 10.77.0.5" \
+  && has_entry MESSAGE_ID=$path_id REACHD_FAMILY=ipv4 REACHD_SOURCE=10.77.0.2 -- REACHD_PREVIOUS_SOURCE=10.77.0.5
+}
+journal_check path $path_id
+said_once() { [ "$(journalctl --no-pager -u reachd.service --cursor="$cursor" | grep -c 'IPv4 path: vh via 10.77.0.1 from 10.77.0.2 → 10.77.0.5')" = 1 ]; }
+if said_once; then pass journal-said-once; else fail journal-said-once "$(journalctl --no-pager -u reachd.service --cursor="$cursor" | tail -8)"; fi
+
 # The catalog `make install` puts in /usr/local/lib/systemd/catalog explains them.
 journalctl --update-catalog
-explained() { journalctl --no-pager -x MESSAGE_ID=$family_id REACHD_REACHABILITY=local | grep -q 'Subject: ipv4 is now local'; }
+explained() {
+  journalctl --no-pager -x MESSAGE_ID=$family_id REACHD_REACHABILITY=local | grep -q 'Subject: ipv4 is now local' \
+  && journalctl --no-pager -x MESSAGE_ID=$path_id | grep -q 'Subject: ipv4 now leaves through vh'
+}
 if explained; then pass journal-catalog; else fail journal-catalog "$(journalctl --no-pager -x MESSAGE_ID=$family_id | tail -5)"; fi
 journalctl --no-pager -o export MESSAGE_ID=$family_id MESSAGE_ID=$destination_id MESSAGE_ID=$connectivity_id > /out/structured 2>&1
 
@@ -153,6 +180,10 @@ if wait_for 5 scraped_online && journalctl -u reachd.service --no-pager | grep -
 else
   fail metrics-listener "$(scrape 2>&1 | head -3) $(journalctl -u reachd.service --no-pager | grep listening | tail -1)"
 fi
+# The handovers above are counted: the default route's arrival, its flip
+# (gone and back), the renumbering and its return.
+path_changes() { scrape | sed -n 's/^reachd_path_changes_total{family="ipv4"} \([0-9]*\).*/\1/p'; }
+[ "$(path_changes)" -ge 5 ] 2>/dev/null && pass metrics-path-changes || fail metrics-path-changes "$(scrape | grep path_changes)"
 # Every entry reached the real journald: a burst waits for room in its
 # queue (10 datagrams in this container) rather than being dropped.
 scrape | grep -qx 'reachd_journal_dropped_total 0' && pass journal-none-dropped \
