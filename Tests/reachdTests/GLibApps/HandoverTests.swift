@@ -176,4 +176,61 @@ struct HandoverTests {
         inProcess.task.cancel()
         _ = daemon
     }
+
+    static func radvdConfiguration(_ prefixes: [(prefix: String, preferred: Int)]) -> String {
+        // Intervals under radvd's usual 3 s floor are allowed to a home agent.
+        """
+        interface vg {
+            AdvSendAdvert on;
+            AdvHomeAgentFlag on;
+            MinRtrAdvInterval 0.5;
+            MaxRtrAdvInterval 1;
+            AdvDefaultLifetime 1800;
+        """ + prefixes.map { "    prefix \($0.prefix) { AdvOnLink on; AdvAutonomous on; AdvPreferredLifetime \($0.preferred); AdvValidLifetime 7200; };\n" }
+            .joined() + "};\n"
+    }
+
+    /// A router renumbering its IPv6 prefix (radvd: the old prefix
+    /// deprecated, a new one advertised): the kernel sends from the new
+    /// address, so IPv6's path changed its source. One summary status, one
+    /// signal in the GLib app; the advertisements that only refresh the
+    /// lifetimes before and after are none.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/radvd"), "needs radvd (make test installs it)"))
+    func anIPv6RenumberingByRadvdIsOneHandover() async throws {
+        let network = try await TestNetwork()
+        try await TestNetwork.sh("ip netns exec \(network.gateway) sysctl -qw net.ipv6.conf.all.forwarding=1")
+        try await network.bringUpIPv4(defaultRoute: true)
+        let configuration = network.directory.appendingPathComponent("radvd.conf")
+        try Self.radvdConfiguration([("fd01::/64", 3600)]).write(to: configuration, atomically: true, encoding: .utf8)
+        let radvd = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.gateway, "/usr/sbin/radvd", "--nodaemon", "--logmethod", "stderr",
+            "--config", configuration.path, "--pidfile", network.directory.appendingPathComponent("radvd.pid").path,
+        ])
+        defer { radvd.signal(SIGKILL) }
+        let daemon = try await network.startDaemon()
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(#"{"op":"subscribe","detail":"summary"}"# + "\n")
+        var latest = try await subscriber.readStatus()
+        while latest.ipv6.path?.source?.hasPrefix("fd01:") != true {
+            latest = try await subscriber.readStatus(timeout: .seconds(15))
+        }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor")
+        // Three seconds of advertisements that only refresh: nothing.
+        let quiet = try? await subscriber.readLine(timeout: .seconds(3))
+        #expect(quiet == nil, "refreshes publish nothing: \(quiet ?? "")")
+
+        try Self.radvdConfiguration([("fd01::/64", 0), ("fd02::/64", 3600)])
+            .write(to: configuration, atomically: true, encoding: .utf8)
+        radvd.signal(SIGHUP)
+        let renumbered = try await subscriber.readStatus(timeout: .seconds(15))
+        let words = Self.words(renumbered.changes)
+        #expect(words.count == 1 && words.first?.hasPrefix("ipv6 path vh via fe80:") == true
+                && renumbered.ipv6.path?.source?.hasPrefix("fd02:") == true, "\(words)")
+        #expect(try await app.signal(1, "the renumbering").available)
+        let after = try? await subscriber.readLine(timeout: .seconds(3))
+        #expect(after == nil, "one status for the renumbering: \(after ?? "")")
+        #expect(app.signals.count == 1, "one network-changed: \(app.signals.count)")
+        _ = daemon
+    }
 }
