@@ -232,6 +232,43 @@ struct HostileClientTests {
         #expect(daemon.isRunning)
     }
 
+    /// A subscriber slower than the network is sent the newest status, not
+    /// every one; a handover in a status it never got must still reach it:
+    /// the status it is sent instead says that change too, from where the
+    /// subscriber last was. Here its socket fills with link churn (full
+    /// statuses of up to 240 links), a new gateway follows while it is
+    /// full, and more churn replaces the queued status that carried it.
+    @Test func aSlowSubscriberIsToldOfAHandoverInAStatusItMissed() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let (slow, first) = try await SocketClient.subscribed(to: network.socketPath)
+        #expect(first.changes.isEmpty)
+        try await network.batchInHost((0..<120).map { "link add vc\($0) type veth peer name vd\($0)" })
+        // Full: what waits for it stops growing, the daemon holding the rest.
+        var waiting = 0
+        _ = try await eventually("the subscriber's socket is full") { () -> Bool? in
+            var now: Int32 = 0
+            _ = ioctl(slow.fd, UInt(FIONREAD), &now)
+            defer { waiting = Int(now) }
+            return now > 50_000 && Int(now) == waiting ? true : nil
+        }
+        try await network.inHost("route replace default via 10.77.0.254")
+        try await network.batchInHost((0..<120).map { "link del vc\($0)" })
+        let settled = try await eventually("the daemon is through the churn") { () -> NetworkStatus? in
+            guard let status = try? daemonStatus(at: network.socketPath), status.interfaces.count == 2 else { return nil }
+            return status
+        }
+        var seen: [NetworkStatus] = []
+        while seen.last?.seq != settled.seq { seen.append(try await slow.readStatus(timeout: .seconds(10))) }
+        let gaps = zip(seen, seen.dropFirst()).filter { $1.seq != $0.seq + 1 }.count
+        #expect(gaps > 0, "the subscriber was slow enough to miss statuses (\(seen.count) read)")
+        let handovers = seen.flatMap(\.pathChanges).filter { $0.family == .ipv4 }
+        #expect(handovers.count == 1 && handovers.first?.from?.gateway == "10.77.0.1" && handovers.first?.to?.gateway == "10.77.0.254",
+                "the handover, once: \(handovers.map { ($0.from?.gateway, $0.to?.gateway) })")
+        #expect(daemon.isRunning)
+    }
+
     @Test func aLastRequestWithoutANewlineIsAnswered() async throws {
         let network = try await TestNetwork()
         let daemon = try await network.startDaemon()
