@@ -9,6 +9,9 @@ GLib's netlink backend (GIO_USE_NETWORK_MONITOR=netlink). Reported:
 
 - network-changed after `ip monitor route`'s line for the same default-route
   flip, both apps and `ip monitor` in one run (latency.measure);
+- the same for a handover: the default route replaced by one through
+  another gateway and back, online throughout (issue 33: the module used to
+  say nothing of it);
 - network-changed signals through a flood of ROUTES route additions and as
   many deletions in the main table that leave the default route alone
   (each one spurious), and whether each app still hears the default route's
@@ -103,6 +106,11 @@ def main():
     specs = apps(python)
     print(f"GLib apps: network-changed after `ip monitor route`, {flips} default-route flips, both in one run:")
     print("\n".join(latency.measure(flips, specs)))
+    print()
+    print(f"GLib apps: network-changed after `ip monitor route`, {flips} handovers (the default route's gateway"
+          " replaced and back, online throughout), both in one run:")
+    print("\n".join(latency.measure(flips, specs, flip=(
+        "route replace default via 10.77.0.254", "route replace default via 10.77.0.1"))))
     print()
     print("\n".join(flood_and_idle(specs, routes)))
     print()

@@ -142,9 +142,14 @@ def latency(flips, together=False):
     return [row for spec in specs for row in measure(flips, [spec])]
 
 
-def measure(flips, specs, daemon_stopped=False):
+DEFAULT_ROUTE_FLIP = ("route del default", "route add default via 10.77.0.1")
+
+
+def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP):
     """Each watcher's line after `ip monitor`'s for the same flip; with
-    `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen."""
+    `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen.
+    `flip`: the two `ip` commands that alternate (the default route going
+    and coming, unless said)."""
     net = reachd_bench.Network()
     rows = []
     try:
@@ -170,7 +175,7 @@ def measure(flips, specs, daemon_stopped=False):
         for i in range(flips):
             before = [len(w.lines) for w in watchers]
             starts.append(time.monotonic_ns())
-            batch.stdin.write("route del default\n" if online else "route add default via 10.77.0.1\n")
+            batch.stdin.write((flip[0] if online else flip[1]) + "\n")
             batch.stdin.flush()
             online = not online
             pump(poller, watchers, lambda: all(len(w.lines) > n for w, n in zip(watchers, before)))
@@ -229,7 +234,7 @@ def fanout(flips, subscribers=1000):
         online, first, last = True, [], []
         for _ in range(flips):
             seen = (len(kernel.lines), len(fanned.lines))
-            batch.stdin.write("route del default\n" if online else "route add default via 10.77.0.1\n")
+            batch.stdin.write((flip[0] if online else flip[1]) + "\n")
             batch.stdin.flush()
             online = not online
             pump(poller, [kernel, fanned], lambda: len(kernel.lines) > seen[0] and len(fanned.lines) > seen[1])
