@@ -699,10 +699,23 @@ package final class FollowSession {
     /// Delivers a status unless it describes what was delivered last (from
     /// the same source: a resubscription renumbers them). A daemon's status
     /// comes in the form asked for; an in-process one is reduced here.
+    ///
+    /// A status that starts a source's stream (a new subscription, the
+    /// daemon back, in-process taking over) says no changes; where it
+    /// differs from what was delivered, the reader was not told how, so its
+    /// changes are worked out here, as the publisher would have: a
+    /// handover while the daemon restarted is still one.
     private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
         guard let detail = configuration.statusDetail else { return }
-        let reduced = line == nil ? status.detailed(detail) : status
-        if let current, current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
+        var reduced = line == nil ? status.detailed(detail) : status
+        var line = line
+        if let current {
+            if current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
+            if reduced.changes.isEmpty {
+                reduced.changes = StatusDiff.changes(from: current, to: reduced)
+                if line != nil, !reduced.changes.isEmpty { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
+            }
+        }
         current = reduced
         try pass(.status(StatusUpdate(reduced, line: line)))
     }

@@ -48,6 +48,37 @@ struct ReachabilityMonitorTests {
         _ = daemon
     }
 
+    /// A handover while the daemon restarts reaches the app once: as a
+    /// `.daemon` monitor's resubscription, whose first status the session
+    /// compares with what it delivered, and as an `.automatic` monitor's
+    /// in-process status meanwhile, the daemon's return then being no
+    /// change.
+    @Test(arguments: [ReachabilityMonitor.Source.daemon, .automatic])
+    func aHandoverWhileTheDaemonRestartsIsOnePathChange(source: ReachabilityMonitor.Source) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        var daemon = try await network.startDaemon()
+        let socket = network.socketPath
+        let monitor = try await network.onThreadInHost { ReachabilityMonitor(source: source, socketPath: socket) }
+        #expect(try await monitor.firstStatus().source == .daemon)
+        let changes = HandoverTests.PathChanges(monitor)
+        daemon.signal(SIGTERM)
+        try await daemon.wait()
+        try await network.inHost("route replace default via 10.77.0.254")
+        if source == .automatic {
+            _ = try await eventually("in-process, the handover") { monitor.currentStatus?.ipv4.path?.gateway == "10.77.0.254" ? true : nil }
+        }
+        daemon = try await network.startDaemon()
+        _ = try await eventually("the daemon followed again") { monitor.currentStatus?.source == .daemon ? true : nil }
+        _ = try await eventually("the handover delivered") { changes.count > 0 ? true : nil }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(changes.seen == ["ipv4 path vh via 10.77.0.1 from 10.77.0.2 → vh via 10.77.0.254 from 10.77.0.2"])
+        #expect(monitor.currentStatus?.ipv4.path?.gateway == "10.77.0.254")
+        changes.task.cancel()
+        monitor.cancel()
+        _ = daemon
+    }
+
     @Test func aDaemonThatStartsLaterTakesOver() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
