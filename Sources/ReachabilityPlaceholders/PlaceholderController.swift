@@ -83,7 +83,7 @@ public final class PlaceholderController: Sendable {
                 group.addTask { [weak self] in
                     for try await status in statuses {
                         latest.update({ $0.host = status }) { self?.networkChanged($0, portalURL: $1) }
-                        if !status.pathChanges.isEmpty { self?.pathChanged() }
+                        if status.pathChanges.contains(where: \.isHandover) { self?.pathChanged() }
                     }
                 }
                 group.addTask { [weak self] in
@@ -131,7 +131,7 @@ public final class PlaceholderController: Sendable {
     /// A status: its condition, and its path changes.
     private func statusChanged(_ status: NetworkStatus) {
         networkChanged(NetworkCondition(status), portalURL: status.portalURL)
-        if !status.pathChanges.isEmpty { pathChanged() }
+        if status.pathChanges.contains(where: \.isHandover) { pathChanged() }
     }
 
     /// Feeds a sequence of network conditions in, for apps that decide the

@@ -92,9 +92,10 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
-    /// The way out moved (``StatusChange/path(_:from:to:)``): a VPN came up
-    /// or went, another uplink became preferred, the gateway or the source
-    /// address changed, often while the host stayed online. A list whose
+    /// A handover (``PathChange/isHandover``): the way out moved while the
+    /// family stayed online, to a VPN or back, another uplink, another
+    /// gateway or source address. A path coming or going is the network's
+    /// return or loss, which ``networkChanged(_:portalURL:at:)`` handles. A list whose
     /// last load failed with a network-class failure asks for a retry, once
     /// per change and with the backoff a return uses: that failure may have
     /// been the old path's. Any other screen is left as it is.
@@ -102,7 +103,7 @@ public struct PlaceholderEngine: Sendable {
     /// ```swift
     /// for try await status in monitor.statuses() {
     ///     _ = engine.networkChanged(NetworkCondition(status), portalURL: status.portalURL, at: .now)
-    ///     if !status.pathChanges.isEmpty { _ = engine.pathChanged(at: .now) }
+    ///     if status.pathChanges.contains(where: \.isHandover) { _ = engine.pathChanged(at: .now) }
     /// }
     /// ```
     public mutating func pathChanged(at now: Instant) -> [PlaceholderEvent] {

@@ -18,6 +18,35 @@ extension SessionsInThisProcess {
             monitor.cancel()
         }
 
+        /// Statuses read together are each delivered: the newest alone
+        /// would hide a handover that an older one in the same read says.
+        @Test(.timeLimit(.minutes(1)))
+        func aHandoverReadWithALaterStatusIsStillDelivered() async throws {
+            guard case .status(var first) = try DaemonMessage.decode(Array(FakeDaemon.newerDaemonsLine.utf8)) else {
+                Issue.record("not a status")
+                return
+            }
+            first.changes = []
+            var moved = first
+            moved.seq += 1
+            moved.ipv4.path?.gateway = "192.0.2.254"
+            moved.changes = [.path(.ipv4, from: first.ipv4.path, to: moved.ipv4.path)]
+            var linked = moved
+            linked.seq += 1
+            linked.interfaces = [InterfaceStatus(name: "veth0", index: 9, up: true, carrier: true, operstate: "up", loopback: false, addresses: [])]
+            linked.changes = [.interfaces(links: ["veth0"])]
+            let lines = [first, moved, linked].map { String(decoding: DaemonMessage.status($0).line().dropLast(), as: UTF8.self) }
+            // The first connection gets the first status (the monitor's
+            // start), the next all three in one write (after the monitor's
+            // backoff: the sequence below is listening), later ones the last.
+            let daemon = try FakeDaemon(answeringInTurn: [lines[0], lines.joined(separator: "\n"), lines[2]])
+            let monitor = ReachabilityMonitor(source: .daemon, socketPath: daemon.path, detail: .full)
+            defer { monitor.cancel() }
+            var changes = monitor.pathChanges().makeAsyncIterator()
+            let change = try await changes.next()
+            #expect(change?.from?.gateway == "192.0.2.1" && change?.to?.gateway == "192.0.2.254")
+        }
+
         @Test(.timeLimit(.minutes(1)))  // a broken cancel would otherwise hang, not fail
         func cancellingEndsEverySequence() async throws {
             let monitor = ReachabilityMonitor(source: .daemon, socketPath: "/nonexistent/reachd.sock")

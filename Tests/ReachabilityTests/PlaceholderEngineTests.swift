@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Testing
 @testable import Reachability
@@ -584,6 +585,46 @@ struct PlaceholderControllerLoadTests {
 
 @Suite("PlaceholderController on the real clock")
 struct PlaceholderControllerTests {
+    static func status(_ path: NetworkPath?, changes: [StatusChange]) -> NetworkStatus {
+        var status = NetworkStatus(
+            ipv4: FamilyStatus(reachability: path == nil ? .local : .online, reason: path == nil ? .noRoute : nil, path: path),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            interfaces: [], seq: 1, changedAt: Date(), source: .daemon)
+        status.changes = changes
+        return status
+    }
+
+    /// Following a monitor's statuses: the network's return asks for one
+    /// retry (its path coming is no handover), a handover one more.
+    @Test func aReturnAsksForOneRetryAndAHandoverForOneMore() async throws {
+        let controller = PlaceholderController(configuration: PlaceholderConfiguration(
+            loadingDelay: .zero, loadingMinimum: .zero, retryInitialBackoff: .milliseconds(200)))
+        let retries = Mutex(0)
+        let counting = Task {
+            for await event in controller.events {
+                if case .retryRequested = event { retries.withLock { $0 += 1 } }
+            }
+        }
+        defer { counting.cancel() }
+        let (statuses, feed) = AsyncStream.makeStream(of: NetworkStatus.self)
+        controller.follow(statuses)
+        feed.yield(Self.status(nil, changes: []))
+        try await Task.sleep(for: .milliseconds(100))
+        controller.loadStarted(.initial, generation: 1)
+        controller.loadFailed(.initial, generation: 1, .offline)
+        #expect(controller.shown?.kind == .noNetwork)
+        let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
+        feed.yield(Self.status(eth0, changes: [.reachability(.ipv4, from: .local, to: .online), .path(.ipv4, from: nil, to: eth0)]))
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(retries.withLock { $0 } == 1, "one retry for the return")
+        let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
+        controller.loadStarted(.refresh, generation: 2)
+        controller.loadFailed(.refresh, generation: 2, .unreachable(.timeout))
+        feed.yield(Self.status(tun0, changes: [.path(.ipv4, from: eth0, to: tun0)]))
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(retries.withLock { $0 } == 2, "one more for the handover")
+    }
+
     @Test func itWakesItselfAtTheEnginesDeadlines() async throws {
         let controller = PlaceholderController(configuration: PlaceholderConfiguration(
             loadingDelay: .milliseconds(20), loadingMinimum: .milliseconds(20)))

@@ -437,10 +437,10 @@ package final class FollowSession {
             try daemonFailed(error, now)
             return true
         }
-        // Each status is complete: of several in one read, the newest is all
-        // that matters. Every destination's line is its own.
-        let newestStatus = lines.lastIndex(where: StatusUpdate.isStatusLine)
-        for (index, line) in lines.enumerated() where index == newestStatus || !StatusUpdate.isStatusLine(line) {
+        // Every line, statuses included: each status says what changed since
+        // the one before, so the newest alone would hide a handover in an
+        // older one read with it.
+        for line in lines {
             if try take(line, now) { return true }
         }
         return false
@@ -711,9 +711,16 @@ package final class FollowSession {
         var line = line
         if let current {
             if current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
-            if reduced.changes.isEmpty {
-                reduced.changes = StatusDiff.changes(from: current, to: reduced)
-                if line != nil, !reduced.changes.isEmpty { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
+            // A new source's status: its changes, if any, are against its
+            // own past (an engine that ran for destinations), not what was
+            // delivered.
+            if reduced.changes.isEmpty || current.source != reduced.source {
+                let changes = StatusDiff.changes(from: current, to: reduced)
+                if line != nil, changes != reduced.changes {
+                    reduced.changes = changes
+                    line = Array(DaemonMessage.status(reduced).line().dropLast())
+                }
+                reduced.changes = changes
             }
         }
         current = reduced
