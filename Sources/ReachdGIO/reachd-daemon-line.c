@@ -147,24 +147,34 @@ parse_status (JsonObject *object, ReachdHostState *host)
   parse_namespace (object, &host->network);
 }
 
-/* Whether a status's `changes` (docs/PROTOCOL.md, Changes) hold a kind
- * that changes the network's configuration for GLib. Kinds this module
- * does not know, and entries it cannot read, are ignored. */
-static gboolean
-changes_configuration (JsonObject *object)
+/* Reads a status's `changes` (docs/PROTOCOL.md, Changes): whether they
+ * hold a kind that changes the network's configuration for GLib, and
+ * whether one is a handover. Kinds this module does not know, and entries
+ * it cannot read, are ignored. */
+static void
+parse_changes (JsonObject *object, ReachdLine *line)
 {
   static const char *const kinds[] = { "path", "reachability", "connectivity", "metered", "portal_url", NULL };
   JsonNode *node = json_object_get_member (object, "changes");
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
-    return FALSE;
+    return;
   JsonArray *changes = json_node_get_array (node);
   for (guint i = 0; i < json_array_get_length (changes); i++)
     {
       JsonNode *change = json_array_get_element (changes, i);
-      if (JSON_NODE_HOLDS_OBJECT (change) && is_one_of (string_member (json_node_get_object (change), "kind"), kinds))
-        return TRUE;
+      if (!JSON_NODE_HOLDS_OBJECT (change))
+        continue;
+      JsonObject *entry = json_node_get_object (change);
+      const char *kind = string_member (entry, "kind");
+      if (!is_one_of (kind, kinds))
+        continue;
+      line->reconfigured = TRUE;
+      JsonNode *from = json_object_get_member (entry, "from");
+      JsonNode *to = json_object_get_member (entry, "to");
+      if (g_strcmp0 (kind, "path") == 0 && from != NULL && JSON_NODE_HOLDS_OBJECT (from) && to != NULL
+          && JSON_NODE_HOLDS_OBJECT (to))
+        line->handover = TRUE;
     }
-  return FALSE;
 }
 
 static ReachdDestinationState
@@ -221,7 +231,7 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
     {
       line->type = REACHD_LINE_STATUS;
       parse_status (object, &line->host);
-      line->reconfigured = changes_configuration (object);
+      parse_changes (object, line);
       return TRUE;
     }
   if (g_strcmp0 (type, "destination") == 0)

@@ -56,6 +56,9 @@ typedef struct {
    * metering), so `network-changed` fires even where the three properties
    * stay as they were: a handover to a VPN or another uplink. */
   gboolean reconfigured;
+  /* REACHD_LINE_STATUS: one of them is a handover, a `path` change with a
+   * path before and after: the family stayed online on another path. */
+  gboolean handover;
   ReachdDestinationState state;      /* REACHD_LINE_DESTINATION */
   char *id;                          /* REACHD_LINE_DESTINATION, or NULL */
   char *target;                      /* REACHD_LINE_DESTINATION */

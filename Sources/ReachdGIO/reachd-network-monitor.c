@@ -291,15 +291,19 @@ drop_fallback (ReachdNetworkMonitor *self)
 
 /* The daemon answers: its state stands, compared like any other, whatever
  * GLib's backend said meanwhile. */
+/* `reconfigured`, `handover`: what the statuses taken said of their changes
+ * (ReachdLine). */
 static void
-take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfigured)
+take_daemon_state (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfigured,
+                   gboolean handover)
 {
-  /* While GLib's backend answered, it signalled what it saw; the changes
-   * the daemon says it made meanwhile are those, told again. */
+  /* While GLib's backend answered, what moved the three properties was
+   * signalled; a handover was not (only they are passed on), so of the
+   * changes the daemon says it made meanwhile, a handover still signals. */
   gboolean after_fallback = self->fallback != NULL;
   self->daemon_state = *host;
   drop_fallback (self);
-  apply (self, host, reconfigured && !after_fallback);
+  apply (self, host, after_fallback ? handover : reconfigured);
 }
 
 /* GLib's backend while the daemon does not answer, with a reference; NULL
@@ -336,7 +340,7 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
         host = answer.host;
       reachd_line_clear (&answer);
     }
-  take_daemon_state (self, &host, FALSE);
+  take_daemon_state (self, &host, FALSE, FALSE);
 }
 
 /* ---- The subscription ---- */
@@ -379,7 +383,7 @@ lose (ReachdNetworkMonitor *self, const GError *error)
  * `error`) when the daemon can't be followed. */
 static gboolean
 take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status, gboolean *reconfigured,
-            GError **error)
+            gboolean *handover, GError **error)
 {
   gsize length;
   char *bytes;
@@ -395,6 +399,7 @@ take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_sta
           *newest = line.host;
           *have_status = TRUE;
           *reconfigured = *reconfigured || line.reconfigured;
+          *handover = *handover || line.handover;
         }
       reachd_line_clear (&line);
     }
@@ -411,9 +416,10 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   ReachdHostState newest;
   gboolean have_status = FALSE;
   gboolean reconfigured = FALSE;
+  gboolean handover = FALSE;
   gboolean open = reachd_read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
-  gboolean usable = take_lines (&self->lines, &newest, &have_status, &reconfigured, &line_error);
+  gboolean usable = take_lines (&self->lines, &newest, &have_status, &reconfigured, &handover, &line_error);
   if (have_status && self->first_pending)
     {
       self->first_pending = FALSE;
@@ -432,7 +438,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   if (have_status)
     {
       reachd_liveness_heard (self->liveness);
-      take_daemon_state (self, &newest, reconfigured);
+      take_daemon_state (self, &newest, reconfigured, handover);
     }
   if (open && usable)
     return G_SOURCE_CONTINUE;
@@ -510,7 +516,8 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
       /* A refusal's error line says more than the end that follows it. The
        * first status is where the app starts: nothing to signal. */
       gboolean reconfigured = FALSE;
-      if (!take_lines (lines, host, &have_status, &reconfigured, error))
+      gboolean handover = FALSE;
+      if (!take_lines (lines, host, &have_status, &reconfigured, &handover, error))
         {
           have_status = FALSE;
           break;

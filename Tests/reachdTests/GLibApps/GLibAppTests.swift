@@ -242,6 +242,29 @@ struct GLibAppTests {
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
+    /// A handover while the daemon is stopped: GLib's netlink backend,
+    /// answering meanwhile, moves none of the three properties, so the
+    /// module passes nothing on; the daemon's return says the handover, and
+    /// that is one signal (the review found none).
+    @Test func aHandoverWhileTheDaemonIsStoppedIsOneSignalOnItsReturn() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available, "\(app.ready)")
+        daemon.signal(SIGSTOP)
+        try await network.inHost("route replace default via 10.77.0.254")
+        // The stop is noticed a second after the change (the question's deadline).
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(app.signals.isEmpty, "GLib's backend moved no property: \(app.signals.count)")
+        daemon.signal(SIGCONT)
+        let handover = try await app.signal(1, "the handover, from the daemon back")
+        #expect(handover.available && handover.connectivity == "full", "\(handover)")
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(app.signals.count == 1, "one signal: \(app.signals.count)")
+    }
+
     /// A status line from a daemon of another network namespace.
     static let otherNetworksLine = FakeDaemon.newerDaemonsLine.replacingOccurrences(
         of: #""online":true"#, with: #""netns":{"inode":1,"device":1,"cookie":1},"online":true"#)
