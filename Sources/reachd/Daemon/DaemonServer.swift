@@ -331,10 +331,10 @@ final class DaemonServer {
             case .success(let request):
                 switch request.operation {
                 case .get:
-                    deliver(published.first(request.detail), to: client, now)
+                    deliverStatus(request.detail, to: client, now)
                 case .subscribe:
                     clients.subscribe(client, request.detail)
-                    deliver(published.first(request.detail), to: client, now)
+                    deliverStatus(request.detail, to: client, now)
                 case .check:
                     requestCheck(for: client, detail: request.detail, now)
                 case .reach, .watch, .unwatch:
@@ -430,13 +430,13 @@ final class DaemonServer {
     /// as it is.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let checker else {
-            deliver(published.first(detail), to: client, now)
+            deliverStatus(detail, to: client, now)
             return
         }
         checker.requestCheck(now: now)
         checker.startDueProbes(now: now)
         guard checker.isBusy(now: now) else {
-            deliver(published.first(detail), to: client, now)
+            deliverStatus(detail, to: client, now)
             return
         }
         client.awaitsCheck = true
@@ -448,7 +448,7 @@ final class DaemonServer {
         checkWaiters.removeAll()
         for (client, detail) in waiters where clients.contains(client) {
             client.awaitsCheck = false
-            deliver(published.first(detail), to: client, now)
+            deliverStatus(detail, to: client, now)
             settle(client)
         }
     }
@@ -605,6 +605,18 @@ final class DaemonServer {
         }
         announcedFirst = true
         systemd.status(StatusFormatter.oneLine(status))
+    }
+
+    /// The status as an answer (to `get`, `subscribe`, `check`): a reader's
+    /// first, unless it replaces a news line still queued for a subscriber,
+    /// whose changes it then tells (a handover in it must not be lost).
+    private func deliverStatus(_ detail: StatusDetail, to client: ClientConnection, _ now: ContinuousClock.Instant) {
+        guard case .news(let missed) = client.queuedStatus else {
+            deliver(published.first(detail), to: client, now)
+            return
+        }
+        let merged = published.line(detail, replacing: missed)
+        if !client.send(merged.line, status: .news(merged.changes), now: now) { drop(client) }
     }
 
     private func deliver(

@@ -232,18 +232,11 @@ struct HostileClientTests {
         #expect(daemon.isRunning)
     }
 
-    /// A subscriber slower than the network is sent the newest status, not
-    /// every one; a handover in a status it never got must still reach it:
-    /// the status it is sent instead says that change too, from where the
-    /// subscriber last was. Here its socket fills with link churn (full
-    /// statuses of up to 240 links), a new gateway follows while it is
-    /// full, and more churn replaces the queued status that carried it.
-    @Test func aSlowSubscriberIsToldOfAHandoverInAStatusItMissed() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let daemon = try await network.startDaemon()
-        let (slow, first) = try await SocketClient.subscribed(to: network.socketPath)
-        #expect(first.changes.isEmpty)
+    /// Fills `slow`'s socket with link churn (full statuses of up to 240
+    /// links), moves the default route to another gateway while it is full,
+    /// and churns again; then reads what it was sent, up to the daemon's
+    /// status once settled.
+    static func handoverBehindChurn(_ network: TestNetwork, _ slow: SocketClient) async throws -> [NetworkStatus] {
         try await network.batchInHost((0..<120).map { "link add vc\($0) type veth peer name vd\($0)" })
         // Full: what waits for it stops growing, the daemon holding the rest.
         var waiting = 0
@@ -260,7 +253,45 @@ struct HostileClientTests {
             return status
         }
         var seen: [NetworkStatus] = []
-        while seen.last?.seq != settled.seq { seen.append(try await slow.readStatus(timeout: .seconds(10))) }
+        while seen.last?.seq != settled.seq || seen.last?.describesSameNetwork(as: settled) != true {
+            seen.append(try await slow.readStatus(timeout: .seconds(10)))
+        }
+        return seen
+    }
+
+    /// A connectivity check asked for by a subscriber is answered with the
+    /// status, which replaces a news line still queued for it: the answer
+    /// must tell that line's handover (the review found it sent as a
+    /// reader's first, with no changes, and every later line after it too).
+    @Test func aCheckAnswerToASlowSubscriberKeepsTheHandoverItReplaces() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        _ = try await network.waitForStatus("the check answers") { $0.connectivity == .full }
+        let (slow, _) = try await SocketClient.subscribed(to: network.socketPath)
+        // Within 5 s of the first probe: answered by the next, after the handover.
+        try slow.send(#"{"op":"check"}"# + "\n")
+        let seen = try await Self.handoverBehindChurn(network, slow)
+        let handovers = seen.flatMap(\.pathChanges).filter { $0.family == .ipv4 }
+        #expect(handovers.count == 1 && handovers.first?.to?.gateway == "10.77.0.254",
+                "the handover, once: \(handovers.map { ($0.from?.gateway, $0.to?.gateway) })")
+        withExtendedLifetime((server, daemon)) {}
+    }
+
+    /// A subscriber slower than the network is sent the newest status, not
+    /// every one; a handover in a status it never got must still reach it:
+    /// the status it is sent instead says that change too, from where the
+    /// subscriber last was. Here its socket fills with link churn (full
+    /// statuses of up to 240 links), a new gateway follows while it is
+    /// full, and more churn replaces the queued status that carried it.
+    @Test func aSlowSubscriberIsToldOfAHandoverInAStatusItMissed() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let (slow, first) = try await SocketClient.subscribed(to: network.socketPath)
+        #expect(first.changes.isEmpty)
+        let seen = try await Self.handoverBehindChurn(network, slow)
         let gaps = zip(seen, seen.dropFirst()).filter { $1.seq != $0.seq + 1 }.count
         #expect(gaps > 0, "the subscriber was slow enough to miss statuses (\(seen.count) read)")
         let handovers = seen.flatMap(\.pathChanges).filter { $0.family == .ipv4 }
