@@ -138,8 +138,9 @@ struct StatusChangeTests {
         let merged = StatusChange.merging(
             [.path(.ipv4, from: Self.eth0, to: Self.tun0), .interfaces(links: ["tun0"])],
             [.path(.ipv4, from: Self.tun0, to: nil), .interfaces(links: ["eth0", "tun0"]), .connectivity(from: .full, to: .none)])
+        // In the protocol's order, whatever order they came in.
         #expect(merged == [
-            .path(.ipv4, from: Self.eth0, to: nil), .interfaces(links: ["tun0", "eth0"]), .connectivity(from: .full, to: .none),
+            .path(.ipv4, from: Self.eth0, to: nil), .connectivity(from: .full, to: .none), .interfaces(links: ["tun0", "eth0"]),
         ])
         // Away and back: still news, for the connections on it may be dead.
         #expect(StatusChange.merging([.path(.ipv4, from: Self.eth0, to: Self.tun0)], [.path(.ipv4, from: Self.tun0, to: Self.eth0)])

@@ -77,9 +77,9 @@ public enum StatusChange: Sendable, Hashable {
     }
 
     /// What a reader that missed statuses was not told, in one set: each
-    /// kind once, from what `earlier` started at to what `later` ended at.
-    /// A path that moved and came back is still a change: the connections
-    /// on it may have broken meanwhile.
+    /// kind once, from what `earlier` started at to what `later` ended at,
+    /// in the protocol's order. A path that moved and came back is still a
+    /// change: the connections on it may have broken meanwhile.
     public static func merging(_ earlier: [StatusChange], _ later: [StatusChange]) -> [StatusChange] {
         var merged = earlier
         for change in later {
@@ -89,7 +89,31 @@ public enum StatusChange: Sendable, Hashable {
             }
             merged[position] = merged[position].followed(by: change)
         }
-        return merged
+        // The protocol's order; within a rank (watched targets), as they came.
+        return merged.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
+    }
+
+    /// Where a change stands in a status's list (docs/PROTOCOL.md, Changes):
+    /// each family's reachability then path, IPv4 first, then the verdict,
+    /// the portal, metering, the links, the watched targets.
+    private var rank: Int {
+        func family(_ family: AddressFamily) -> Int {
+            switch family {
+            case .ipv4: 0
+            case .ipv6: 2
+            case .unrecognized: 4
+            }
+        }
+        switch self {
+        case .reachability(let name, _, _): return family(name)
+        case .path(let name, _, _): return family(name) + 1
+        case .connectivity: return 10
+        case .portalURL: return 11
+        case .metered: return 12
+        case .interfaces: return 13
+        case .watched: return 14
+        case .unrecognized: return 15
+        }
     }
 
     /// What a change is about: two changes with one subject merge.

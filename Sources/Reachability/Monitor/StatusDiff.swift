@@ -5,7 +5,8 @@ enum StatusDiff {
     /// What differs from `old` to `new`, in a fixed order: each family's
     /// reachability and path, then the verdict, the portal, metering, the
     /// links, and the watched targets in their configured order. Empty
-    /// exactly when the two describe the same network.
+    /// exactly when the two describe the same network, but for a watched
+    /// target gone from the list, which the daemon's fixed list never has.
     static func changes(from old: NetworkStatus, to new: NetworkStatus) -> [StatusChange] {
         var changes: [StatusChange] = []
         for family in AddressFamily.allCases {

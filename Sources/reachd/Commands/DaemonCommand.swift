@@ -18,8 +18,8 @@ struct DaemonCommand: ParsableCommand {
             passes (and reachd-metrics.socket's, when enabled, for the metrics), \
             reports READY=1 after its first snapshot and STATUS= on every \
             change, and pings the watchdog from its event loop. When stderr is the \
-            journal, each change is also a structured entry (MESSAGE_ID per kind, \
-            REACHD_* fields; the README gives the query).
+            journal, each change is a structured entry instead of a line on stderr \
+            (MESSAGE_ID per kind, REACHD_* fields; the README gives the query).
 
             No client can starve the others: each is served a few requests per \
             wake-up and is not read while its answers are unread; beyond the client \

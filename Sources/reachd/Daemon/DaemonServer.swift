@@ -124,7 +124,8 @@ final class DaemonServer {
         // first status already carries their answers (names still pending).
         _ = try engine.add(watched, now: .now)
         if let withWatched = engine.apply(watched: watched.compactMap(engine.tracker.status(of:)), unsent: true) {
-            first = withWatched
+            // Still the first: where everything starts, with no changes.
+            first = withWatched.asFirst()
         }
         checker?.observe(first, now: .now)
         published = PublishedLines(first)
