@@ -1,6 +1,7 @@
 import Synchronization
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 @testable import ReachabilityPlaceholders
 
@@ -615,13 +616,15 @@ struct PlaceholderControllerTests {
         #expect(controller.shown?.kind == .noNetwork)
         let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
         feed.yield(Self.status(eth0, changes: [.reachability(.ipv4, from: .local, to: .online), .path(.ipv4, from: nil, to: eth0)]))
-        try await Task.sleep(for: .milliseconds(600))
+        _ = try await eventually("the return's retry") { retries.withLock { $0 } >= 1 ? true : nil }
+        // Past the 200 ms a second retry would have waited.
+        try await Task.sleep(for: .milliseconds(500))
         #expect(retries.withLock { $0 } == 1, "one retry for the return")
         let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
         controller.loadStarted(.refresh, generation: 2)
         controller.loadFailed(.refresh, generation: 2, .unreachable(.timeout))
         feed.yield(Self.status(tun0, changes: [.path(.ipv4, from: eth0, to: tun0)]))
-        try await Task.sleep(for: .milliseconds(600))
+        _ = try? await eventually("the handover's retry") { retries.withLock { $0 } >= 2 ? true : nil }
         #expect(retries.withLock { $0 } == 2, "one more for the handover")
     }
 

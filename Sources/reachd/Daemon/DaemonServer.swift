@@ -597,13 +597,12 @@ final class DaemonServer {
     private func announce(_ status: NetworkStatus) {
         // One timestamp per line: the log's (or journald's).
         // Under journald each change is one structured entry, and the
-        // line on stderr would say it again; elsewhere the line is all.
-        if let journal {
-            journal.send(JournalEntry.entries(for: status, first: !announcedFirst))
-            waitOnJournal()
-        } else {
-            logger.info("\(StatusFormatter.changeLine(status, timed: false))")
-        }
+        // line on stderr would say it again; elsewhere the line is all, and
+        // so it is where an entry could be neither sent nor held (no
+        // native socket, or a backlog already full): nothing goes unsaid.
+        let entered = journal?.send(JournalEntry.entries(for: status, first: !announcedFirst)) ?? false
+        if journal != nil { waitOnJournal() }
+        if !entered { logger.info("\(StatusFormatter.changeLine(status, timed: false))") }
         announcedFirst = true
         systemd.status(StatusFormatter.oneLine(status))
     }

@@ -14,9 +14,9 @@ import Reachability
 /// queue full wait, in order, for the loop to see ``fileDescriptor``
 /// writable and ``flush()`` them, up to ``backlog``; a journald that stops
 /// reading costs the entries beyond that (``dropped``, for the metrics),
-/// never the loop. Under journald these entries are the only record of a
-/// change (no stderr line says it again), so a dropped one is lost: the
-/// counter is what says so.
+/// never the loop. Under journald these entries are the record of a change
+/// (no stderr line says it again); a change whose entry is dropped is
+/// logged on stderr instead (DaemonServer), and counted.
 final class JournalWriter {
     static let systemSocket = "/run/systemd/journal/socket"
     /// Entries held while journald's queue is full: a burst of changes

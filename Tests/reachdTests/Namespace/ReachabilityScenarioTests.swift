@@ -49,7 +49,7 @@ struct ReachabilityScenarioTests {
         #expect(exitCode == 0)
         #expect(status.online)
         let vh = try #require(status.interfaces.first { $0.name == "vh" })
-        #expect(status.primary == NetworkPath(interface: "vh", index: vh.index, family: .ipv4, gateway: "10.77.0.1"))
+        #expect(status.primary == NetworkPath(interface: "vh", index: vh.index, family: .ipv4, gateway: "10.77.0.1", source: "10.77.0.2"))
         #expect(status.ipv6.reachability != .online, "no IPv6 route")
 
         let human = try await network.reachd("status", "--no-daemon")
