@@ -42,7 +42,9 @@ struct RouteExpiryTests {
         }
         let noticed = ContinuousClock.now
         #expect(noticed - beforeRefresh >= .seconds(3), "not before the refreshed route expired: \(noticed - beforeRefresh)")
-        #expect(noticed - afterRefresh < .seconds(4), "within a second of its expiry: \(noticed - afterRefresh)")
+        // How soon is bench/expiry.py's question; here, with every suite on
+        // two cores, well before the kernel's garbage collection (30 s).
+        #expect(noticed - afterRefresh < .seconds(5), "within two seconds of its expiry: \(noticed - afterRefresh)")
         #expect(monitor.statuses.count == published + 1, "the refresh published nothing: \(monitor.outputLines.suffix(3))")
         #expect(monitor.statuses.last?.ipv6.reason == .noRoute)
         withExtendedLifetime(daemon) {}
@@ -69,7 +71,9 @@ struct RouteExpiryTests {
         }
         let noticed = ContinuousClock.now
         #expect(noticed - beforeAdding >= .seconds(2), "not before it expired: \(noticed - beforeAdding)")
-        #expect(noticed - afterAdding < .seconds(3), "within a second of its expiry: \(noticed - afterAdding)")
+        // How soon is bench/expiry.py's question (make test once took 1.04 s
+        // under full load); here, well before the garbage collection's 30 s.
+        #expect(noticed - afterAdding < .seconds(4), "within two seconds of its expiry: \(noticed - afterAdding)")
         #expect(gone.contains(#""reason":"no_route""#) && gone.contains(throughDaemon ? #""source":"daemon""# : #""source":"embedded""#),
                 "\(gone)")
         withExtendedLifetime(daemon) {}
@@ -122,7 +126,7 @@ struct RouteExpiryTests {
             monitor.statuses.last.map { $0.ipv6.reachability != .online ? true : nil } ?? nil
         }
         let noticed = ContinuousClock.now - killed
-        #expect(noticed < .seconds(4), "within a second of the 3 s lifetime: \(noticed)")
+        #expect(noticed < .seconds(5), "within two seconds of the 3 s lifetime: \(noticed)")
         #expect(radvd.errorOutput.isEmpty || !radvd.errorOutput.contains("error"), "\(radvd.errorOutput)")
         withExtendedLifetime(daemon) {}
     }
