@@ -92,7 +92,7 @@ public struct PlaceholderEngine: Sendable {
         return update(at: now)
     }
 
-    /// A handover (``PathChange/isHandover``): the way out moved while the
+    /// A handover (`PathChange.isHandover`): the way out moved while the
     /// family stayed online, to a VPN or back, another uplink, another
     /// gateway or source address. A path coming or going is the network's
     /// return or loss, which ``networkChanged(_:portalURL:at:)`` handles. A list whose
