@@ -33,6 +33,7 @@ enum StatusDiff {
     /// The names of the links that came, went or changed, new ones by their
     /// new name, in index order.
     private static func changedLinks(from old: [InterfaceStatus], to new: [InterfaceStatus]) -> [String] {
+        guard old != new else { return [] }
         let before = Dictionary(old.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         let after = Dictionary(new.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         return Set(before.keys).union(after.keys).sorted().compactMap { index in

@@ -34,8 +34,10 @@ struct StatusPublisher: Sendable {
         // The watched targets' answers change only by publish(watched:).
         candidate.watched = current?.watched ?? []
         if let current {
+            // The plain comparison first: a route flood that moves nothing
+            // evaluates thousands of candidates, and none needs its changes.
+            if current.describesSameNetwork(as: candidate) { return nil }
             candidate.changes = StatusDiff.changes(from: current, to: candidate)
-            if candidate.changes.isEmpty { return nil }
         }
         current = candidate
         return candidate
