@@ -56,12 +56,13 @@ final class ClientConnection {
     private var writing: [UInt8] = []
     private var written = 0
     /// Lines queued behind `writing`, oldest first; a newer line of the same
-    /// stream replaces the one queued.
-    private var queued: [(stream: OutputStream, line: [UInt8])] = []
+    /// stream replaces the one queued. A status line says what it is.
+    private var queued: [(stream: OutputStream, line: [UInt8], status: StatusLine?)] = []
+
     /// What the status line queued behind the one being written is, while
     /// one is: the next status sent replaces it, and must tell what it told
     /// (``PublishedLines/line(_:replacing:)``).
-    private(set) var queuedStatus: StatusLine?
+    var queuedStatus: StatusLine? { queued.first { $0.stream == .status }?.status }
 
     /// What a status line says of the statuses before it.
     enum StatusLine {
@@ -148,12 +149,12 @@ final class ClientConnection {
     ) -> Bool {
         guard !isClosing else { return true }
         if hasPendingOutput {
+            let entry = (stream, line, stream == .status ? status : nil)
             if stream != .answer, let position = queued.firstIndex(where: { $0.stream == stream }) {
-                queued[position].line = line
+                queued[position] = entry
             } else {
-                queued.append((stream, line))
+                queued.append(entry)
             }
-            if stream == .status { queuedStatus = status }
             return true
         }
         writing = line
@@ -173,7 +174,6 @@ final class ClientConnection {
     /// Forgets a watch's queued answer: it was unwatched.
     func discardQueued(_ stream: OutputStream) {
         queued.removeAll { $0.stream == stream }
-        if stream == .status { queuedStatus = nil }
     }
 
     /// Writes as much as the socket takes. Returns `false` when the peer is gone.
@@ -194,9 +194,7 @@ final class ClientConnection {
                 lastProgress = now
             }
             guard !queued.isEmpty else { return true }
-            let next = queued.removeFirst()
-            if next.stream == .status { queuedStatus = nil }
-            writing = next.line
+            writing = queued.removeFirst().line
             written = 0
         }
     }

@@ -565,25 +565,15 @@ final class DaemonServer {
     }
 
     private func fanOut(_ detail: StatusDetail, to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
-        let news = published.line(detail)
+        // The one line most subscribers share, encoded once.
+        let news = (published.line(detail), ClientConnection.StatusLine.news(published.changes(detail)))
         var broken: [ClientConnection] = []
         for client in subscribers {
             // One still writing an older line only has it replaced, without a
             // system call; it already waits to write.
             let waitedToWrite = client.hasPendingOutput
-            let sent: Bool
-            switch client.queuedStatus {
-            case nil:
-                sent = client.send(news, status: .news(published.changes(detail)), now: now)
-            case .first:
-                sent = client.send(published.first(detail), status: .first, now: now)
-            case .news(let missed):
-                // It reads slowly: this line alone tells it what the one
-                // it replaces would have.
-                let merged = published.line(detail, replacing: missed)
-                sent = client.send(merged.line, status: .news(merged.changes), now: now)
-            }
-            if !sent {
+            let (line, kind) = client.queuedStatus == nil ? news : statusLine(detail, for: client, asNews: true)
+            if !client.send(line, status: kind, now: now) {
                 broken.append(client)
             } else if !waitedToWrite, client.hasPendingOutput {
                 // Only now waits to write: the usual case costs no epoll_ctl.
@@ -607,16 +597,29 @@ final class DaemonServer {
         systemd.status(StatusFormatter.oneLine(status))
     }
 
-    /// The status as an answer (to `get`, `subscribe`, `check`): a reader's
-    /// first, unless it replaces a news line still queued for a subscriber,
-    /// whose changes it then tells (a handover in it must not be lost).
+    /// The status as an answer (to `get`, `subscribe`, `check`).
     private func deliverStatus(_ detail: StatusDetail, to client: ClientConnection, _ now: ContinuousClock.Instant) {
-        guard case .news(let missed) = client.queuedStatus else {
-            deliver(published.first(detail), to: client, now)
-            return
+        let (line, kind) = statusLine(detail, for: client, asNews: false)
+        if !client.send(line, status: kind, now: now) { drop(client) }
+    }
+
+    /// The line of the current status for `client`: news for a subscriber
+    /// as it is published (`asNews`), a reader's first for an answer. A line
+    /// that replaces one still queued for it takes that one's place: after
+    /// a first it is a first, after news it tells that news too, so that a
+    /// handover in it is not lost.
+    private func statusLine(_ detail: StatusDetail, for client: ClientConnection, asNews: Bool)
+        -> (line: [UInt8], kind: ClientConnection.StatusLine)
+    {
+        switch client.queuedStatus {
+        case .news(let missed):
+            let merged = published.line(detail, replacing: missed)
+            return (merged.line, .news(merged.changes))
+        case .first:
+            return (published.first(detail), .first)
+        case nil:
+            return asNews ? (published.line(detail), .news(published.changes(detail))) : (published.first(detail), .first)
         }
-        let merged = published.line(detail, replacing: missed)
-        if !client.send(merged.line, status: .news(merged.changes), now: now) { drop(client) }
     }
 
     private func deliver(
