@@ -716,11 +716,11 @@ package final class FollowSession {
             // delivered.
             if reduced.changes.isEmpty || current.source != reduced.source {
                 let changes = StatusDiff.changes(from: current, to: reduced)
-                if line != nil, changes != reduced.changes {
+                if changes != reduced.changes {
                     reduced.changes = changes
-                    line = Array(DaemonMessage.status(reduced).line().dropLast())
+                    // A daemon's line is printed as it came: it must say so too.
+                    if line != nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
                 }
-                reduced.changes = changes
             }
         }
         current = reduced

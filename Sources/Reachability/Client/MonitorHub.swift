@@ -79,29 +79,31 @@ final class MonitorHub: Sendable {
 
     func subscribe() -> AsyncThrowingStream<NetworkStatus, any Error> {
         // Latest-state semantics for slow consumers too: only the newest matters.
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: NetworkStatus.self, bufferingPolicy: .bufferingNewest(1))
-        let id = newRegistration()
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        let ending: ReachabilityError?? = state.withLock { state in
-            guard !state.finished else { return .some(state.ending) }
-            state.statusStreams[id] = continuation
+        register(\.statusStreams, bufferingNewest: 1) { continuation, current in
             // What changed before it came is no news to it.
-            if let current = state.current { continuation.yield(current.asFirst()) }
-            return nil
+            if let current { continuation.yield(current.asFirst()) }
         }
-        if let ending { continuation.finish(throwing: ending) }
-        return stream
     }
 
     /// Every path change from now on (``ReachabilityMonitor/pathChanges()``).
     func subscribePathChanges() -> AsyncThrowingStream<PathChange, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: PathChange.self, bufferingPolicy: .bufferingNewest(16))
+        register(\.pathStreams, bufferingNewest: 16) { _, _ in }
+    }
+
+    /// A stream kept in `streams` until it ends or the monitor does;
+    /// `start` is given it and the current status, under the lock.
+    private func register<Element: Sendable>(
+        _ streams: WritableKeyPath<State, [Int: AsyncThrowingStream<Element, any Error>.Continuation]>,
+        bufferingNewest limit: Int,
+        start: (AsyncThrowingStream<Element, any Error>.Continuation, NetworkStatus?) -> Void
+    ) -> AsyncThrowingStream<Element, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
         let id = newRegistration()
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
         let ending: ReachabilityError?? = state.withLock { state in
             guard !state.finished else { return .some(state.ending) }
-            state.pathStreams[id] = continuation
+            state[keyPath: streams][id] = continuation
+            start(continuation, state.current)
             return nil
         }
         if let ending { continuation.finish(throwing: ending) }
@@ -128,8 +130,10 @@ final class MonitorHub: Sendable {
             let handlers = state.withLock { state in
                 state.current = status
                 for listener in state.statusStreams.values { listener.yield(status) }
-                for change in status.pathChanges {
-                    for listener in state.pathStreams.values { listener.yield(change) }
+                if !state.pathStreams.isEmpty {
+                    for change in status.pathChanges {
+                        for listener in state.pathStreams.values { listener.yield(change) }
+                    }
                 }
                 return state.statusHandlers.sorted { $0.key < $1.key }
             }
