@@ -101,6 +101,11 @@ journal_check connectivity $connectivity_id
 # entry of its own MESSAGE_ID, with the path before and after, and nothing
 # else: under journald no stderr line says the change a second time.
 path_id=4d2fac482b314ecdbe3b97538f1663c9
+# A real user's `reachd monitor` follows the sandboxed daemon through it.
+watcher=/out/monitor-4343
+setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" monitor > "$watcher" 2>&1 &
+monitor_pid=$!
+wait_for 5 grep -q '^20.* #[0-9]* online' "$watcher"
 cursor=$(flip_marker)
 ip addr add 10.77.0.5/24 dev vh
 ip route replace default via 10.77.0.1 src 10.77.0.5
@@ -117,6 +122,14 @@ journal_path() {
   && has_entry MESSAGE_ID=$path_id REACHD_FAMILY=ipv4 REACHD_SOURCE=10.77.0.2 -- REACHD_PREVIOUS_SOURCE=10.77.0.5
 }
 journal_check path $path_id
+handover_line='IPv4 path: vh via 10.77.0.1 from 10.77.0.2 → 10.77.0.5'
+monitor_told() { grep -q "$handover_line" "$watcher" && grep -q 'IPv4 path: vh via 10.77.0.1 from 10.77.0.5 → 10.77.0.2' "$watcher"; }
+if wait_for 5 monitor_told && [ "$(grep -c "$handover_line" "$watcher")" = 1 ] && ! grep -q 'in-process' "$watcher"; then
+  pass monitor-handover-as-user
+else
+  fail monitor-handover-as-user "$(tail -5 "$watcher" | tr '\n' ' ')"
+fi
+kill "$monitor_pid" 2>/dev/null
 said_once() { [ "$(journalctl --no-pager -u reachd.service --cursor="$cursor" | grep -c 'IPv4 path: vh via 10.77.0.1 from 10.77.0.2 → 10.77.0.5')" = 1 ]; }
 if said_once; then pass journal-said-once; else fail journal-said-once "$(journalctl --no-pager -u reachd.service --cursor="$cursor" | tail -8)"; fi
 
