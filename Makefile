@@ -242,8 +242,10 @@ install: $(GIO_MODULE)
 deb:
 	$(call apt_install,$(BUILD_DEPS) dpkg-dev)
 	rm -rf .build/deb-root
-	$(MAKE) install DESTDIR=$(CURDIR)/.build/deb-root PREFIX=/usr ZSHDIR=/usr/share/zsh/vendor-completions
-	bash packaging/deb/build.sh .build/deb-root .build
+	# As dpkg-buildpackage does: the staged tree's modes are the package's,
+	# whatever the umask of whoever builds it.
+	umask 022 && $(MAKE) install DESTDIR=$(CURDIR)/.build/deb-root PREFIX=/usr ZSHDIR=/usr/share/zsh/vendor-completions && \
+	  bash packaging/deb/build.sh .build/deb-root .build
 
 # Leaves $(SYSCONFDIR)/reachd/reachd.conf, as Debian leaves a removed package's conffiles.
 uninstall:

@@ -5,6 +5,8 @@
 # A binary package only, with dpkg-deb: no debian/ source tree for
 # dpkg-buildpackage, because Swift isn't packaged in Debian to build one.
 set -euo pipefail
+# The modes of what is made here are the package's (dpkg-buildpackage sets the same).
+umask 022
 root=$(cd "$1" && pwd)
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)

@@ -200,8 +200,7 @@ struct HandoverTests {
         let network = try await TestNetwork()
         try await TestNetwork.sh("ip netns exec \(network.gateway) sysctl -qw net.ipv6.conf.all.forwarding=1")
         try await network.bringUpIPv4(defaultRoute: true)
-        let configuration = network.directory.appendingPathComponent("radvd.conf")
-        try Self.radvdConfiguration([("fd01::/64", 3600)]).write(to: configuration, atomically: true, encoding: .utf8)
+        let configuration = try network.file("radvd.conf", containing: Self.radvdConfiguration([("fd01::/64", 3600)]))
         let radvd = try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.gateway, "/usr/sbin/radvd", "--nodaemon", "--logmethod", "stderr",
             "--config", configuration.path, "--pidfile", network.directory.appendingPathComponent("radvd.pid").path,
@@ -220,8 +219,7 @@ struct HandoverTests {
         let quiet = try? await subscriber.readLine(timeout: .seconds(3))
         #expect(quiet == nil, "refreshes publish nothing: \(quiet ?? "")")
 
-        try Self.radvdConfiguration([("fd01::/64", 0), ("fd02::/64", 3600)])
-            .write(to: configuration, atomically: true, encoding: .utf8)
+        _ = try network.file("radvd.conf", containing: Self.radvdConfiguration([("fd01::/64", 0), ("fd02::/64", 3600)]))
         radvd.signal(SIGHUP)
         let renumbered = try await subscriber.readStatus(timeout: .seconds(15))
         let words = Self.words(renumbered.changes)

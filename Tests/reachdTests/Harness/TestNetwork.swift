@@ -37,7 +37,8 @@ final class TestNetwork: @unchecked Sendable {
         host = "rd-\(id)-h"
         gateway = "rd-\(id)-g"
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("rd-\(id)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // No duplicate address detection: an address that turns usable a second
         // later is a real change, and would land in the middle of some test.
         try await Self.sh("""
@@ -101,6 +102,24 @@ final class TestNetwork: @unchecked Sendable {
 
     func inGateway(_ commands: String...) async throws {
         try await Self.sh(commands.map { "ip -n \(gateway) \($0)" }.joined(separator: " && "))
+    }
+
+    /// `text` as the file `name` in the test's directory, mode 0644 whatever
+    /// the umask: radvd refuses a configuration others may write, and CI may
+    /// run under a umask of 0.
+    func file(_ name: String, containing text: String) throws -> URL {
+        let file = directory.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        return file
+    }
+
+    /// The folder `name` in the test's directory, mode 0755 whatever the
+    /// umask: the daemon refuses to write its textfile where others may.
+    func folder(_ name: String) throws -> URL {
+        let folder = directory.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        return folder
     }
 
     /// Feeds many `ip` commands to one `ip -batch` in the host namespace.

@@ -99,9 +99,8 @@ struct MetricsScrapeTests {
     @Test func nodeExportersTextfileCollectorReadsTheFile() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let directory = network.directory.appendingPathComponent("textfile")
-        let own = network.directory.appendingPathComponent("metrics")
-        for folder in [directory, own] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let directory = try network.folder("textfile")
+        let own = try network.folder("metrics")
         let textfile = own.appendingPathComponent("reachd.prom").path
         try FileManager.default.createSymbolicLink(
             atPath: directory.appendingPathComponent("reachd.prom").path, withDestinationPath: textfile)

@@ -21,30 +21,33 @@ struct RouteExpiryTests {
             "monitor", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon")
         defer { monitor.signal(SIGKILL) }
         _ = try await eventually("the first status") { monitor.statuses.first }
-        try await network.inHost("-6 route add default via fd77::1 dev vh expires 3")
+        // Five seconds: a refresh due after one still comes before the
+        // expiry on a machine busy with every other suite (with three, a
+        // CI run once refreshed a route that had already gone).
+        try await network.inHost("-6 route add default via fd77::1 dev vh expires 5")
         let added = ContinuousClock.now
         _ = try await eventually("IPv6 online") { monitor.statuses.last { $0.ipv6.reachability == .online } }
         let source: StatusSource = throughDaemon ? .daemon : .embedded
         #expect(monitor.statuses.allSatisfy { $0.source == source })
 
-        // Refreshed halfway, as a router's next advertisement would: the
+        // Refreshed early, as a router's next advertisement would: the
         // kernel sends a notification, the answer is the same, and nothing
-        // is published; the route now lasts 3 s from here.
-        try await Task.sleep(until: added + .milliseconds(1500), clock: .continuous)
+        // is published; the route now lasts 5 s from here.
+        try await Task.sleep(until: added + .seconds(1), clock: .continuous)
         let published = monitor.statuses.count
         // The kernel refreshed it between these two instants.
         let beforeRefresh = ContinuousClock.now
-        try await network.inHost("-6 route replace default via fd77::1 dev vh expires 3")
+        try await network.inHost("-6 route replace default via fd77::1 dev vh expires 5")
         let afterRefresh = ContinuousClock.now
 
         _ = try await eventually("IPv6 offline, long before the kernel's garbage collection", timeout: .seconds(10)) {
             monitor.statuses.last.map { $0.ipv6.reachability != .online ? true : nil } ?? nil
         }
         let noticed = ContinuousClock.now
-        #expect(noticed - beforeRefresh >= .seconds(3), "not before the refreshed route expired: \(noticed - beforeRefresh)")
+        #expect(noticed - beforeRefresh >= .seconds(5), "not before the refreshed route expired: \(noticed - beforeRefresh)")
         // How soon is bench/expiry.py's question; here, with every suite on
         // two cores, well before the kernel's garbage collection (30 s).
-        #expect(noticed - afterRefresh < .seconds(5), "within two seconds of its expiry: \(noticed - afterRefresh)")
+        #expect(noticed - afterRefresh < .seconds(7), "within two seconds of its expiry: \(noticed - afterRefresh)")
         #expect(monitor.statuses.count == published + 1, "the refresh published nothing: \(monitor.outputLines.suffix(3))")
         #expect(monitor.statuses.last?.ipv6.reason == .noRoute)
         withExtendedLifetime(daemon) {}
@@ -95,8 +98,9 @@ struct RouteExpiryTests {
         defer { monitor.signal(SIGKILL) }
         _ = try await eventually("the first status") { monitor.statuses.first }
         // Intervals under radvd's usual 3 s floor are allowed to a home agent.
-        let configuration = network.directory.appendingPathComponent("radvd.conf")
-        try """
+        let configuration = try network.file(
+            "radvd.conf",
+            containing: """
             interface vg {
                 AdvSendAdvert on;
                 AdvHomeAgentFlag on;
@@ -104,7 +108,7 @@ struct RouteExpiryTests {
                 MaxRtrAdvInterval 1;
                 AdvDefaultLifetime 3;
             };
-            """.write(to: configuration, atomically: true, encoding: .utf8)
+            """)
         let radvd = try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.gateway, "/usr/sbin/radvd", "--nodaemon", "--logmethod", "stderr",
             "--config", configuration.path, "--pidfile", network.directory.appendingPathComponent("radvd.pid").path,

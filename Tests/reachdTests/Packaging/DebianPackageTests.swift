@@ -93,10 +93,9 @@ struct DebianPackageContainerTests {
         try await network.inHost("link set vh up", "addr add 10.77.0.2/24 dev vh", "route add default via 10.77.0.1")
         let scratch = network.directory
         let root = scratch.appendingPathComponent("root").path
-        for directory in ["root", "upper", "work", "out"] {
-            try FileManager.default.createDirectory(
-                at: scratch.appendingPathComponent(directory), withIntermediateDirectories: true)
-        }
+        // The container's / is `root`: one others may write would make the
+        // GIO module (rightly) distrust every socket under it.
+        for directory in ["root", "upper", "work", "out"] { _ = try network.folder(directory) }
         let mount = try await Subprocess.run([
             "/bin/mount", "-t", "overlay", "overlay", "-o",
             "lowerdir=\(lower),upperdir=\(scratch.appendingPathComponent("upper").path),workdir=\(scratch.appendingPathComponent("work").path)",

@@ -43,6 +43,8 @@ struct SystemdUnitTests {
                 of: "ExecStart=\(TestInstallation.prefix)/", with: "ExecStart=\(TestInstallation.staged.path)/")
             let copy = scratch.appendingPathComponent(name)
             try unit.write(to: copy, atomically: true, encoding: .utf8)
+            // As installed, whatever the umask: verify warns of a unit others may write.
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: copy.path)
             copies.append(copy.path)
         }
         let manual = TestInstallation.staged.appendingPathComponent("share/man").path
