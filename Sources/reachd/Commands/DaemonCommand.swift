@@ -37,7 +37,8 @@ struct DaemonCommand: ParsableCommand {
 
     /// The flags and reachd.conf (read here, once), merged and checked.
     func settings() throws -> DaemonSettings {
-        try DaemonSettings(options, file: ConfigurationFile.load(options.config))
+        try DaemonSettings(
+            options, file: ConfigurationFile.load(options.config ?? DaemonOptions.defaultConfiguration, named: options.config != nil))
     }
 
     func run() throws {
@@ -53,6 +54,13 @@ struct DaemonCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "reachd")
+        // Which file the settings came from, if any: a daemon started with the
+        // wrong file otherwise looks as if it ignored the right one.
+        if let file = settings.configuration {
+            logger.info("configuration read", metadata: ["path": "\(file)"])
+        } else {
+            logger.info("no configuration file: the defaults", metadata: ["path": "\(DaemonOptions.defaultConfiguration)"])
+        }
         // Before any descriptor is opened, and before the cap is derived from it.
         let (descriptorLimit, raiseFailure) = DescriptorLimit.raiseToHardLimit()
         if let raiseFailure {

@@ -28,10 +28,18 @@ struct ConfigurationFile: Equatable {
         lhs.path == rhs.path && lhs.values.mapValues(\.value) == rhs.values.mapValues(\.value)
     }
 
+    /// The largest file read: the shipped one, every comment kept, is 5 KiB.
+    static let sizeLimit = 64 * 1024
+
     init(path: String, text: String) throws(ConfigurationError) {
         self.path = path
         var section: String?
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines as editors write them: LF, CRLF (a `Character` of its own in
+        // Swift, so splitting on "\n" alone never splits it) or a lone CR.
+        // A byte-order mark, which Windows editors put first, is no text.
+        let body = text.hasPrefix("\u{FEFF}") ? text.dropFirst() : Substring(text)
+        let lines = body.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
+        for (index, raw) in lines.enumerated() {
             let number = index + 1
             let line = raw.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
@@ -56,22 +64,47 @@ struct ConfigurationFile: Equatable {
         }
     }
 
-    /// The file at `path`, or `nil` when there is none (an absent file is an
-    /// empty configuration; an unreadable one is an error).
-    static func load(_ path: String) throws(ConfigurationError) -> ConfigurationFile? {
-        guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return nil }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+    /// The file at `path`, or `nil` when there is none and `path` is the
+    /// default (an absent default file is an empty configuration). A path the
+    /// user named must be a regular file: a typo must not silently start the
+    /// daemon with every setting at its default.
+    static func load(_ path: String, named: Bool) throws(ConfigurationError) -> ConfigurationFile? {
+        // O_NONBLOCK: a FIFO must not hold start-up until someone writes to it.
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT, !named { return nil }
+            if error == ENOENT { throw .missing(path: path) }
+            throw .unreadable(path: path, reason: String(cString: strerror(error)))
         }
-        defer { fclose(file) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notAFile(path: path, kind: Self.kind(info.st_mode)) }
+        guard info.st_size <= Self.sizeLimit else { throw .tooLarge(path: path, size: Int(info.st_size)) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+            if count == 0 { break }
             bytes += buffer[0..<count]
+            // It may grow while read: the limit holds for what is read too.
+            guard bytes.count <= Self.sizeLimit else { throw .tooLarge(path: path, size: bytes.count) }
         }
         return try ConfigurationFile(path: path, text: String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
     }
 
     /// The keys set in `section`, in no particular order.
@@ -112,6 +145,10 @@ struct ConfigurationFile: Equatable {
 /// What is wrong with a configuration file, and where.
 enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
+    /// A path the user named (`--config`) is not there.
+    case missing(path: String)
+    case notAFile(path: String, kind: String)
+    case tooLarge(path: String, size: Int)
     case malformed(path: String, line: Int, text: String)
     case unknownSection(path: String, line: Int, section: String, known: [String])
     case outsideSection(path: String, line: Int, key: String)
@@ -123,6 +160,12 @@ enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .unreadable(let path, let reason):
             "cannot read \(path): \(reason)"
+        case .missing(let path):
+            "no configuration file \(path); check the --config path, or leave out --config to read \(DaemonOptions.defaultConfiguration)"
+        case .notAFile(let path, let kind):
+            "\(path) is \(kind), not a configuration file; name a file with --config"
+        case .tooLarge(let path, let size):
+            "\(path) is \(size) bytes, over the \(ConfigurationFile.sizeLimit / 1024) KiB a configuration file may be; is it the right file?"
         case .malformed(let path, let line, let text):
             "\(path):\(line): \"\(text)\" is neither [section] nor key = value"
         case .unknownSection(let path, let line, let section, let known):

@@ -36,27 +36,27 @@ struct DaemonOptions: ParsableArguments {
         help: ArgumentHelp(
             "Close a client that has not subscribed and moves no data for this many seconds. Default: \(ClientLimits.defaultIdleTimeout.components.seconds).",
             valueName: "seconds"))
-    var idleTimeout: Double = Double(ClientLimits.defaultIdleTimeout.components.seconds)
+    var idleTimeout: Double?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Destination watches (and reach answers to come) one connection may hold. Default: \(DestinationLimits.defaultPerConnection).",
             valueName: "count"))
-    var maxWatchesPerConnection = DestinationLimits.defaultPerConnection
+    var maxWatchesPerConnection: Int?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Destination watches one user may hold. Default: \(DestinationLimits.defaultPerUser).", valueName: "count"))
-    var maxWatchesPerUser = DestinationLimits.defaultPerUser
+    var maxWatchesPerUser: Int?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "Destination watches the daemon holds in all; each costs a route lookup per address after every routing change. Default: \(DestinationLimits.defaultTotal).",
             valueName: "count"))
-    var maxWatches = DestinationLimits.defaultTotal
+    var maxWatches: Int?
 
     /// Where the configuration file is read from by default.
     static let defaultConfiguration = "/etc/reachd/reachd.conf"
@@ -64,10 +64,10 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration); a missing file is an empty one.",
+            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration), where a missing file is an empty one; a file named here must be there.",
             valueName: "path"),
         completion: .file(extensions: ["conf"]))
-    var config = defaultConfiguration
+    var config: String?
 
     @Option(
         name: .long,
@@ -123,7 +123,7 @@ struct DaemonOptions: ParsableArguments {
         help: ArgumentHelp(
             "How many destinations the daemon may watch itself (--watch, [watch] targets). Default: \(WatchedTargets.defaultLimit).",
             valueName: "count"))
-    var maxWatchedTargets = WatchedTargets.defaultLimit
+    var maxWatchedTargets: Int?
 
     func validate() throws {
         let counts = [
@@ -156,7 +156,7 @@ struct DaemonOptions: ParsableArguments {
             throw ValidationError("--metrics-\(metricsListen != nil ? "listen" : "textfile"): \(error)")
         }
         do throws(SettingError) {
-            _ = try WatchedTargets.parse(watchTargets, limit: maxWatchedTargets)
+            _ = try WatchedTargets.parse(watchTargets, limit: maxWatchedTargets ?? WatchedTargets.defaultLimit)
         } catch {
             throw ValidationError("--watch: \(error)")
         }

@@ -25,6 +25,8 @@ struct DaemonSettings: Equatable {
     /// `[watch] targets`, or the `--watch` flags instead: what the daemon
     /// watches itself, for the metrics.
     var watchedTargets: [Destination]
+    /// The configuration file read; `nil` when the default one is absent.
+    var configuration: String?
 
     /// - Parameters:
     ///   - options: the flags, each already checked on its own
@@ -34,10 +36,12 @@ struct DaemonSettings: Equatable {
         maxClients = options.maxClients
         maxClientsPerUser = options.maxClientsPerUser
         // The flags were checked in validate().
-        idleTimeout = SecondsRange.idleTimeout.duration(options.idleTimeout)!
+        idleTimeout = options.idleTimeout.map { SecondsRange.idleTimeout.duration($0)! } ?? ClientLimits.defaultIdleTimeout
         destinationLimits = DestinationLimits(
-            perConnection: options.maxWatchesPerConnection, perUser: options.maxWatchesPerUser,
-            total: options.maxWatches)
+            perConnection: options.maxWatchesPerConnection ?? DestinationLimits.defaultPerConnection,
+            perUser: options.maxWatchesPerUser ?? DestinationLimits.defaultPerUser,
+            total: options.maxWatches ?? DestinationLimits.defaultTotal)
+        configuration = file?.path
         var metered: [String: Bool] = [:]
         for name in file?.keys(in: "metered") ?? [] { metered[name] = try file?.bool("metered", name) }
         meteredOverrides = metered
@@ -74,7 +78,7 @@ struct DaemonSettings: Equatable {
     }
 
     private static func watchedTargets(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> [Destination] {
-        let limit = options.maxWatchedTargets
+        let limit = options.maxWatchedTargets ?? WatchedTargets.defaultLimit
         let fromFile = try checked(file, "watch", "targets") { (value) throws(SettingError) in
             try WatchedTargets.parse(WatchedTargets.split(value), limit: limit)
         }

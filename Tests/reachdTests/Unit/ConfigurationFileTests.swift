@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import reachd
 
 @Suite("The configuration file")
@@ -8,7 +11,7 @@ struct ConfigurationFileTests {
     static let shipped = TestInstallation.packageRoot.appendingPathComponent("systemd/reachd.conf").path
 
     @Test func theShippedFileParsesIntoAWorkingCheck() throws {
-        let file = try #require(try ConfigurationFile.load(Self.shipped))
+        let file = try #require(try ConfigurationFile.load(Self.shipped, named: true))
         #expect(try file.bool("connectivity", "enabled") == true)
         let command = try DaemonCommand.parse(["--config", Self.shipped])
         let check = try #require(try command.settings().check)
@@ -31,7 +34,7 @@ struct ConfigurationFileTests {
     @Test func meteredNamesInterfaces() throws {
         let path = try Self.write("[metered]\nwwan0 = no\neth1 = yes\n")
         #expect(try DaemonCommand.parse(["--config", path]).settings().meteredOverrides == ["wwan0": false, "eth1": true])
-        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).settings().meteredOverrides.isEmpty)
+        #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).meteredOverrides.isEmpty)
     }
 
     @Test func flagsWinAndNoCheckWinsOverEverything() throws {
@@ -53,7 +56,7 @@ struct ConfigurationFileTests {
     }
 
     @Test func noFileMeansNoCheckAndDisabledMeansNoCheck() throws {
-        #expect(try DaemonCommand.parse(["--config", "/nonexistent/reachd.conf"]).settings().check == nil)
+        #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).check == nil)
         let disabled = try Self.write("[connectivity]\nenabled = no\nurl = http://example.com/\n")
         #expect(try DaemonCommand.parse(["--config", disabled]).settings().check == nil)
     }
@@ -92,6 +95,42 @@ struct ConfigurationFileTests {
         } throws: { error in
             "\(error)".hasPrefix(path + says)
         }
+    }
+
+    /// A file as a Windows editor saves it, or an old Mac's: every line
+    /// read, not one long comment (Swift's "\r\n" is one `Character`).
+    @Test(arguments: ["\r\n", "\r", "\n"], [false, true])
+    func everyLineEndingAndAByteOrderMarkAreRead(ending: String, byteOrderMark: Bool) throws {
+        let shipped = try String(contentsOfFile: Self.shipped, encoding: .utf8)
+        let text = (byteOrderMark ? "\u{FEFF}" : "") + shipped.replacingOccurrences(of: "\n", with: ending)
+            + "[metrics]\(ending)listen = 127.0.0.1:10079\(ending)"
+        let settings = try DaemonCommand.parse(["--config", try Self.write(text)]).settings()
+        #expect(settings.check?.host == "nmcheck.gnome.org", "the shipped file's check, read through \(ending.debugDescription)")
+        #expect(settings.metrics.listen?.description == "127.0.0.1:10079")
+        // The line numbers count lines as the editor shows them.
+        let mistake = try Self.write((byteOrderMark ? "\u{FEFF}" : "") + ["# x", "[connectivity]", "intervall = 1"].joined(separator: ending))
+        #expect { try DaemonCommand.parse(["--config", mistake]).settings() } throws: { "\($0)".hasPrefix(mistake + ":3: unknown key intervall") }
+    }
+
+    /// Only the default file may be absent: a path the user named that is
+    /// missing, a directory, a FIFO (which would hold start-up for ever) or
+    /// a device is an error naming it, and so is a file over 64 KiB.
+    @Test func aNamedPathMustBeAFileOfReasonableSize() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-\(UUID().uuidString).conf").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let huge = try Self.write(String(repeating: "# a comment of some length, repeated\n", count: 2000))
+        let cases = [
+            ("/nonexistent/reachd.cnf", "no configuration file /nonexistent/reachd.cnf; check the --config path"),
+            ("/etc", "/etc is a directory, not a configuration file; name a file with --config"),
+            (fifo, "\(fifo) is a FIFO, not a configuration file"),
+            ("/dev/zero", "/dev/zero is a character device, not a configuration file"),
+            (huge, "\(huge) is 74000 bytes, over the 64 KiB a configuration file may be"),
+        ]
+        for (path, says) in cases {
+            #expect { try DaemonCommand.parse(["--config", path]).settings() } throws: { "\($0)".hasPrefix(says) }
+        }
+        #expect(try ConfigurationFile.load("/nonexistent/reachd.conf", named: false) == nil, "the default path may be absent")
     }
 
     static func write(_ text: String) throws -> String {
