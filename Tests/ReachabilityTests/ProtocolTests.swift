@@ -173,6 +173,23 @@ struct ProtocolTests {
         #expect(error.message.contains(fragment))
     }
 
+    /// A client that guessed wrong learns every operation there is, in
+    /// both errors that list them, and PROTOCOL.md's sample says the same.
+    @Test func anOpErrorListsEveryOperation() throws {
+        for line in [#"{"op":"reboot"}"#, #"{"operation":"get"}"#] {
+            guard case .failure(let error) = ClientRequest.parse(Array(line.utf8)) else {
+                Issue.record("\(line) was accepted")
+                continue
+            }
+            for operation in ClientRequest.Operation.allCases {
+                #expect(error.message.contains("\"\(operation.rawValue)\""), "\(line): \(error.message)")
+            }
+        }
+        guard case .failure(let error) = ClientRequest.parse(Array(#"{"op":"reboot"}"#.utf8)) else { return }
+        let protocolDocument = try String(contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
+        #expect(protocolDocument.contains(String(decoding: error.line.dropLast(), as: UTF8.self)))
+    }
+
     @Test func invalidUTF8IsRejectedAsSuch() throws {
         guard case .failure(let error) = ClientRequest.parse([0x7b, 0xff, 0xfe, 0x7d]) else {
             Issue.record("invalid UTF-8 was accepted")

@@ -23,6 +23,12 @@ package struct ClientRequest: Sendable, Hashable {
         case watch
         /// `{"op":"unwatch","id":"api"}`: stop a watch.
         case unwatch
+
+        /// Every operation, for the errors that list them: "get", "subscribe", … or "unwatch".
+        static var listed: String {
+            let quoted = allCases.map { "\"\($0.rawValue)\"" }
+            return quoted.dropLast().joined(separator: ", ") + " or " + quoted.last!
+        }
     }
 
     /// The longest watch id, in bytes.
@@ -84,12 +90,10 @@ package struct ClientRequest: Sendable, Hashable {
             return .failure(RequestError("request is not a JSON object; send one object per line, like {\"op\":\"get\"}"))
         }
         guard let op = envelope.op else {
-            return .failure(RequestError("request has no \"op\"; expected {\"op\":\"get\"}, {\"op\":\"subscribe\"} or {\"op\":\"check\"}"))
+            return .failure(RequestError("request has no \"op\"; expected one of \(Operation.listed), as in {\"op\":\"get\"}"))
         }
         guard let operation = Operation(rawValue: op) else {
-            return .failure(RequestError(
-                "unknown op \"\(op.escapingControlCharacters)\"; expected \"get\", \"subscribe\", \"check\", "
-                    + "\"reach\", \"watch\" or \"unwatch\""))
+            return .failure(RequestError("unknown op \"\(op.escapingControlCharacters)\"; expected one of \(Operation.listed)"))
         }
         var detail = StatusDetail.full
         if let asked = envelope.detail {
