@@ -17,7 +17,8 @@ final class ConnectivityChecker {
     static let firstRetry: Duration = .seconds(5)
     /// How soon a probe that got no answer is confirmed by a second one, before
     /// `limited` is believed: one dropped connection must not tell every client
-    /// that a working network has no Internet.
+    /// that a working network has no Internet. Both probes, and this pause,
+    /// fit in the check's timeout: see ``startDueProbes(now:)``.
     static let confirmation: Duration = .milliseconds(500)
     /// How often clients together may make a family be probed: a request
     /// within this of the family's last probe waits for the next one, due
@@ -43,6 +44,12 @@ final class ConnectivityChecker {
         /// A client asked for a probe that has not started yet: the clients
         /// waiting for one are answered once it has.
         var requested = false
+        /// When the probe under way counts as unanswered, whatever its thread
+        /// is doing: the C library's resolver has no deadline of its own.
+        var probeDeadline: ContinuousClock.Instant?
+        /// When the check under way (a probe, and the confirmation of a
+        /// failure) must have its verdict: its timeout from its first probe.
+        var checkDeadline: ContinuousClock.Instant?
     }
 
     let check: ConnectivityCheck
@@ -57,9 +64,10 @@ final class ConnectivityChecker {
 
     private let finished = Mailbox()
     private var nextProbeID = 0
-    /// One probe, run on a thread of its own: ``HTTPProbe/run(_:family:interface:)``
-    /// but in tests of the schedule.
-    typealias Probe = @Sendable (ConnectivityCheck, AddressFamily, String) -> ProbeOutcome
+    /// One probe, run on a thread of its own, answering by the deadline
+    /// where it can: ``HTTPProbe/run(_:family:interface:deadline:)`` but in
+    /// tests of the schedule.
+    typealias Probe = @Sendable (ConnectivityCheck, AddressFamily, String, ContinuousClock.Instant) -> ProbeOutcome
     private let probe: Probe
 
     init(check: ConnectivityCheck, logger: Logger, probe: @escaping Probe = HTTPProbe.run) throws {
@@ -86,10 +94,14 @@ final class ConnectivityChecker {
         return ConnectivityFindings(ipv4: finding(.ipv4), ipv6: finding(.ipv6))
     }
 
-    /// When a probe is next due, for the loop's poll timeout.
+    /// When a probe is next due, or one under way is overdue, for the
+    /// loop's poll timeout.
     var nextDeadline: ContinuousClock.Instant? {
-        families.values.filter { $0.probeInFlight == nil }.compactMap(\.nextProbe).min()
+        families.values.compactMap { $0.probeInFlight == nil ? $0.nextProbe : $0.probeDeadline }.min()
     }
+
+    /// Whether a probe is under way: its answer will wake the loop.
+    var isProbing: Bool { families.values.contains { $0.probeInFlight != nil } }
 
     /// Whether a probe is under way, due now, asked for, or confirming a
     /// failure: a `reachd check` waits for each.
@@ -115,20 +127,34 @@ final class ConnectivityChecker {
         }
     }
 
-    /// Starts the probes that are due.
+    /// The pause before a confirming probe: ``confirmation``, or a fifth of
+    /// a timeout too short for it.
+    private var confirmationPause: Duration { min(Self.confirmation, check.timeout / 5) }
+
+    /// Starts the probes that are due. A check's verdict comes within its
+    /// timeout, the confirmation of a failure included: a first probe has
+    /// half of what the pause before a confirmation leaves, and the
+    /// confirmation the rest.
     func startDueProbes(now: ContinuousClock.Instant) {
         for family in [AddressFamily.ipv4, .ipv6] {
             guard let state = families[family], let path = state.path, state.probeInFlight == nil,
                 let due = state.nextProbe, due <= now
             else { continue }
             nextProbeID += 1
+            let checkDeadline = state.confirming ? state.checkDeadline ?? now + check.timeout : now + check.timeout
+            let deadline = state.confirming ? checkDeadline : now + (check.timeout - confirmationPause) / 2
             let (id, check, finished, wake, probe) = (nextProbeID, check, finished, wake, probe)
             families[family]?.probeInFlight = id
+            families[family]?.probeDeadline = deadline
+            families[family]?.checkDeadline = checkDeadline
             families[family]?.nextProbe = nil
             families[family]?.lastProbe = now
             families[family]?.requested = false
+            // A probe given up on at its deadline keeps its thread until the
+            // resolver's own timeout (glibc's: 5 s a try), its answer then
+            // dropped: a few threads at most, at the spacing of the probes.
             startDetachedThread {
-                let outcome = probe(check, family, path.interface)
+                let outcome = probe(check, family, path.interface, deadline)
                 finished.results.withLock { $0.append((id, family, outcome)) }
                 wake.signal()
             }
@@ -144,35 +170,57 @@ final class ConnectivityChecker {
         }
         var changed = false
         for (probe, family, outcome) in results {
-            // Stale: the path changed (or went) while it ran.
-            guard var state = families[family], state.probeInFlight == probe else { continue }
-            let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation, asked: check.url)
-            let unconfirmed = verdict.connectivity == .limited && !state.confirming && state.verdict?.connectivity != .limited
-            let answer: String = switch outcome {
-            case .answered(let response): "HTTP \(response.status)"
-            case .failed(let failure): failure.rawValue
-            }
-            // Info only for a verdict that changes what is published.
-            logger.log(
-                level: unconfirmed || state.verdict == verdict ? .debug : .info, "connectivity check",
-                metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
-                           "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)"])
-            state.probeInFlight = nil
-            if unconfirmed {
-                state.confirming = true
-                state.nextProbe = now + Self.confirmation
-                families[family] = state
-                continue
-            }
-            state.confirming = false
-            changed = changed || state.verdict != verdict
-            state.verdict = verdict
-            state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
-            // A `reachd check` that came while it ran has its probe due
-            // already: the user may just have signed in.
-            if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }
-            families[family] = state
+            // Stale: the path changed (or went) while it ran, or its deadline passed.
+            guard families[family]?.probeInFlight == probe else { continue }
+            changed = judge(outcome, family: family, now: now) || changed
         }
+        return changed
+    }
+
+    /// Judges each probe past its deadline as unanswered, whatever its
+    /// thread is still doing (waiting on a resolver that hangs, say);
+    /// returns whether a verdict changed.
+    func expireOverdueProbes(now: ContinuousClock.Instant) -> Bool {
+        var changed = false
+        for family in [AddressFamily.ipv4, .ipv6] {
+            guard let state = families[family], state.probeInFlight != nil, let deadline = state.probeDeadline, deadline <= now
+            else { continue }
+            changed = judge(.failed(.timeout), family: family, now: now) || changed
+        }
+        return changed
+    }
+
+    /// A probe's outcome for `family`'s path; returns whether its verdict changed.
+    private func judge(_ outcome: ProbeOutcome, family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
+        guard var state = families[family] else { return false }
+        let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation, asked: check.url)
+        let unconfirmed = verdict.connectivity == .limited && !state.confirming && state.verdict?.connectivity != .limited
+        let answer: String = switch outcome {
+        case .answered(let response): "HTTP \(response.status)"
+        case .failed(let failure): failure.rawValue
+        }
+        // Info only for a verdict that changes what is published.
+        logger.log(
+            level: unconfirmed || state.verdict == verdict ? .debug : .info, "connectivity check",
+            metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
+                       "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)"])
+        state.probeInFlight = nil
+        state.probeDeadline = nil
+        if unconfirmed {
+            state.confirming = true
+            state.nextProbe = now + confirmationPause
+            families[family] = state
+            return false
+        }
+        state.confirming = false
+        state.checkDeadline = nil
+        let changed = state.verdict != verdict
+        state.verdict = verdict
+        state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
+        // A `reachd check` that came while it ran has its probe due
+        // already: the user may just have signed in.
+        if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }
+        families[family] = state
         return changed
     }
 

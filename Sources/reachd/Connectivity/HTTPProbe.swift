@@ -36,10 +36,12 @@ enum HTTPProbe {
     }
 
     /// Resolves the check's host in `family`, connects out of `interface` and
-    /// asks, all within the check's timeout (name resolution excepted: the C
-    /// library's resolver has its own). The first address that answers decides.
-    static func run(_ check: ConnectivityCheck, family: AddressFamily, interface: String) -> ProbeOutcome {
-        let deadline = ContinuousClock.now + check.timeout
+    /// asks, connecting and reading by `deadline`. The C library's resolver
+    /// has no deadline: ``ConnectivityChecker`` gives up on a probe at its
+    /// own. The first address that answers decides.
+    static func run(
+        _ check: ConnectivityCheck, family: AddressFamily, interface: String, deadline: ContinuousClock.Instant
+    ) -> ProbeOutcome {
         var hints = addrinfo()
         hints.ai_family = family == .ipv4 ? AF_INET : AF_INET6
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

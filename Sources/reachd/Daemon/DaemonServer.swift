@@ -194,6 +194,11 @@ final class DaemonServer {
                 case .client, .metrics, .scraper: break
                 }
             }
+            // A probe whose deadline passed counts as unanswered, whatever
+            // its thread still waits on.
+            if let checker, checker.expireOverdueProbes(now: now) {
+                changed = engine.apply(checker.findings) ?? changed
+            }
             // A route behind the status that expired: the kernel says nothing.
             changed = try expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a

@@ -61,14 +61,14 @@ struct ConnectivityScheduleTests {
             check: ConnectivityCheck.parse(
                 url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
             logger: Logger(label: "test"),
-            probe: { _, _, _ in
+            probe: { _, _, _, _ in
                 probes.withLock { $0 += 1 }
                 return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
             })
         /// Starts what is due at `now` and waits for it to answer.
         func probe(at now: ContinuousClock.Instant) throws {
             checker.startDueProbes(now: now)
-            while checker.isBusy(now: now), checker.nextDeadline.map({ $0 <= now }) != false {
+            while checker.isProbing {
                 _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
                 _ = checker.collect(now: now)
             }
@@ -92,5 +92,42 @@ struct ConnectivityScheduleTests {
         checker.requestCheck(now: start + interval * 3)
         try probe(at: start + interval * 3)
         #expect(probes.withLock { $0 } == 3)
+    }
+
+    /// A resolver that hangs, or a server that never answers: the check's
+    /// verdict still comes within its timeout, the one confirming probe
+    /// included, and the hung probes' late answers change nothing.
+    @Test func theTimeoutBoundsTheWholeCheckEvenAHungProbe() async throws {
+        let release = try WakeSignal()
+        let started = Mutex(0)
+        let checker = try ConnectivityChecker(
+            check: ConnectivityCheck.parse(
+                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
+            logger: Logger(label: "test"),
+            probe: { _, _, _, _ in
+                started.withLock { $0 += 1 }
+                // As getaddrinfo on a resolver that never answers: no deadline.
+                _ = try? PollSet.wait(for: release.fileDescriptor, until: .now + .seconds(30))
+                return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+            })
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        checker.startDueProbes(now: start)
+        let firstDeadline = start + .milliseconds(2250)
+        #expect(checker.nextDeadline == firstDeadline, "the first probe has half of what the pause leaves")
+        #expect(!checker.expireOverdueProbes(now: firstDeadline - .milliseconds(1)))
+        #expect(!checker.expireOverdueProbes(now: firstDeadline), "no answer: confirmed before it is believed")
+        #expect(checker.isBusy(now: firstDeadline) && checker.nextDeadline == firstDeadline + .milliseconds(500))
+        checker.startDueProbes(now: firstDeadline + .milliseconds(500))
+        #expect(checker.nextDeadline == start + .seconds(5), "the confirmation has the rest of the timeout")
+        #expect(checker.expireOverdueProbes(now: start + .seconds(5)))
+        #expect(checker.findings.ipv4?.connectivity == .limited && !checker.isBusy(now: start + .seconds(5)))
+        // The hung probes answer at last: too late to count.
+        while started.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        release.signal()
+        _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!checker.collect(now: start + .seconds(6)))
+        #expect(checker.findings.ipv4?.connectivity == .limited, "a late answer is stale")
     }
 }
