@@ -40,9 +40,11 @@ package final class FollowSession {
         /// `nil`: no statuses, only destinations.
         package var statusDetail: StatusDetail?
         package var backoff = ReachabilityMonitor.Backoff()
-        /// Throw a daemon's failure, rather than retry, until it has answered
-        /// once: what a socket the user named needs.
-        package var requiringAnswer = false
+        /// Throw a daemon's failure rather than retry: before its first
+        /// answer, and when it goes away or stops answering later. What a
+        /// socket the user named needs: the command says so and exits,
+        /// rather than show a status nobody keeps current.
+        package var daemonRequired = false
         /// Retry netlink in-process when it fails; `false` throws the
         /// failure instead: what one answer, which cannot wait, needs.
         package var retryingInProcess = true
@@ -51,13 +53,13 @@ package final class FollowSession {
 
         package init(
             source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,
-            backoff: ReachabilityMonitor.Backoff = .init(), requiringAnswer: Bool = false
+            backoff: ReachabilityMonitor.Backoff = .init(), daemonRequired: Bool = false
         ) {
             self.source = source
             self.socketPaths = socketPaths
             self.statusDetail = statusDetail
             self.backoff = backoff
-            self.requiringAnswer = requiringAnswer
+            self.daemonRequired = daemonRequired
         }
     }
 
@@ -158,13 +160,18 @@ package final class FollowSession {
     /// The status delivered last: one describing the same network from the
     /// same source (a resubscription renumbers them) is not delivered again.
     private var current: NetworkStatus?
-    /// Whether a daemon has answered since the run began.
-    private var answered = false
     /// The last failure warned about since the daemon last answered: a
     /// refusing daemon costs one warning, not one per retry.
     private var lastWarned: String?
     /// Where what is delivered comes from, as last said (``Update/following(_:)``).
     private var following: StatusSource?
+    /// Added to the `seq` of the statuses followed now, so that `seq` never
+    /// goes backwards on the session's stream, as PROTOCOL.md promises: each
+    /// source numbers from its own start (a daemon that ran before this
+    /// client numbers below what in-process did meanwhile), and a client
+    /// that drops a lower `seq` as stale would drop every status after the
+    /// daemon came back. Zero whenever the source's own numbers will do.
+    private var seqOffset: UInt64 = 0
     private var deliver: ((Update) -> Bool)?
 
     /// Why the loop ends.
@@ -193,14 +200,13 @@ package final class FollowSession {
     /// Follows on the calling thread, calling `deliver` with each update
     /// until it returns `false`, `deadline` passes or ``Remote/stop()`` is
     /// called. Throws only what ends it for good: a daemon of another protocol
-    /// version to a `.daemon` session, any daemon failure before the first
-    /// answer when ``Configuration/requiringAnswer``, or a failure of `poll`.
+    /// version to a `.daemon` session, any daemon failure when
+    /// ``Configuration/daemonRequired``, or a failure of `poll`.
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool) throws(ReachabilityError) {
         var ending: Ending?
         withoutActuallyEscaping(deliver) { deliver in
             self.deliver = deliver
             retry = RetrySchedule(configuration.backoff)
-            answered = false
             following = nil
             defer {
                 dropDaemon()
@@ -399,6 +405,10 @@ package final class FollowSession {
         case .none:
             return false
         case .notAnswering(let error):
+            if configuration.daemonRequired {
+                dropDaemon()
+                throw .failed(.noDaemonAnswered([error]))
+            }
             // Kept open: its answer, or the subscription's next line, says
             // the daemon is back.
             try note(error)
@@ -451,13 +461,13 @@ package final class FollowSession {
     /// One line from the daemon. Returns whether the daemon followed changed.
     private func take(_ line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
         guard let link = daemon else { return true }
-        if link.firstAnswerBy == nil, let detail = configuration.statusDetail, StatusUpdate.isStatusLine(line),
+        if link.firstAnswerBy == nil, seqOffset == 0, let detail = configuration.statusDetail, StatusUpdate.isStatusLine(line),
             detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
         {
             // A change on a subscription that has answered: the daemon
             // publishes only changes, so it needs no comparing, and the caller
             // may use the line before it is decoded (reachd monitor --json
-            // prints it).
+            // prints it). Unless it must be renumbered: see seqOffset.
             let update = StatusUpdate(line: line)
             try pass(.status(update))
             do throws(DaemonClientError) { current = try update.status() } catch {
@@ -527,7 +537,6 @@ package final class FollowSession {
     /// can stop, but for what the daemon refused.
     private func daemonAnswered(_ now: ContinuousClock.Instant) throws(Ending) {
         daemon?.firstAnswerBy = nil
-        answered = true
         retry.succeeded()
         lastWarned = nil
         try say(following: .daemon)
@@ -538,7 +547,7 @@ package final class FollowSession {
     /// in-process meanwhile where the source allows.
     private func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) throws(Ending) {
         dropDaemon()
-        if configuration.requiringAnswer && !answered { throw .failed(.noDaemonAnswered([error])) }
+        if configuration.daemonRequired { throw .failed(.noDaemonAnswered([error])) }
         if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
             logger.error("\(error.description)")
             throw .failed(.noDaemonAnswered([error]))
@@ -709,6 +718,7 @@ package final class FollowSession {
         guard let detail = configuration.statusDetail else { return }
         var reduced = line == nil ? status.detailed(detail) : status
         var line = line
+        var rewritten = false
         if let current {
             if current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
             // A new source's status: its changes, if any, are against its
@@ -718,13 +728,31 @@ package final class FollowSession {
                 let changes = StatusDiff.changes(from: current, to: reduced)
                 if changes != reduced.changes {
                     reduced.changes = changes
-                    // A daemon's line is printed as it came: it must say so too.
-                    if line != nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
+                    rewritten = true
                 }
             }
         }
+        let seq = numbered(reduced.seq)
+        if seq != reduced.seq {
+            reduced.seq = seq
+            rewritten = true
+        }
+        // A daemon's line is printed as it came: it must say what changed too.
+        if rewritten, line != nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
         current = reduced
         try pass(.status(StatusUpdate(reduced, line: line)))
+    }
+
+    /// `seq` as delivered: above the last delivered, by ``seqOffset``, which
+    /// goes back to zero as soon as the source's own number is higher.
+    private func numbered(_ seq: UInt64) -> UInt64 {
+        guard let last = current?.seq else { return seq }
+        if seq > last {
+            seqOffset = 0
+        } else if seq &+ seqOffset <= last {
+            seqOffset = last + 1 - seq
+        }
+        return seq &+ seqOffset
     }
 
     /// Says where what follows comes from, when that changed.

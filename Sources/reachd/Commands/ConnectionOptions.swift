@@ -2,6 +2,10 @@ import ArgumentParser
 import Logging
 import Reachability
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Options every client subcommand shares: which daemon to ask, if any.
 ///
 /// Without options a client asks the default daemons and, where none answers,
@@ -40,16 +44,39 @@ struct ConnectionOptions: ParsableArguments {
         noDaemon ? .embedded : socket == nil ? .automatic : .daemon
     }
 
-    /// Says on stderr that the daemon `--socket` named didn't answer, and what to do.
-    func namedDaemonFailed(_ failure: String, otherNetwork: Bool = false) -> ExitCode {
-        Console.error("reachd: \(failure)")
-        if otherNetwork {
-            // Its path is taken: a second daemon there would take it from the other network.
-            Console.error("reachd: name a daemon of this network namespace with --socket, or leave out --socket to compute in-process")
-        } else {
-            Console.error("reachd: start one with `reachd daemon --socket \(socket ?? "PATH")`, or leave out --socket to ask the default daemon or compute in-process")
-        }
+    /// Says on stderr why the daemon `--socket` named gave no answer, and
+    /// what to do about that cause: exit 2.
+    func namedDaemonFailed(_ failures: [DaemonClientError]) -> ExitCode {
+        Console.error("reachd: \(ReachabilityError.noDaemonAnswered(failures).description)")
+        if let remedy = failures.last.flatMap(Self.remedy) { Console.error("reachd: \(remedy)") }
         return .internalError
+    }
+
+    /// What the user can do about why the daemon at `--socket` gave no
+    /// answer; `nil` where the description says it already.
+    static func remedy(for failure: DaemonClientError) -> String? {
+        let instead = "or leave out --socket to ask the default daemon or compute in-process"
+        switch failure {
+        case .notRunning(let path, let cause) where cause.errno == ENOTSOCK:
+            return "\(path) is not a socket: name the socket a daemon listens on (`reachd daemon --socket PATH` binds one), \(instead)"
+        case .notRunning(let path, _):
+            return "start one with `reachd daemon --socket \(path)`, \(instead)"
+        case .connectionFailed(_, let cause) where cause.errno == EACCES || cause.errno == EPERM:
+            return "this user may not connect to that socket: ask its owner, \(instead)"
+        case .connectionFailed, .closed:
+            return "the daemon went away (stopped or restarted): start it again, \(instead)"
+        case .timedOut:
+            return "it runs but does not answer: see `systemctl status reachd` (or whether it was stopped with SIGSTOP), \(instead)"
+        case .rejected(let code, _) where code == "too_many_clients":
+            return "the daemon serves as many clients as it may: close some, or raise its --max-clients"
+        case .rejected(let code, _) where code == RequestError.tooManyWatches:
+            return "ask for fewer targets at once, or raise the daemon's --max-watches-per-connection"
+        case .rejected, .untrustedOwner, .protocolError:
+            return nil
+        case .otherNetwork:
+            // Its path is taken: a second daemon there would take it from the other network.
+            return "name a daemon of this network namespace with --socket, or leave out --socket to compute in-process"
+        }
     }
 
     /// What a command throws when no allowed source answered: the advice to
@@ -57,8 +84,7 @@ struct ConnectionOptions: ParsableArguments {
     func failure(_ error: ReachabilityError) -> any Error {
         switch error {
         case .noDaemonAnswered(let failures):
-            let otherNetwork = failures.contains { if case .otherNetwork = $0 { true } else { false } }
-            return namedDaemonFailed(error.description, otherNetwork: otherNetwork)
+            return namedDaemonFailed(failures)
         case .inProcessFailed, .waitFailed: return error
         }
     }
@@ -86,7 +112,7 @@ struct ConnectionOptions: ParsableArguments {
     ) throws {
         var configuration = FollowSession.Configuration(
             source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths, statusDetail: detail,
-            requiringAnswer: socket != nil)
+            daemonRequired: socket != nil)
         configuration.traceDatagrams = traceDatagrams
         var refused: ReachabilityError?
         var followingDaemon: Bool?

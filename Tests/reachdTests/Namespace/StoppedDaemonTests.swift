@@ -44,6 +44,11 @@ struct StoppedDaemonTests {
         try await network.inHost("route add default via 10.77.0.1")
         _ = try await eventually("a change through the daemon") { monitor.statuses.last { $0.source == .daemon && $0.online } }
         #expect(daemon.isRunning)
+        // The daemon numbers from its own start, before the monitor's
+        // in-process numbers: renumbered, so that a client dropping a lower
+        // `seq` as stale, as PROTOCOL.md allows, drops nothing here.
+        let numbers = monitor.statuses.map(\.seq)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "over the fallback and back: \(numbers)")
     }
 
     @Test func waitOnlineIsNotHeldByAStoppedDaemon() async throws {
@@ -110,25 +115,31 @@ struct StoppedDaemonTests {
         watch.signal(SIGTERM)
     }
 
-    /// The library, through `ReachabilityMonitor(source: .daemon)`: no
-    /// fallback, so it records why it delivers nothing, and resumes.
-    @Test func aDaemonOnlyMonitorRecordsWhyAndResumes() async throws {
+    /// The daemon `--socket` named stops answering: `monitor`, `reach
+    /// --watch` and `wait-online` say so on stderr and exit 2, as the README
+    /// promises for `--socket`, rather than go on showing a state nobody
+    /// keeps current.
+    @Test(arguments: [["monitor"], ["reach", "--watch", "10.99.1.1"], ["wait-online", "-t", "20", "--host", "10.98.1.1"]])
+    func aNamedDaemonThatStopsAnsweringEndsTheCommand(command: [String]) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("route add blackhole 10.98.0.0/16")
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
-        let monitor = try network.startReachd("monitor", "--json", "--socket", network.socketPath)
-        _ = try await eventually("the daemon's first status") { monitor.statuses.first { $0.source == .daemon } }
+        let client = try Subprocess(["/usr/bin/env", "ip", "netns", "exec", network.host, Reachd.binary] + command + ["--socket", network.socketPath])
+        // wait-online prints nothing until it is done: its connection tells.
+        _ = try await eventually("the client connected") {
+            try await network.connections(to: network.socketPath) > 0 ? true : nil
+        }
+        try await Task.sleep(for: .milliseconds(300))
         daemon.signal(SIGSTOP)
         try await network.inHost("route del default")
-        _ = try await eventually("the warning", timeout: .seconds(5)) {
-            monitor.errorOutput.contains("did not answer within 1 s") ? true : nil
-        }
-        #expect(monitor.statuses.allSatisfy { $0.source == .daemon }, "a named daemon only: nothing in-process")
-        daemon.signal(SIGCONT)
-        let resumed = try await eventually("the daemon's state after it resumed") { monitor.statuses.last { !$0.online } }
-        #expect(resumed.source == .daemon && resumed.ipv4.reason == .noRoute)
-        #expect(monitor.isRunning)
+        let noticed = ContinuousClock.now
+        #expect(try await client.wait(timeout: .seconds(5)) == 2, "\(client.errorOutput)")
+        #expect(ContinuousClock.now - noticed < .seconds(2))
+        #expect(client.errorOutput.contains("did not answer within 1 s (stopped or overloaded)"), "\(client.errorOutput)")
+        #expect(client.errorOutput.contains("leave out --socket"), "what to do: \(client.errorOutput)")
+        #expect(!client.errorOutput.contains("start one with"), "it runs: \(client.errorOutput)")
     }
 
     /// The library itself: a `.daemon` monitor in this process, on a
