@@ -48,6 +48,9 @@ struct StatusLineWriterTests {
             seq: UInt64.random(in: 0...UInt64.max, using: &generator),
             changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
             source: Bool.random(using: &generator) ? .daemon : .embedded)
+        if Bool.random(using: &generator) {
+            status.check = DaemonCheck(url: text(&generator), answerWithin: .milliseconds(Int.random(in: 0...1_200_000, using: &generator)))
+        }
         // The daemon's watched targets, with every optional key both ways.
         func route() -> DestinationRoute? {
             Bool.random(using: &generator) ? nil : DestinationRoute(

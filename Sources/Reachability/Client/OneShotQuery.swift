@@ -46,6 +46,7 @@ package struct OneShotQuery: Sendable {
         timeout: Duration = ReachabilityMonitor.defaultTimeout
     ) throws(ReachabilityError) -> Answer<NetworkStatus> {
         let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
+            if operation == .check { return try Self.check(detail, on: connection, by: deadline, timeout: timeout) }
             try connection.send([ClientRequest(operation, detail: detail)])
             let (status, line) = StatusUpdate.inDetail(try Self.status(from: connection, by: deadline, timeout: timeout), detail)
             try connection.checkServesThisNetwork(status)
@@ -113,6 +114,30 @@ package struct OneShotQuery: Sendable {
                 }
             }
         }
+    }
+
+    /// How long a daemon that does not say how soon it answers a check
+    /// (one that predates ``DaemonCheck``) is given.
+    static let unannouncedCheckAllowance: Duration = .seconds(30)
+
+    /// Asks one daemon for its connectivity check. A `get` goes first: the
+    /// daemon answers it at once, so a stopped one costs the budget, not the
+    /// check's time, and its status says how soon the check is answered
+    /// (``DaemonCheck/answerWithin``), which is awaited, and a second more.
+    private static func check(
+        _ detail: StatusDetail, on connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
+    ) throws(DaemonClientError) -> (NetworkStatus, [[UInt8]]) {
+        try connection.send([ClientRequest(.get, detail: detail)])
+        let now = try status(from: connection, by: deadline, timeout: timeout).status
+        try connection.checkServesThisNetwork(now)
+        // Only now: a status line still unread is replaced by a newer one,
+        // so an answer at once would take the place of the get's.
+        try connection.send([ClientRequest(.check, detail: detail)])
+        // A daemon with no check answers at once all the same.
+        let allowance = (now.check?.answerWithin ?? unannouncedCheckAllowance) + .seconds(1)
+        let checked = try status(from: connection, by: .now + allowance, timeout: allowance)
+        let (status, line) = StatusUpdate.inDetail(checked, detail)
+        return (status, [line])
     }
 
     /// Asks one daemon, at most ``window`` `reach` requests in flight, each

@@ -21,6 +21,10 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Where a captive portal sends the user to sign in (the check's redirect
     /// target), when ``connectivity`` is `.portal` and the portal said.
     public var portalURL: String?
+    /// The connectivity check the daemon runs; `nil` when it runs none, in a
+    /// status computed in-process, and from a daemon that predates saying so.
+    /// Not part of what the status describes: it changes only with the daemon.
+    public var check: DaemonCheck?
     /// Every link the kernel reports, loopback included, in index order;
     /// empty in a summary (``isSummary``).
     public var interfaces: [InterfaceStatus]
@@ -185,7 +189,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes
+        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes, check
         case portalURL = "portal_url"
         case metered, detail
         case network = "netns"
@@ -234,6 +238,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         // Each optional, and read leniently: a newer daemon may say them
         // otherwise, and what this version can't read it does without.
         network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
+        check = try? container.decodeIfPresent(DaemonCheck.self, forKey: .check)
         daemonsWord = DaemonsWord(
             online: try? container.decodeIfPresent(Bool.self, forKey: .online),
             reachability: try? container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
@@ -247,6 +252,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
         try container.encode(changes, forKey: .changes)
+        try container.encode(check, forKey: .check)
         try container.encode(portalURL, forKey: .portalURL)
         try container.encode(metered, forKey: .metered)
         try container.encode(network, forKey: .network)

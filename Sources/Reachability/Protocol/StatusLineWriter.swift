@@ -29,6 +29,16 @@ package struct StatusLineWriter {
         string(Timestamp.format(status.changedAt))
         raw(",\"changes\":")
         array(status.changes) { $0.write($1) }
+        raw(",\"check\":")
+        if let check = status.check {
+            raw("{\"answer_within_ms\":")
+            raw(String(check.milliseconds))
+            raw(",\"url\":")
+            string(check.url)
+            raw("}")
+        } else {
+            raw("null")
+        }
         raw(",\"connectivity\":")
         string(status.connectivity.rawValue)
         if status.isSummary { raw(",\"detail\":\"summary\"") }

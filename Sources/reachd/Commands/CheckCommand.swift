@@ -1,6 +1,10 @@
 import ArgumentParser
 import Reachability
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
@@ -9,10 +13,14 @@ struct CheckCommand: AsyncParsableCommand {
             Asks the daemon to probe its check URL (after signing in to a captive \
             portal, say) and prints the status once a probe that started after the \
             request has answered. The daemon probes at most once per 5 s on request, \
-            whoever asks, so this may wait up to 5 s for the probe. \
-            The check runs in the daemon (reachd daemon --check-url URL); without \
-            one answering this is an error. A daemon without a check answers with \
-            the status as it is (connectivity unknown).
+            whoever asks, so this may wait up to 5 s for the probe, and then for the \
+            check's timeout (--check-timeout, 5 s by default), which bounds the whole \
+            check, its one retry included. A daemon that does not answer at all is \
+            given 1 s, as by every command.
+            The check runs in the daemon (the shipped reachd.conf turns it on, or \
+            reachd daemon --check-url URL): without one answering this is an error, \
+            never computed in-process. A daemon without a check answers with the \
+            status as it is (connectivity unknown).
             Exits 0 when online, 1 when not (a portal, limited), 2 on error.
 
             Examples:
@@ -20,29 +28,21 @@ struct CheckCommand: AsyncParsableCommand {
               reachd check --json | jq -r .portal_url
             """)
 
-    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var daemon: SocketOption
     @OptionGroup var output: OutputOptions
-
-    /// Long enough for the wait for a probe (up to 5 s), a probe that times
-    /// out (5 s by default) and the reply.
-    static let timeout: Duration = .seconds(30)
-
-    func validate() throws {
-        if connection.noDaemon {
-            throw ValidationError("the connectivity check runs in the daemon; leave out --no-daemon.")
-        }
-    }
 
     func run() async throws {
         let answer: OneShotQuery.Answer<NetworkStatus>
         do {
-            answer = try OneShotQuery(source: .daemon, socketPaths: connection.socketPaths).status(.check, timeout: Self.timeout)
+            answer = try OneShotQuery(source: .daemon, socketPaths: SocketPath.forClients(orOnly: daemon.socket)).status(.check)
         } catch {
-            if case .noDaemonAnswered(let failures) = error {
-                Console.error("reachd: \(failures.map(\.description).joined(separator: "; "))")
+            let failures = error.daemonFailures
+            if !failures.isEmpty, failures.allSatisfy({ if case .notRunning(_, let cause) = $0 { cause.errno != ENOTSOCK } else { false } }) {
+                Console.error("reachd: \(error.description)")
+                Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon` (the shipped reachd.conf turns the check on) or `reachd daemon --check-url URL`")
+                throw ExitCode.internalError
             }
-            Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon --check-url URL`")
-            throw ExitCode.internalError
+            throw daemon.failed(failures)
         }
         if output.json, let line = answer.lines?.first {
             Console.json(line)

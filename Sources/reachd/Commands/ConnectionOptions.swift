@@ -6,23 +6,73 @@ import Reachability
 import Glibc
 #endif
 
-/// Options every client subcommand shares: which daemon to ask, if any.
-///
-/// Without options a client asks the default daemons and, where none answers,
-/// computes the answer in-process. `--socket` names one daemon, which then
-/// must answer (as `nm-online` errs when NetworkManager doesn't); `--no-daemon`
-/// asks none.
-struct ConnectionOptions: ParsableArguments {
+/// `--socket`: the one daemon to ask. Every client subcommand has it;
+/// `check`, which only a daemon can answer, has nothing else.
+struct SocketOption: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Ask the daemon at this socket, and fail (exit 2) if it doesn't answer. Default: $REACHD_SOCKET, else the socket a daemon of this user binds, then \(SocketPath.system), else compute in-process.",
+            "Ask the daemon at this socket, and fail (exit 2) if it doesn't answer or stops answering. Default: $REACHD_SOCKET, else the socket a daemon of this user binds, then \(SocketPath.system).",
             valueName: "path"),
         completion: .file())
     var socket: String?
 
-    @Flag(name: .customLong("no-daemon"), help: "Ask no daemon: compute the answer in-process from netlink.")
+    func validate() throws {
+        if socket?.isEmpty == true {
+            throw ValidationError("--socket needs a path, as in --socket \(SocketPath.system); leave it out to ask the default daemon.")
+        }
+    }
+
+    /// Says on stderr why no daemon gave an answer, and what to do about
+    /// the last one's cause: exit 2.
+    func failed(_ failures: [DaemonClientError]) -> ExitCode {
+        Console.error("reachd: \(ReachabilityError.noDaemonAnswered(failures).description)")
+        if let remedy = failures.last.flatMap({ remedy(for: $0) }) { Console.error("reachd: \(remedy)") }
+        return .internalError
+    }
+
+    /// What the user can do about why the daemon gave no answer; `nil`
+    /// where the description says it already.
+    func remedy(for failure: DaemonClientError) -> String? {
+        let instead = socket == nil ? "" : ", or leave out --socket to ask the default daemon or compute in-process"
+        switch failure {
+        case .notRunning(let path, let cause) where cause.errno == ENOTSOCK:
+            return "\(path) is not a socket: name the socket a daemon listens on (`reachd daemon --socket PATH` binds one)\(instead)"
+        case .notRunning(let path, _):
+            return "start one with `reachd daemon\(socket == nil ? "" : " --socket \(path)")`\(instead)"
+        case .connectionFailed(_, let cause) where cause.errno == EACCES || cause.errno == EPERM:
+            return "this user may not connect to that socket: ask its owner\(instead)"
+        case .connectionFailed, .closed:
+            return "the daemon went away (stopped or restarted): start it again\(instead)"
+        case .timedOut:
+            return "it runs but does not answer: see `systemctl status reachd` (or whether it was stopped with SIGSTOP)\(instead)"
+        case .rejected(let code, _) where code == "too_many_clients":
+            return "the daemon serves as many clients as it may: close some, or raise its --max-clients"
+        case .rejected(let code, _) where code == RequestError.tooManyWatches:
+            return "ask for fewer targets at once, or raise the daemon's --max-watches-per-connection"
+        case .rejected, .untrustedOwner, .protocolError:
+            return nil
+        case .otherNetwork:
+            // Its path is taken: a second daemon there would take it from the other network.
+            return "name a daemon of this network namespace with --socket\(socket == nil ? "" : ", or leave out --socket to compute in-process")"
+        }
+    }
+}
+
+/// Options every client subcommand but `check` shares: which daemon to
+/// ask, if any.
+///
+/// Without options a client asks the default daemons and, where none answers,
+/// computes the answer in-process. `--socket` names one daemon, which then
+/// must answer, first to last (as `nm-online` errs when NetworkManager
+/// doesn't); `--no-daemon` asks none.
+struct ConnectionOptions: ParsableArguments {
+    @OptionGroup var daemon: SocketOption
+
+    @Flag(name: .customLong("no-daemon"), help: "Ask no daemon: compute the answer in-process from netlink. Without --socket, what a client does where no daemon answers.")
     var noDaemon = false
+
+    var socket: String? { daemon.socket }
 
     func validate() throws {
         if noDaemon && socket != nil {
@@ -44,47 +94,12 @@ struct ConnectionOptions: ParsableArguments {
         noDaemon ? .embedded : socket == nil ? .automatic : .daemon
     }
 
-    /// Says on stderr why the daemon `--socket` named gave no answer, and
-    /// what to do about that cause: exit 2.
-    func namedDaemonFailed(_ failures: [DaemonClientError]) -> ExitCode {
-        Console.error("reachd: \(ReachabilityError.noDaemonAnswered(failures).description)")
-        if let remedy = failures.last.flatMap(Self.remedy) { Console.error("reachd: \(remedy)") }
-        return .internalError
-    }
-
-    /// What the user can do about why the daemon at `--socket` gave no
-    /// answer; `nil` where the description says it already.
-    static func remedy(for failure: DaemonClientError) -> String? {
-        let instead = "or leave out --socket to ask the default daemon or compute in-process"
-        switch failure {
-        case .notRunning(let path, let cause) where cause.errno == ENOTSOCK:
-            return "\(path) is not a socket: name the socket a daemon listens on (`reachd daemon --socket PATH` binds one), \(instead)"
-        case .notRunning(let path, _):
-            return "start one with `reachd daemon --socket \(path)`, \(instead)"
-        case .connectionFailed(_, let cause) where cause.errno == EACCES || cause.errno == EPERM:
-            return "this user may not connect to that socket: ask its owner, \(instead)"
-        case .connectionFailed, .closed:
-            return "the daemon went away (stopped or restarted): start it again, \(instead)"
-        case .timedOut:
-            return "it runs but does not answer: see `systemctl status reachd` (or whether it was stopped with SIGSTOP), \(instead)"
-        case .rejected(let code, _) where code == "too_many_clients":
-            return "the daemon serves as many clients as it may: close some, or raise its --max-clients"
-        case .rejected(let code, _) where code == RequestError.tooManyWatches:
-            return "ask for fewer targets at once, or raise the daemon's --max-watches-per-connection"
-        case .rejected, .untrustedOwner, .protocolError:
-            return nil
-        case .otherNetwork:
-            // Its path is taken: a second daemon there would take it from the other network.
-            return "name a daemon of this network namespace with --socket, or leave out --socket to compute in-process"
-        }
-    }
-
     /// What a command throws when no allowed source answered: the advice to
     /// start the daemon `--socket` named, or the in-process failure.
     func failure(_ error: ReachabilityError) -> any Error {
         switch error {
         case .noDaemonAnswered(let failures):
-            return namedDaemonFailed(failures)
+            return daemon.failed(failures)
         case .inProcessFailed, .waitFailed: return error
         }
     }

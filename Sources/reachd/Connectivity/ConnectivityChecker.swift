@@ -100,6 +100,12 @@ final class ConnectivityChecker {
         families.values.compactMap { $0.probeInFlight == nil ? $0.nextProbe : $0.probeDeadline }.min()
     }
 
+    /// How soon a `check` request is answered at the latest: a probe under
+    /// way (or the last one) holds the requested one back by
+    /// ``requestInterval`` or until its check ends, whichever is later, and
+    /// the requested check takes its timeout.
+    var answerWithin: Duration { max(Self.requestInterval, check.timeout) + check.timeout }
+
     /// Whether a probe is under way: its answer will wake the loop.
     var isProbing: Bool { families.values.contains { $0.probeInFlight != nil } }
 

@@ -128,7 +128,7 @@ final class DaemonServer {
             first = withWatched.asFirst()
         }
         checker?.observe(first, now: .now)
-        published = PublishedLines(first)
+        published = PublishedLines(first, check: checker.map { DaemonCheck(url: $0.check.url, answerWithin: $0.answerWithin) })
         let listener = try passed.socket.map { ListeningSocket(passed: $0, path: socketPath) }
             ?? ListeningSocket(path: socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)

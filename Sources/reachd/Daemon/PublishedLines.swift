@@ -14,6 +14,9 @@ import Reachability
 /// status, with none (a `get`'s answer, the status a subscription starts
 /// from): what changed before a reader came is no news to it.
 struct PublishedLines {
+    /// What every line says of the daemon's check: how long a `reachd
+    /// check` may wait for its answer.
+    private let check: DaemonCheck?
     private var status: NetworkStatus
     private var summaryStatus: NetworkStatus
     /// The lines encoded for this status so far.
@@ -24,7 +27,10 @@ struct PublishedLines {
         var first: Bool
     }
 
-    init(_ status: NetworkStatus) {
+    init(_ status: NetworkStatus, check: DaemonCheck? = nil) {
+        self.check = check
+        var status = status
+        status.check = check
         self.status = status
         summaryStatus = status.summary()
     }
@@ -55,6 +61,8 @@ struct PublishedLines {
 
     /// Takes a newly published status; returns whether the summary changed.
     mutating func update(_ status: NetworkStatus) -> Bool {
+        var status = status
+        status.check = check
         self.status = status
         let summaryChanged = !status.hasSameSummary(as: summaryStatus)
         if summaryChanged { summaryStatus = status.summary() }

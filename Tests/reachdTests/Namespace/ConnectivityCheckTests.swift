@@ -204,4 +204,43 @@ struct ConnectivityCheckTests {
         #expect(server.requests == 0)
         withExtendedLifetime((server, daemon)) {}
     }
+
+    /// The check's timeout bounds the whole check, the name's resolution
+    /// included: with a resolver that never answers (the gateway drops its
+    /// queries), the first verdict is `limited` within the 1 s timeout, not
+    /// after the resolver's own 10 s. Before, it took the resolver's time.
+    @Test func aResolverThatHangsIsBoundedByTheCheckTimeout() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        try "nameserver \(NameServer.address)\noptions timeout:10 attempts:1\n"
+            .write(to: etc.appendingPathComponent("resolv.conf"), atomically: false, encoding: .utf8)
+        let daemon = try await network.startDaemon(
+            ["--check-url", "http://check.example/generate_204", "--check-timeout", "1"], etc: etc)
+        let routed = ContinuousClock.now
+        try await network.inHost("route add default via 10.77.0.1")
+        let status = try await network.waitForStatus("the first verdict") { $0.connectivity != .unknown && $0.connectivity != .none }
+        let took = ContinuousClock.now - routed
+        #expect(status.connectivity == .limited && !status.online, "\(status)")
+        #expect(took < .seconds(2), "within the 1 s timeout, and a poll: \(took)\n\(daemon.errorOutput.suffix(1500))")
+        withExtendedLifetime(daemon) {}
+    }
+
+    /// The daemon says how soon it answers a check: its `get` answer
+    /// carries it, and `reachd check` waits that and a second more. A
+    /// stopped daemon costs `check` the second every command allows, with
+    /// advice that fits (it runs; starting one would not help).
+    @Test func checkWaitsWhatTheDaemonAnnouncesAndAStoppedOneASecond() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204), "--check-timeout", "7")
+        let status = try await network.waitForStatus("full") { $0.connectivity == .full }
+        #expect(status.check == DaemonCheck(url: server.url, answerWithin: .seconds(14)), "max(5 s, 7 s) + 7 s: \(String(describing: status.check))")
+        daemon.signal(SIGSTOP)
+        defer { daemon.signal(SIGCONT) }
+        let started = ContinuousClock.now
+        let check = try await network.reachd("check", "--socket", network.socketPath)
+        let took = ContinuousClock.now - started
+        #expect(check.status == 2 && took < .milliseconds(1500), "\(took): \(check)")
+        #expect(check.error.contains("did not answer within 1 s") && !check.error.contains("start one"), "\(check.error)")
+        withExtendedLifetime(server) {}
+    }
 }
