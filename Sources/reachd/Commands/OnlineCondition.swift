@@ -19,10 +19,14 @@ struct OnlineCondition: Equatable {
     }
     var any = false
     var ignored: Set<String> = []
+    /// Also wait for the status to be ``NetworkStatus/online``: where the
+    /// daemon runs a connectivity check, for it to find full access.
+    var connectivity = false
 
     /// What met the condition, one line each, for the success message; `nil`
     /// while it is unmet.
     func met(by status: NetworkStatus) -> [String]? {
+        if connectivity, !status.online { return nil }
         guard !interfaces.isEmpty else {
             return families.lazy.compactMap { status.family($0).path }
                 .first { !ignored.contains($0.interface) }
@@ -41,8 +45,9 @@ struct OnlineCondition: Equatable {
     /// What it waited for, for the timeout message.
     var description: String {
         let what = families == [.ipv4] ? "IPv4" : families == [.ipv6] ? "IPv6" : "the network"
+        let check = connectivity ? ", and the connectivity check to find full access" : ""
         guard !interfaces.isEmpty else {
-            return what + (ignored.isEmpty ? "" : " through an interface other than \(ignored.sorted().joined(separator: ", "))")
+            return what + (ignored.isEmpty ? "" : " through an interface other than \(ignored.sorted().joined(separator: ", "))") + check
         }
         let listed = interfaces.map { condition in
             switch condition.state {
@@ -50,7 +55,7 @@ struct OnlineCondition: Equatable {
             case .routable: "\(what) through \(condition.name)"
             }
         }
-        return (interfaces.count == 1 ? "" : any ? "any of: " : "all of: ") + listed.joined(separator: ", ")
+        return (interfaces.count == 1 ? "" : any ? "any of: " : "all of: ") + listed.joined(separator: ", ") + check
     }
 }
 

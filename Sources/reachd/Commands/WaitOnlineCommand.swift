@@ -8,10 +8,13 @@ import Glibc
 struct WaitOnlineCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wait-online",
-        abstract: "Wait until the host is online.",
+        abstract: "Wait until the host has a route out.",
         discussion: """
-            Exits 0 as soon as the host is online (in the given family, through the \
-            given interfaces), 1 when the timeout passes first. Event-driven: it \
+            Exits 0 as soon as the host is online by routes (in the given family, \
+            through the given interfaces), 1 when the timeout passes first. Routes \
+            only, as systemd-networkd-wait-online: behind a captive portal it \
+            returns, while `reachd status` exits 1; --connectivity waits for the \
+            daemon's connectivity check to find full access too. Event-driven: it \
             waits on the daemon's notifications or on netlink, never polls. The \
             options are systemd-networkd-wait-online's, in reachd's terms.
 
@@ -22,6 +25,7 @@ struct WaitOnlineCommand: ParsableCommand {
               reachd wait-online -i eth0 -i wlan0 --any
               reachd wait-online -i eth0:carrier
               reachd wait-online --ignore tun0
+              reachd wait-online --connectivity
               reachd wait-online --host wiki.corp.example --host 10.8.0.1:22
 
             With --host, waits until every target is reachable as this user's \
@@ -56,6 +60,9 @@ struct WaitOnlineCommand: ParsableCommand {
     @Flag(help: "With several --interface, return when one of them is ready, not all.")
     var any = false
 
+    @Flag(help: "Wait for the daemon's connectivity check to find full access as well (the status's online): not behind a captive portal. Without a check, routes decide.")
+    var connectivity = false
+
     @Option(
         help: ArgumentHelp("Don't count a route out through this interface (a VPN, a container bridge). Repeatable.",
                            valueName: "name"),
@@ -80,9 +87,13 @@ struct WaitOnlineCommand: ParsableCommand {
         guard SecondsRange.waitTimeout.duration(timeout) != nil else {
             throw ValidationError("--timeout must be \(SecondsRange.waitTimeout), not \(timeout).")
         }
-        if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any {
-            throw ValidationError("--host waits for servers, --interface, --ignore and --any for the host's route out; pick one.")
+        if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any || connectivity {
+            throw ValidationError("--host waits for servers; --interface, --ignore, --any and --connectivity for the host's route out; pick one.")
         }
+        if any, interface.isEmpty {
+            throw ValidationError("--any returns when one of several --interface is ready; name them with -i, or leave out --any.")
+        }
+        try ReachCommand.checkFamily(of: host, ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil)
         if let both = interface.first(where: { ignore.contains($0.name) }) {
             throw ValidationError("\(both.name) is both waited for (--interface) and ignored (--ignore); pick one.")
         }
@@ -100,7 +111,7 @@ struct WaitOnlineCommand: ParsableCommand {
     }
 
     var condition: OnlineCondition {
-        OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore))
+        OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore), connectivity: connectivity)
     }
 
     func run() throws {

@@ -19,7 +19,7 @@ enum StatusFormatter {
     /// `networkctl status`-like: a summary, the families, then a line per interface.
     static func summary(_ status: NetworkStatus) -> String {
         var lines = [
-            "State: \(status.reachability.rawValue)" + (status.primary.map { " via \(describe($0))" } ?? ""),
+            "State: \(state(status))" + (status.primary.map { " \(status.online ? "via" : "routed via") \(describe($0))" } ?? ""),
             "  IPv4: \(familyLine(status.ipv4))",
             "  IPv6: \(familyLine(status.ipv6))",
             "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
@@ -136,13 +136,28 @@ enum StatusFormatter {
 
     /// The state in one line, as systemd shows it (STATUS=, `systemctl status`).
     static func oneLine(_ status: NetworkStatus) -> String {
-        var line = "\(status.reachability.rawValue) ipv4=\(status.ipv4.reachability.rawValue)"
+        var line = "\(state(status)) ipv4=\(status.ipv4.reachability.rawValue)"
         line += " ipv6=\(status.ipv6.reachability.rawValue)"
         if let primary = status.primary { line += " via \(describe(primary))" + (status.metered ? " (metered)" : "") }
         // Only when a check runs: what it found, and where a portal sends the user.
         if status.connectivity != .unknown { line += " connectivity=\(status.connectivity.rawValue)" }
         if let portal = status.portalURL { line += " portal=\(portal)" }
         return line.escapingControlCharacters
+    }
+
+    /// The word a status leads with: what ``NetworkStatus/online`` says,
+    /// which the exit codes follow. Where the routes are online but the
+    /// check found otherwise, what it found ("portal", "limited"): never
+    /// "online" for a status that is not.
+    static func state(_ status: NetworkStatus) -> String {
+        if status.online { return "online" }
+        guard status.reachability == .online else { return status.reachability.rawValue }
+        switch status.connectivity {
+        case .portal, .limited, .none: return status.connectivity.rawValue
+        // A newer daemon's verdict, or its word against a level this
+        // version does not know: not online, in the daemon's own word.
+        case .full, .unknown, .unrecognized: return "not online"
+        }
     }
 
     private static func familyLine(_ family: FamilyStatus) -> String {

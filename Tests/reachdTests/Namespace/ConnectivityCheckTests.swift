@@ -40,6 +40,15 @@ struct ConnectivityCheckTests {
         #expect(!status.online && status.reachability == .online, "routes say online; the Internet does not answer")
         let result = try await network.reachd("status", "--socket", network.socketPath)
         #expect(result.status == 1 && result.output.contains("sign in at http://portal.example/login"), "\(result.output)")
+        // The words lead with what the exit code says: not "online".
+        #expect(result.output.hasPrefix("State: portal routed via vh, gateway 10.77.0.1\n"), "\(result.output)")
+        let short = try await network.reachd("status", "--short", "--socket", network.socketPath)
+        #expect(short.status == 1 && short.output.hasPrefix("portal ipv4=online "), "\(short.output)")
+        // wait-online waits for routes, as its help says; --connectivity for the check's full.
+        let routes = try await network.reachd("wait-online", "-t", "1", "--socket", network.socketPath)
+        #expect(routes.status == 0, "\(routes)")
+        let full = try await network.reachd("wait-online", "-t", "1", "--connectivity", "--socket", network.socketPath)
+        #expect(full.status == 1 && full.error.contains("the connectivity check to find full access"), "\(full)")
         withExtendedLifetime((server, daemon)) {}
     }
 
