@@ -37,12 +37,14 @@ struct CheckCommand: AsyncParsableCommand {
             answer = try OneShotQuery(source: .daemon, socketPaths: SocketPath.forClients(orOnly: daemon.socket)).status(.check)
         } catch {
             let failures = error.daemonFailures
-            if !failures.isEmpty, failures.allSatisfy({ if case .notRunning(_, let cause) = $0 { cause.errno != ENOTSOCK } else { false } }) {
+            if !failures.isEmpty, failures.allSatisfy({
+                if case .notRunning(let path, let cause) = $0 { cause.errno != ENOTSOCK && !SocketOption.isNotASocket(path) } else { false }
+            }) {
                 Console.error("reachd: \(error.description)")
                 Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon` (the shipped reachd.conf turns the check on) or `reachd daemon --check-url URL`")
                 throw ExitCode.internalError
             }
-            throw daemon.failed(failures)
+            throw daemon.failed(failures, inProcess: false)
         }
         if output.json, let line = answer.lines?.first {
             Console.json(line)

@@ -25,18 +25,28 @@ struct SocketOption: ParsableArguments {
 
     /// Says on stderr why no daemon gave an answer, and what to do about
     /// the last one's cause: exit 2.
-    func failed(_ failures: [DaemonClientError]) -> ExitCode {
+    /// `inProcess`: whether the command computes in-process where no daemon
+    /// answers (all but `check`).
+    func failed(_ failures: [DaemonClientError], inProcess: Bool = true) -> ExitCode {
         Console.error("reachd: \(ReachabilityError.noDaemonAnswered(failures).description)")
-        if let remedy = failures.last.flatMap({ remedy(for: $0) }) { Console.error("reachd: \(remedy)") }
+        if let remedy = failures.last.flatMap({ remedy(for: $0, inProcess: inProcess) }) { Console.error("reachd: \(remedy)") }
         return .internalError
+    }
+
+    /// Whether something other than a socket is at `path`: connecting to
+    /// a regular file is refused (ECONNREFUSED), as to a socket nobody
+    /// listens on.
+    static func isNotASocket(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFSOCK
     }
 
     /// What the user can do about why the daemon gave no answer; `nil`
     /// where the description says it already.
-    func remedy(for failure: DaemonClientError) -> String? {
-        let instead = socket == nil ? "" : ", or leave out --socket to ask the default daemon or compute in-process"
+    func remedy(for failure: DaemonClientError, inProcess: Bool) -> String? {
+        let instead = socket == nil ? "" : ", or leave out --socket to ask the default daemon\(inProcess ? " or compute in-process" : "")"
         switch failure {
-        case .notRunning(let path, let cause) where cause.errno == ENOTSOCK:
+        case .notRunning(let path, let cause) where cause.errno == ENOTSOCK || Self.isNotASocket(path):
             return "\(path) is not a socket: name the socket a daemon listens on (`reachd daemon --socket PATH` binds one)\(instead)"
         case .notRunning(let path, _):
             return "start one with `reachd daemon\(socket == nil ? "" : " --socket \(path)")`\(instead)"
@@ -54,7 +64,7 @@ struct SocketOption: ParsableArguments {
             return nil
         case .otherNetwork:
             // Its path is taken: a second daemon there would take it from the other network.
-            return "name a daemon of this network namespace with --socket\(socket == nil ? "" : ", or leave out --socket to compute in-process")"
+            return "name a daemon of this network namespace with --socket\(socket == nil || !inProcess ? "" : ", or leave out --socket to compute in-process")"
         }
     }
 }

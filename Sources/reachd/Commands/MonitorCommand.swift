@@ -33,6 +33,12 @@ struct MonitorCommand: ParsableCommand {
     @Flag(name: .customLong("trace-netlink"), help: .hidden)
     var traceNetlink = false
 
+    func validate() throws {
+        if summary && !output.json {
+            throw ValidationError("--summary shapes the statuses --json prints; add --json, or leave out --summary.")
+        }
+    }
+
     func run() throws {
         let trace: (@Sendable ([UInt8]) -> Void)? = traceNetlink ? { @Sendable bytes in Self.traceDatagram(bytes) } : nil
         let detail: StatusDetail = output.json && !summary ? .full : .summary

@@ -37,18 +37,35 @@ struct ReachCommand: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "HOST, HOST:PORT, [IPV6]:PORT or an address; the port defaults to \(Destination.defaultPort).",
+            "HOST, HOST:PORT, [IPV6]:PORT, an address, or an http or https URL (its server); the port defaults to \(Destination.defaultPort).",
             valueName: "target"),
         transform: Self.destination)
     var targets: [Destination]
 
     func validate() throws {
         if ipv4 && ipv6 { throw ValidationError("-4 and -6 exclude each other; leave both out for either family.") }
+        try Self.checkFamily(of: targets, family)
     }
 
-    /// A target as `reach` and `wait-online --host` take it.
+    /// A target as `reach` and `wait-online --host` take it. A URL names
+    /// its server: what a user copies from a browser.
     static func destination(_ target: String) throws -> Destination {
-        do { return try Destination(parsing: target) } catch { throw ValidationError("\(error.description).") }
+        do {
+            return try target.contains("://") ? Destination(url: target) : Destination(parsing: target)
+        } catch {
+            throw ValidationError("\(error.description).")
+        }
+    }
+
+    /// An address of the other family than -4 or -6 allows would only ever
+    /// be "no address": say so before asking.
+    static func checkFamily(of targets: [Destination], _ family: AddressFamily?) throws {
+        guard let family else { return }
+        for target in targets {
+            guard let literal = IPAddress(target.host)?.family, literal != family else { continue }
+            throw ValidationError(
+                "\(target.host) is an \(literal) address, and -\(family == .ipv4 ? 4 : 6) counts \(family) addresses only; leave out -\(family == .ipv4 ? 4 : 6).")
+        }
     }
 
     private var family: AddressFamily? { ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil }

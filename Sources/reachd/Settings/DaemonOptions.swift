@@ -18,41 +18,41 @@ struct DaemonOptions: ParsableArguments {
     var logLevel: Logger.Level = .info
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Clients served at once. Default: the open-file limit less \(ClientLimits.reservedDescriptors), at most \(ClientLimits.defaultCeiling).",
             valueName: "count"))
     var maxClients: Int?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Connections one user other than root may hold. Default: \(ClientLimits.defaultPerUser), or a quarter of --max-clients if less.",
             valueName: "count"))
     var maxClientsPerUser: Int?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Close a client that has not subscribed and moves no data for this many seconds. Default: \(ClientLimits.defaultIdleTimeout.components.seconds).",
             valueName: "seconds"))
     var idleTimeout: Double?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Destination watches (and reach answers to come) one connection may hold. Default: \(DestinationLimits.defaultPerConnection).",
             valueName: "count"))
     var maxWatchesPerConnection: Int?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Destination watches one user may hold. Default: \(DestinationLimits.defaultPerUser).", valueName: "count"))
     var maxWatchesPerUser: Int?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Destination watches the daemon holds in all; each costs a route lookup per address after every routing change. Default: \(DestinationLimits.defaultTotal).",
             valueName: "count"))
@@ -86,11 +86,11 @@ struct DaemonOptions: ParsableArguments {
             valueName: "answer"))
     var checkExpect: String?
 
-    @Option(name: .long, help: ArgumentHelp("Seconds a check may take. Default: [connectivity] timeout, else 5.", valueName: "seconds"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Seconds a check may take, its one retry included. Default: [connectivity] timeout, else 5.", valueName: "seconds"))
     var checkTimeout: Double?
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "Seconds between checks of an unchanged path while the answer is full. Default: [connectivity] interval, else 300.",
             valueName: "seconds"))
@@ -119,13 +119,16 @@ struct DaemonOptions: ParsableArguments {
     var watchTargets: [String] = []
 
     @Option(
-        name: .long,
+        name: .long, parsing: .unconditional,
         help: ArgumentHelp(
             "How many destinations the daemon may watch itself (--watch, [watch] targets). Default: \(WatchedTargets.defaultLimit).",
             valueName: "count"))
     var maxWatchedTargets: Int?
 
     func validate() throws {
+        if socket?.isEmpty == true {
+            throw ValidationError("--socket needs a path, as in --socket /tmp/reachd.sock; leave it out for the default.")
+        }
         let counts = [
             ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
             ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),

@@ -90,6 +90,56 @@ struct CommandLineTests {
         #expect(help.output.contains("reachd \(subcommand)"))
     }
 
+    /// No option's default is printed twice: ours in its words ("Default:
+    /// 10."), and the parser's "(default: 10.0)" after it.
+    @Test(arguments: ["status", "check", "reach", "monitor", "wait-online", "daemon"])
+    func noHelpSaysADefaultTwice(subcommand: String) async throws {
+        let help = try await reachd(subcommand, "--help")
+        #expect(help.status == 0)
+        // One entry per option: from a line starting with "-" to the next.
+        var entries: [String] = []
+        for line in help.output.split(separator: "\n") {
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("-") { entries.append("") }
+            if !entries.isEmpty { entries[entries.count - 1] += line.trimmingCharacters(in: .whitespaces) + " " }
+        }
+        #expect(entries.count > 2, "\(help.output)")
+        for entry in entries {
+            #expect(!(entry.contains("Default:") && entry.contains("(default:")), "\(entry)")
+        }
+    }
+
+    /// Each mistake a new user made with 0.8 gets a message that says what
+    /// was wrong and what to do, and an option that would do nothing in a
+    /// combination is refused. Each of these said something else before:
+    /// "File name too long", "Missing value", a port "//example.com/", "no
+    /// address" for a literal, or nothing at all.
+    @Test(arguments: [
+        (["status", "--socket", ""], "--socket needs a path"),
+        (["daemon", "--socket", ""], "--socket needs a path"),
+        (["daemon", "--max-clients", "-1"], "--max-clients must be at least 1, not -1"),
+        (["daemon", "--max-watches", "-3"], "--max-watches must be at least 1, not -3"),
+        (["reach", "8.8.8.8", "-6"], "8.8.8.8 is an IPv4 address, and -6 counts IPv6 addresses only"),
+        (["wait-online", "--host", "fd00::1", "-4"], "fd00::1 is an IPv6 address, and -4 counts IPv4 addresses only"),
+        (["monitor", "--summary"], "--summary shapes the statuses --json prints"),
+        (["wait-online", "--any"], "--any returns when one of several --interface is ready"),
+        (["check", "--no-daemon"], "Unknown option '--no-daemon'"),
+        (["reach", "--socket", "/etc/passwd", "10.0.0.1"], "/etc/passwd is not a socket"),
+        (["check", "--socket", "/etc/passwd"], "/etc/passwd is not a socket"),
+        (["status", "--socket", "/nonexistent/reachd.sock"], "start one with `reachd daemon --socket /nonexistent/reachd.sock`"),
+    ])
+    func mistakesGetAMessageThatSaysWhatToDo(arguments: [String], says: String) async throws {
+        let result = try await reachd(arguments)
+        #expect(result.status == 2, "\(arguments): \(result)")
+        #expect(result.error.contains(says), "\(arguments): \(result.error)")
+    }
+
+    /// A URL names its server: the one a user copies from a browser.
+    @Test func aURLIsATargetForItsServer() throws {
+        #expect(try ReachCommand.destination("http://example.com/items?x=1").description == "example.com:80")
+        #expect(try ReachCommand.destination("https://[fd00::10]:8443/").description == "[fd00::10]:8443")
+        #expect(throws: (any Error).self) { try ReachCommand.destination("ftp://example.com/") }
+    }
+
     @Test func theRootHelpListsTheSubcommandsAndExitCodes() async throws {
         let help = try await reachd("--help")
         #expect(help.status == 0)
