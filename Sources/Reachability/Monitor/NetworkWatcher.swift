@@ -164,7 +164,9 @@ package final class NetworkWatcher {
     package static func snapshot(source: StatusSource) throws(NetlinkError) -> NetworkStatus {
         let queries = try NetlinkQuerySocket()
         let table = InterfaceTable(replaying: try queries.dumpInterfaces())
-        var publisher = StatusPublisher(source: source, firstSeq: firstSequenceNumber(), network: .current())
+        // With the cookie, as the daemon's own status has it.
+        var publisher = StatusPublisher(
+            source: source, firstSeq: firstSequenceNumber(), network: .current(socket: queries.fileDescriptor))
         var findings: ConnectivityFindings?
         return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:)).status!
     }

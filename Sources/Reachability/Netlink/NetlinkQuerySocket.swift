@@ -8,6 +8,10 @@ import Glibc
 final class NetlinkQuerySocket {
     private let socket: NetlinkSocket
 
+    /// Its descriptor, for what asks of the socket rather than the kernel
+    /// (the namespace's cookie).
+    var fileDescriptor: Int32 { socket.fileDescriptor }
+
     init() throws(NetlinkError) {
         socket = try NetlinkSocket(sequenceChecks: true)
         // The kernel always answers a request; the timeout only bounds a bug.

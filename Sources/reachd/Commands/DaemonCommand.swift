@@ -44,8 +44,10 @@ struct DaemonCommand: ParsableCommand {
     func run() throws {
         let settings = try settings()
         let passed = SocketActivation.passedSockets()
-        // Under socket activation the path only names the socket in the log.
-        let path = try options.socket ?? (passed.socket != nil ? SocketPath.system : SocketPath.forDaemon())
+        // Under socket activation the path only names the socket in the log:
+        // the one systemd bound, which a drop-in may have moved.
+        let path = try passed.socket.map { SocketActivation.boundPath(of: $0) ?? options.socket ?? SocketPath.system }
+            ?? options.socket ?? SocketPath.forDaemon()
         let level = options.logLevel
         let form: DaemonLogHandler.Form = DaemonLogHandler.stderrIsTheJournal() ? .journal : .terminal
         LoggingSystem.bootstrap { _ in

@@ -14,7 +14,8 @@ struct StatusCommand: AsyncParsableCommand {
             from one netlink snapshot and says so on stderr ("source": "embedded" in JSON). \
             A daemon with [watch] targets adds its verdict for each, under "Watched" \
             ("watched" in JSON).
-            Exits 0 when online, 1 when not, 2 on error.
+            Exits 0 when online, 1 when not, 2 on error; with an interface, 0 when \
+            the host is online through it (a family's route out leaves through it).
 
             Examples:
               reachd status
@@ -56,6 +57,8 @@ struct StatusCommand: AsyncParsableCommand {
                 throw ExitCode.internalError
             }
             if output.json { Console.json(StatusFormatter.jsonLine(link)) } else { Console.out(StatusFormatter.interface(link, in: status)) }
+            let routed = [status.ipv4, status.ipv6].contains { $0.path?.index == link.index }
+            if !(status.online && routed) { throw ExitCode.notOnline }
             return
         }
         if output.json {

@@ -38,6 +38,22 @@ struct SocketActivation: Equatable {
         return passed
     }
 
+    /// The path the passed Unix socket is bound to (reachd.socket's
+    /// `ListenStream=`, whatever a drop-in made it), for the log; `nil`
+    /// for an abstract or unnamed one.
+    static func boundPath(of fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
+    }
+
     /// The variables, from this process's environment, which they leave.
     static func environment() -> [String: String] {
         var result: [String: String] = [:]

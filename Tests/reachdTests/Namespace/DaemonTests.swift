@@ -32,6 +32,39 @@ struct DaemonTests {
         _ = daemon
     }
 
+    /// Socket-activated (systemd-socket-activate stands in for reachd.socket,
+    /// at a path of its own), the daemon logs the path systemd bound: it
+    /// logged the default path, wherever the socket was.
+    @Test func aSocketActivatedDaemonLogsThePathItWasGiven() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let path = network.socketPath
+        let activator = try Subprocess([
+            "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/systemd-socket-activate", "-l", path,
+            Reachd.binary, "daemon",
+        ])
+        defer { activator.signal(SIGTERM) }
+        // The first connection starts the daemon, which answers it.
+        let status = try await eventually("an answer on the passed socket") { try? daemonStatus(at: path) }
+        #expect(status.source == .daemon)
+        let logged = try await eventually("the listening line") { activator.errorOutput.contains("listening") ? activator.errorOutput : nil }
+        #expect(logged.contains("socket.path=\(path)") && logged.contains("socket.activated=true"), "\(logged)")
+    }
+
+    /// `reachd status --no-daemon` names its namespace as the daemon does,
+    /// cookie included (it left the cookie out).
+    @Test func inProcessAndDaemonNameTheNamespaceAlike() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let (fromDaemon, _) = try await network.status()
+        let (inProcess, _) = try await network.status(embedded: true)
+        #expect(inProcess.source == .embedded && fromDaemon.source == .daemon)
+        #expect(inProcess.network?.cookie != nil && inProcess.network == fromDaemon.network,
+                "\(String(describing: inProcess.network)) \(String(describing: fromDaemon.network))")
+        withExtendedLifetime(daemon) {}
+    }
+
     @Test func badInputGetsAnErrorAndOtherClientsCarryOn() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)

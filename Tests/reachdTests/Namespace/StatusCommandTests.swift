@@ -34,6 +34,13 @@ struct StatusInterfaceTests {
         #expect(link.name == "vh" && link.carrier && link.metered == .no)
         let missing = try await network.reachd("status", "eth9", "--no-daemon")
         #expect(missing.status == 2 && missing.error.contains("no interface eth9; the host has lo, vh"), "\(missing.error)")
+        // The exit code, as the help says: 0 when the host is online through
+        // it. An interface no route out leaves through is not; nor is any
+        // on an offline host (both exited 0).
+        #expect(try await network.reachd("status", "lo", "--no-daemon").status == 1)
+        try await network.inHost("route del default")
+        let offline = try await network.reachd("status", "vh", "--no-daemon")
+        #expect(offline.status == 1 && offline.output.hasPrefix("● 2: vh\n"), "\(offline)")
     }
 }
 
