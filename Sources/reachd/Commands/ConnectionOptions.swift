@@ -127,9 +127,10 @@ struct ConnectionOptions: ParsableArguments {
     /// ``source`` allows), saying so on stderr when the source changes if
     /// `announcingSource`. `deliver` gets each update and returns whether to
     /// go on; `deadline` ends the wait. No tasks and no timers: a quiet
-    /// network costs nothing. With `--socket`, that daemon must answer
-    /// first (an error the user can act on beats a silent wait), and a
-    /// destination it refuses is an error.
+    /// network costs nothing. With `--socket`, that daemon must answer,
+    /// first to last (an error the user can act on beats a silent wait, or
+    /// a screen nobody keeps current), and a destination it refuses is an
+    /// error.
     func follow(
         status detail: StatusDetail?, destinations: [FollowSession.Key] = [], announcingSource: Bool,
         until deadline: ContinuousClock.Instant? = nil, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil,
