@@ -69,6 +69,8 @@ struct ConfigurationFile: Equatable {
     /// user named must be a regular file: a typo must not silently start the
     /// daemon with every setting at its default.
     static func load(_ path: String, named: Bool) throws(ConfigurationError) -> ConfigurationFile? {
+        // As for ssh -F and git: the way to say "no file", flags alone.
+        if path == "/dev/null" { return nil }
         // O_NONBLOCK: a FIFO must not hold start-up until someone writes to it.
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {

@@ -64,7 +64,7 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration), where a missing file is an empty one; a file named here must be there.",
+            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration), where a missing file is an empty one; a file named here must be there (/dev/null: none).",
             valueName: "path"),
         completion: .file(extensions: ["conf"]))
     var config: String?

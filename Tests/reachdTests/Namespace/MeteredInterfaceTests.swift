@@ -8,7 +8,7 @@ struct MeteredInterfaceTests {
     @Test func aVethIsNotMeteredUnlessTheConfigurationSaysSo() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        var daemon = try await network.startDaemon(["--config", "/nonexistent/reachd.conf"])
+        var daemon = try await network.startDaemon(["--config", "/dev/null"])
         var status = try await network.waitForStatus("online") { $0.reachability == .online }
         #expect(!status.metered && status.interfaces.first { $0.name == "vh" }?.metered == .no)
         daemon.signal(SIGTERM)

@@ -131,6 +131,7 @@ struct ConfigurationFileTests {
             #expect { try DaemonCommand.parse(["--config", path]).settings() } throws: { "\($0)".hasPrefix(says) }
         }
         #expect(try ConfigurationFile.load("/nonexistent/reachd.conf", named: false) == nil, "the default path may be absent")
+        #expect(try ConfigurationFile.load("/dev/null", named: true) == nil, "the way to say no file, as for ssh -F")
     }
 
     static func write(_ text: String) throws -> String {
