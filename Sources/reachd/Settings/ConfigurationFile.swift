@@ -28,6 +28,8 @@ struct ConfigurationFile: Equatable {
         lhs.path == rhs.path && lhs.values.mapValues(\.value) == rhs.values.mapValues(\.value)
     }
 
+    /// Where the daemon reads it unless `--config` says otherwise.
+    static let defaultPath = "/etc/reachd/reachd.conf"
     /// The largest file read: the shipped one, every comment kept, is 5 KiB.
     static let sizeLimit = 64 * 1024
 
@@ -163,7 +165,7 @@ enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .unreadable(let path, let reason):
             "cannot read \(path): \(reason)"
         case .missing(let path):
-            "no configuration file \(path); check the --config path, or leave out --config to read \(DaemonOptions.defaultConfiguration)"
+            "no configuration file \(path); check the --config path, or leave out --config to read \(ConfigurationFile.defaultPath)"
         case .notAFile(let path, let kind):
             "\(path) is \(kind), not a configuration file; name a file with --config"
         case .tooLarge(let path, let size):

@@ -59,7 +59,7 @@ struct DaemonOptions: ParsableArguments {
     var maxWatches: Int?
 
     /// Where the configuration file is read from by default.
-    static let defaultConfiguration = "/etc/reachd/reachd.conf"
+    static let defaultConfiguration = ConfigurationFile.defaultPath
 
     @Option(
         name: .long,
