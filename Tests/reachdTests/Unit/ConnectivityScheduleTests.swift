@@ -18,11 +18,12 @@ struct ConnectivityScheduleTests {
             interfaces: [], seq: 1, changedAt: .init(timeIntervalSince1970: 0), source: .daemon)
     }
 
-    static func checker() throws -> ConnectivityChecker {
-        try ConnectivityChecker(
-            check: ConnectivityCheck.parse(
-                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
-            logger: Logger(label: "test"))
+    /// A 5 s check against a server that is never asked (`probe` stands in).
+    static func checker(probe: ConnectivityChecker.Probe? = nil) throws -> ConnectivityChecker {
+        let check = try ConnectivityCheck.parse(
+            url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300))
+        guard let probe else { return try ConnectivityChecker(check: check, logger: Logger(label: "test")) }
+        return try ConnectivityChecker(check: check, logger: Logger(label: "test"), probe: probe)
     }
 
     @Test func anOfflineHostSchedulesNothing() throws {
@@ -57,14 +58,10 @@ struct ConnectivityScheduleTests {
     /// made the daemon send thousands of probes.
     @Test func requestsFromEveryoneProbeAFamilyAtMostOncePerInterval() async throws {
         let probes = Mutex(0)
-        let checker = try ConnectivityChecker(
-            check: ConnectivityCheck.parse(
-                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
-            logger: Logger(label: "test"),
-            probe: { _, _, _, _ in
-                probes.withLock { $0 += 1 }
-                return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
-            })
+        let checker = try Self.checker { _, _, _, _ in
+            probes.withLock { $0 += 1 }
+            return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+        }
         /// Starts what is due at `now` and waits for it to answer.
         func probe(at now: ContinuousClock.Instant) throws {
             checker.startDueProbes(now: now)
@@ -100,16 +97,12 @@ struct ConnectivityScheduleTests {
     @Test func theTimeoutBoundsTheWholeCheckEvenAHungProbe() async throws {
         let release = try WakeSignal()
         let started = Mutex(0)
-        let checker = try ConnectivityChecker(
-            check: ConnectivityCheck.parse(
-                url: "http://192.0.2.80/generate_204", expectation: .status(204), timeout: .seconds(5), interval: .seconds(300)),
-            logger: Logger(label: "test"),
-            probe: { _, _, _, _ in
-                started.withLock { $0 += 1 }
-                // As getaddrinfo on a resolver that never answers: no deadline.
-                _ = try? PollSet.wait(for: release.fileDescriptor, until: .now + .seconds(30))
-                return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
-            })
+        let checker = try Self.checker { _, _, _, _ in
+            started.withLock { $0 += 1 }
+            // As getaddrinfo on a resolver that never answers: no deadline.
+            _ = try? PollSet.wait(for: release.fileDescriptor, until: .now + .seconds(30))
+            return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+        }
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
         checker.startDueProbes(now: start)
