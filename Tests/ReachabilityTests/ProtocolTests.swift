@@ -173,6 +173,25 @@ struct ProtocolTests {
         #expect(error.message.contains(fragment))
     }
 
+    /// A status renumbered by a client (a source that numbers below what it
+    /// delivered) keeps every other byte: a key a newer daemon added, and
+    /// the watched targets' own `seq`.
+    @Test func aRenumberedLineKeepsEveryOtherByte() throws {
+        var status = Self.sample
+        status.seq = 7
+        status.watched = [DestinationStatus(
+            id: nil, target: "db:5432", host: "db", port: 5432, state: .pending, reason: nil, via: nil, addresses: [],
+            seq: 3, source: .daemon)]
+        let line = Array(DaemonMessage.status(status).line().dropLast())
+        let newer = Array(String(decoding: line, as: UTF8.self).replacingOccurrences(of: #""type":"status""#, with: #""type":"status","vpn":{"seq":1}"#).utf8)
+        let renumbered = try #require(StatusUpdate.line(newer, renumberedTo: 123_456))
+        #expect(String(decoding: renumbered, as: UTF8.self) == String(decoding: newer, as: UTF8.self)
+            .replacingOccurrences(of: #""seq":7,"#, with: #""seq":123456,"#))
+        guard case .status(let decoded) = try DaemonMessage.decode(renumbered) else { throw ProtocolError.malformed("not a status") }
+        #expect(decoded.seq == 123_456 && decoded.watched.first?.seq == 3)
+        #expect(StatusUpdate.line(Array(#"{"type":"error"}"#.utf8), renumberedTo: 1) == nil)
+    }
+
     /// A client that guessed wrong learns every operation there is, in
     /// both errors that list them, and PROTOCOL.md's sample says the same.
     @Test func anOpErrorListsEveryOperation() throws {

@@ -718,7 +718,7 @@ package final class FollowSession {
         guard let detail = configuration.statusDetail else { return }
         var reduced = line == nil ? status.detailed(detail) : status
         var line = line
-        var rewritten = false
+        var changesRewritten = false
         if let current {
             if current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
             // A new source's status: its changes, if any, are against its
@@ -728,17 +728,20 @@ package final class FollowSession {
                 let changes = StatusDiff.changes(from: current, to: reduced)
                 if changes != reduced.changes {
                     reduced.changes = changes
-                    rewritten = true
+                    changesRewritten = true
                 }
             }
         }
         let seq = numbered(reduced.seq)
-        if seq != reduced.seq {
-            reduced.seq = seq
-            rewritten = true
+        let renumbered = seq != reduced.seq
+        reduced.seq = seq
+        // A daemon's line is printed as it came: it must say what changed,
+        // and carry the number delivered. A new number alone is spliced in,
+        // keeping the keys a newer daemon added.
+        if let received = line, changesRewritten || renumbered {
+            line = changesRewritten ? nil : StatusUpdate.line(received, renumberedTo: seq)
+            if line == nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
         }
-        // A daemon's line is printed as it came: it must say what changed too.
-        if rewritten, line != nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
         current = reduced
         try pass(.status(StatusUpdate(reduced, line: line)))
     }

@@ -48,6 +48,35 @@ package struct StatusUpdate {
         return (summary, Array(DaemonMessage.status(summary).line().dropLast()))
     }
 
+    /// `line` with its status's `seq` replaced and every other byte as the
+    /// daemon sent it, so that keys a newer daemon added survive; `nil` where
+    /// the line is not as a daemon writes it. The status's own `seq` is the
+    /// one whose object goes on with its `source` and `"type":"status"`
+    /// (keys are sorted): a watched target's has no `type`.
+    static func line(_ line: [UInt8], renumberedTo seq: UInt64) -> [UInt8]? {
+        let key = Array(#""seq":"#.utf8), source = Array(#","source":""#.utf8), type = Array(#"","type":"status""#.utf8)
+        var start = 0
+        while let found = firstRange(of: key, in: line, from: start) {
+            start = found.upperBound
+            var end = found.upperBound
+            while end < line.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[end]) { end += 1 }
+            guard end > found.upperBound, line[end...].starts(with: source) else { continue }
+            let value = end + source.count
+            guard let quote = line[value...].firstIndex(of: UInt8(ascii: "\"")),
+                line[quote...].starts(with: type)
+            else { continue }
+            return Array(line[..<found.upperBound]) + Array(String(seq).utf8) + Array(line[end...])
+        }
+        return nil
+    }
+
+    private static func firstRange(of marker: [UInt8], in line: [UInt8], from start: Int) -> Range<Int>? {
+        guard line.count - start >= marker.count else { return nil }
+        return (start...(line.count - marker.count)).lazy
+            .first { line[$0..<($0 + marker.count)].elementsEqual(marker) }
+            .map { $0..<($0 + marker.count) }
+    }
+
     /// Whether `line` says it is a status (an error line must not pass for one).
     static func isStatusLine(_ line: [UInt8]) -> Bool {
         contains(statusMarker, in: line)

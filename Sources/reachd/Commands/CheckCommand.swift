@@ -1,9 +1,6 @@
 import ArgumentParser
 import Reachability
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,15 +33,9 @@ struct CheckCommand: AsyncParsableCommand {
         do {
             answer = try OneShotQuery(source: .daemon, socketPaths: SocketPath.forClients(orOnly: daemon.socket)).status(.check)
         } catch {
-            let failures = error.daemonFailures
-            if !failures.isEmpty, failures.allSatisfy({
-                if case .notRunning(let path, let cause) = $0 { cause.errno != ENOTSOCK && !SocketOption.isNotASocket(path) } else { false }
-            }) {
-                Console.error("reachd: \(error.description)")
-                Console.error("reachd: the connectivity check runs in the daemon: start one with `reachd daemon` (the shipped reachd.conf turns the check on) or `reachd daemon --check-url URL`")
-                throw ExitCode.internalError
-            }
-            throw daemon.failed(failures, inProcess: false)
+            throw daemon.failed(
+                error.daemonFailures, inProcess: false,
+                starting: " (the shipped reachd.conf turns the check on; else add --check-url URL)")
         }
         if output.json, let line = answer.lines?.first {
             Console.json(line)

@@ -18,18 +18,27 @@ struct SocketOption: ParsableArguments {
     var socket: String?
 
     func validate() throws {
+        try Self.checkNotEmpty(socket)
+    }
+
+    /// `--socket ""`, of a client or the daemon: the kernel would call it
+    /// "File name too long".
+    static func checkNotEmpty(_ socket: String?) throws {
         if socket?.isEmpty == true {
-            throw ValidationError("--socket needs a path, as in --socket \(SocketPath.system); leave it out to ask the default daemon.")
+            throw ValidationError("--socket needs a path, as in --socket \(SocketPath.system); leave it out for the default.")
         }
     }
 
     /// Says on stderr why no daemon gave an answer, and what to do about
     /// the last one's cause: exit 2.
     /// `inProcess`: whether the command computes in-process where no daemon
-    /// answers (all but `check`).
-    func failed(_ failures: [DaemonClientError], inProcess: Bool = true) -> ExitCode {
+    /// answers (all but `check`); `starting`: what to add to the advice to
+    /// start a daemon (`check`'s: one with the check on).
+    func failed(_ failures: [DaemonClientError], inProcess: Bool = true, starting: String = "") -> ExitCode {
         Console.error("reachd: \(ReachabilityError.noDaemonAnswered(failures).description)")
-        if let remedy = failures.last.flatMap({ remedy(for: $0, inProcess: inProcess) }) { Console.error("reachd: \(remedy)") }
+        if let remedy = failures.last.flatMap({ remedy(for: $0, inProcess: inProcess, starting: starting) }) {
+            Console.error("reachd: \(remedy)")
+        }
         return .internalError
     }
 
@@ -43,13 +52,13 @@ struct SocketOption: ParsableArguments {
 
     /// What the user can do about why the daemon gave no answer; `nil`
     /// where the description says it already.
-    func remedy(for failure: DaemonClientError, inProcess: Bool) -> String? {
+    func remedy(for failure: DaemonClientError, inProcess: Bool, starting: String = "") -> String? {
         let instead = socket == nil ? "" : ", or leave out --socket to ask the default daemon\(inProcess ? " or compute in-process" : "")"
         switch failure {
         case .notRunning(let path, let cause) where cause.errno == ENOTSOCK || Self.isNotASocket(path):
             return "\(path) is not a socket: name the socket a daemon listens on (`reachd daemon --socket PATH` binds one)\(instead)"
         case .notRunning(let path, _):
-            return "start one with `reachd daemon\(socket == nil ? "" : " --socket \(path)")`\(instead)"
+            return "start one with `reachd daemon\(socket == nil ? "" : " --socket \(path)")`\(starting)\(instead)"
         case .connectionFailed(_, let cause) where cause.errno == EACCES || cause.errno == EPERM:
             return "this user may not connect to that socket: ask its owner\(instead)"
         case .connectionFailed, .closed:

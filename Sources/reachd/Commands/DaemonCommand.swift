@@ -38,7 +38,7 @@ struct DaemonCommand: ParsableCommand {
     /// The flags and reachd.conf (read here, once), merged and checked.
     func settings() throws -> DaemonSettings {
         try DaemonSettings(
-            options, file: ConfigurationFile.load(options.config ?? DaemonOptions.defaultConfiguration, named: options.config != nil))
+            options, file: ConfigurationFile.load(options.config ?? ConfigurationFile.defaultPath, named: options.config != nil))
     }
 
     func run() throws {
@@ -61,7 +61,7 @@ struct DaemonCommand: ParsableCommand {
         if let file = settings.configuration {
             logger.info("configuration read", metadata: ["path": "\(file)"])
         } else {
-            logger.info("no configuration file: the defaults", metadata: ["path": "\(DaemonOptions.defaultConfiguration)"])
+            logger.info("no configuration file: the defaults", metadata: ["path": "\(options.config ?? ConfigurationFile.defaultPath)"])
         }
         // Before any descriptor is opened, and before the cap is derived from it.
         let (descriptorLimit, raiseFailure) = DescriptorLimit.raiseToHardLimit()

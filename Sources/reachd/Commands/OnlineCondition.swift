@@ -26,7 +26,9 @@ struct OnlineCondition: Equatable {
     /// What met the condition, one line each, for the success message; `nil`
     /// while it is unmet.
     func met(by status: NetworkStatus) -> [String]? {
-        if connectivity, !status.online { return nil }
+        // A daemon with a check says `unknown` while its first probe of a
+        // path runs, and is online then: wait for its verdict.
+        if connectivity, !status.online || (status.check != nil && status.connectivity != .full) { return nil }
         guard !interfaces.isEmpty else {
             return families.lazy.compactMap { status.family($0).path }
                 .first { !ignored.contains($0.interface) }

@@ -119,7 +119,7 @@ struct WaitOnlineCommand: ParsableCommand {
         let condition = condition
         let deadline = timeoutDuration.map { ContinuousClock.now + $0 }
         var met: [String]?
-        try connection.follow(status: condition.detail, announcingSource: false, until: deadline) { update in
+        try connection.follow(status: condition.detail, announcingSource: !quiet, until: deadline) { update in
             guard case .status(let update) = update, let status = try? update.status() else { return true }
             met = condition.met(by: status)
             return met == nil
@@ -138,7 +138,7 @@ struct WaitOnlineCommand: ParsableCommand {
         let keys = host.map { FollowSession.Key($0, uid: nil, family: family) }
         var answers: [FollowSession.Key: DestinationStatus] = [:]
         try connection.follow(
-            status: nil, destinations: keys, announcingSource: false, until: timeoutDuration.map { .now + $0 }
+            status: nil, destinations: keys, announcingSource: !quiet, until: timeoutDuration.map { .now + $0 }
         ) { update in
             if case .destination(let key, let status, _) = update { answers[key] = status }
             return !keys.allSatisfy { answers[$0]?.isReachable == true }

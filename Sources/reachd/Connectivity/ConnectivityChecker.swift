@@ -138,9 +138,9 @@ final class ConnectivityChecker {
     private var confirmationPause: Duration { min(Self.confirmation, check.timeout / 5) }
 
     /// Starts the probes that are due. A check's verdict comes within its
-    /// timeout, the confirmation of a failure included: a first probe has
-    /// half of what the pause before a confirmation leaves, and the
-    /// confirmation the rest.
+    /// timeout, the confirmation of a failure included: a first probe that
+    /// a confirmation may follow has half of what the pause before it
+    /// leaves, and the confirmation the rest; any other, the whole timeout.
     func startDueProbes(now: ContinuousClock.Instant) {
         for family in [AddressFamily.ipv4, .ipv6] {
             guard let state = families[family], let path = state.path, state.probeInFlight == nil,
@@ -148,7 +148,10 @@ final class ConnectivityChecker {
             else { continue }
             nextProbeID += 1
             let checkDeadline = state.confirming ? state.checkDeadline ?? now + check.timeout : now + check.timeout
-            let deadline = state.confirming ? checkDeadline : now + (check.timeout - confirmationPause) / 2
+            // A failure is confirmed only where the verdict was not limited
+            // already: a probe no confirmation can follow has the whole timeout.
+            let confirmable = !state.confirming && state.verdict?.connectivity != .limited
+            let deadline = confirmable ? now + (check.timeout - confirmationPause) / 2 : checkDeadline
             let (id, check, finished, wake, probe) = (nextProbeID, check, finished, wake, probe)
             families[family]?.probeInFlight = id
             families[family]?.probeDeadline = deadline

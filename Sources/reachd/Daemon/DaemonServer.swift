@@ -69,7 +69,10 @@ final class DaemonServer {
     /// The connectivity check, when configured.
     private let checker: ConnectivityChecker?
     /// Clients that asked for a check and wait for its answer.
-    private var checkWaiters: [(client: ClientConnection, detail: StatusDetail)] = []
+    /// Each is answered when no probe is due, or at `answerBy` at the latest:
+    /// what statuses announce (a path that changes meanwhile starts a check
+    /// of its own, which it would otherwise wait for too).
+    private var checkWaiters: [(client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)] = []
     private var nextWatchdogPing: ContinuousClock.Instant?
     /// The published status, encoded once per change in each form.
     private var published: PublishedLines
@@ -167,14 +170,13 @@ final class DaemonServer {
     func run() throws {
         defer { shutDown() }
         while true {
-            // Requests already read and waiting their turn need no wait.
             let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
             // Requests already read and waiting their turn need no wait.
             let wake = clients.hasWaiting
                 ? .now
                 : Deadline.earliest(
                     nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline, metricsListener?.nextDeadline,
-                    admission.acceptor.pausedUntil)
+                    admission.acceptor.pausedUntil, checkWaiters.lazy.map(\.answerBy).min())
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             pingWatchdogIfDue(now)
@@ -213,7 +215,7 @@ final class DaemonServer {
             if let checker {
                 // After netlink: a path that just changed is probed at once.
                 checker.startDueProbes(now: now)
-                if !checkWaiters.isEmpty, !checker.isBusy(now: now) { answerCheckWaiters(now) }
+                if !checkWaiters.isEmpty { answerCheckWaiters(now, all: !checker.isBusy(now: now)) }
             }
             let waiting = clients.takeWaiting()
             for event in events {
@@ -446,13 +448,15 @@ final class DaemonServer {
             return
         }
         client.awaitsCheck = true
-        checkWaiters.append((client, detail))
+        checkWaiters.append((client, detail, now + checker.answerWithin))
     }
 
-    private func answerCheckWaiters(_ now: ContinuousClock.Instant) {
-        let waiters = checkWaiters
-        checkWaiters.removeAll()
-        for (client, detail) in waiters where clients.contains(client) {
+    /// Answers every waiter (`all`: no probe is due), or those whose time is up.
+    private func answerCheckWaiters(_ now: ContinuousClock.Instant, all: Bool) {
+        let waiters = checkWaiters.filter { all || $0.answerBy <= now }
+        guard !waiters.isEmpty else { return }
+        checkWaiters.removeAll { all || $0.answerBy <= now }
+        for (client, detail, _) in waiters where clients.contains(client) {
             client.awaitsCheck = false
             deliverStatus(detail, to: client, now)
             settle(client)

@@ -74,11 +74,15 @@ struct ConfigurationFile: Equatable {
         // As for ssh -F and git: the way to say "no file", flags alone.
         if path == "/dev/null" { return nil }
         // O_NONBLOCK: a FIFO must not hold start-up until someone writes to it.
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        // O_NOCTTY: a terminal named by mistake must not become the daemon's.
+        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             let error = errno
             if error == ENOENT, !named { return nil }
             if error == ENOENT { throw .missing(path: path) }
+            // A socket can't be opened (ENXIO): say what it is.
+            var info = stat()
+            if error == ENXIO, stat(path, &info) == 0 { throw .notAFile(path: path, kind: Self.kind(info.st_mode)) }
             throw .unreadable(path: path, reason: String(cString: strerror(error)))
         }
         defer { close(fd) }
@@ -169,7 +173,7 @@ enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .notAFile(let path, let kind):
             "\(path) is \(kind), not a configuration file; name a file with --config"
         case .tooLarge(let path, let size):
-            "\(path) is \(size) bytes, over the \(ConfigurationFile.sizeLimit / 1024) KiB a configuration file may be; is it the right file?"
+            "\(path) holds \(size) bytes or more, over the \(ConfigurationFile.sizeLimit / 1024) KiB a configuration file may be; is it the right file?"
         case .malformed(let path, let line, let text):
             "\(path):\(line): \"\(text)\" is neither [section] nor key = value"
         case .unknownSection(let path, let line, let section, let known):

@@ -58,13 +58,10 @@ struct DaemonOptions: ParsableArguments {
             valueName: "count"))
     var maxWatches: Int?
 
-    /// Where the configuration file is read from by default.
-    static let defaultConfiguration = ConfigurationFile.defaultPath
-
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(defaultConfiguration), where a missing file is an empty one; a file named here must be there (/dev/null: none).",
+            "The configuration file (keyfile format, every key documented in the shipped file). Default: \(ConfigurationFile.defaultPath), where a missing file is an empty one; a file named here must be there (/dev/null: none).",
             valueName: "path"),
         completion: .file(extensions: ["conf"]))
     var config: String?
@@ -126,9 +123,7 @@ struct DaemonOptions: ParsableArguments {
     var maxWatchedTargets: Int?
 
     func validate() throws {
-        if socket?.isEmpty == true {
-            throw ValidationError("--socket needs a path, as in --socket /tmp/reachd.sock; leave it out for the default.")
-        }
+        try SocketOption.checkNotEmpty(socket)
         let counts = [
             ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
             ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),

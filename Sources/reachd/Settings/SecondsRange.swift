@@ -12,7 +12,7 @@ struct SecondsRange: Sendable, CustomStringConvertible {
 
     /// `--idle-timeout`: long enough for a client to send a request, at most a day.
     static let idleTimeout = SecondsRange(lowest: 0.1, highest: 86_400)
-    /// `--check-timeout`, `[connectivity] timeout`: one probe's answer.
+    /// `--check-timeout`, `[connectivity] timeout`: a whole check, its retry included.
     static let checkTimeout = SecondsRange(lowest: 0.1, highest: 600)
     /// `--check-interval`, `[connectivity] interval`: between checks of a working path, at most a week.
     static let checkInterval = SecondsRange(lowest: 1, highest: 604_800)

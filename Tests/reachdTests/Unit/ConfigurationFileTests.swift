@@ -125,7 +125,7 @@ struct ConfigurationFileTests {
             ("/etc", "/etc is a directory, not a configuration file; name a file with --config"),
             (fifo, "\(fifo) is a FIFO, not a configuration file"),
             ("/dev/zero", "/dev/zero is a character device, not a configuration file"),
-            (huge, "\(huge) is 74000 bytes, over the 64 KiB a configuration file may be"),
+            (huge, "\(huge) holds 74000 bytes or more, over the 64 KiB a configuration file may be"),
         ]
         for (path, says) in cases {
             #expect { try DaemonCommand.parse(["--config", path]).settings() } throws: { "\($0)".hasPrefix(says) }

@@ -122,5 +122,10 @@ struct ConnectivityScheduleTests {
         try await Task.sleep(for: .milliseconds(100))
         #expect(!checker.collect(now: start + .seconds(6)))
         #expect(checker.findings.ipv4?.connectivity == .limited, "a late answer is stale")
+        // Limited already: no confirmation can follow the next probe, which
+        // has the whole timeout (half would call a slow server dead for good).
+        checker.requestCheck(now: start + .seconds(10))
+        checker.startDueProbes(now: start + .seconds(10))
+        #expect(checker.nextDeadline == start + .seconds(15), "the whole 5 s")
     }
 }

@@ -35,6 +35,23 @@ struct OnlineConditionTests {
         #expect(try Self.condition(["-6"]).met(by: Self.status(ipv4Via: "eth0")) == nil)
     }
 
+    /// `--connectivity` waits for the daemon's check to find full access:
+    /// not behind a portal, and not while its first probe of a path runs
+    /// (`unknown`, which is online). Without a check, routes decide.
+    @Test func connectivityWaitsForTheChecksVerdict() throws {
+        let condition = try Self.condition(["--connectivity"])
+        var status = Self.status(ipv4Via: "eth0")
+        #expect(condition.met(by: status) != nil, "no check: the routes")
+        status.check = DaemonCheck(url: "http://192.0.2.80/", answerWithin: .seconds(10))
+        #expect(condition.met(by: status) == nil, "the first probe still running")
+        status.connectivity = .portal
+        #expect(condition.met(by: status) == nil)
+        status.connectivity = .full
+        #expect(condition.met(by: status) == ["online: IPv4 via eth0, gateway 192.0.2.1"])
+        #expect(try Self.condition([]).met(by: { var portal = status; portal.connectivity = .portal; return portal }()) != nil,
+                "without --connectivity: routes, as networkd's")
+    }
+
     @Test func anIgnoredInterfaceDoesNotCount() throws {
         let condition = try Self.condition(["--ignore", "tun0"])
         #expect(condition.met(by: Self.status(ipv4Via: "tun0")) == nil, "the VPN's route out is not the network")
