@@ -18,15 +18,7 @@ struct SocketOption: ParsableArguments {
     var socket: String?
 
     func validate() throws {
-        try Self.checkNotEmpty(socket)
-    }
-
-    /// `--socket ""`, of a client or the daemon: the kernel would call it
-    /// "File name too long".
-    static func checkNotEmpty(_ socket: String?) throws {
-        if socket?.isEmpty == true {
-            throw ValidationError("--socket needs a path, as in --socket \(SocketPath.system); leave it out for the default.")
-        }
+        try SocketArgument.check(socket)
     }
 
     /// Says on stderr why no daemon gave an answer, and what to do about

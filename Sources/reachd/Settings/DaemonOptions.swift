@@ -123,7 +123,7 @@ struct DaemonOptions: ParsableArguments {
     var maxWatchedTargets: Int?
 
     func validate() throws {
-        try SocketOption.checkNotEmpty(socket)
+        try SocketArgument.check(socket)
         let counts = [
             ("--max-clients", maxClients), ("--max-clients-per-user", maxClientsPerUser),
             ("--max-watches-per-connection", maxWatchesPerConnection), ("--max-watches-per-user", maxWatchesPerUser),
