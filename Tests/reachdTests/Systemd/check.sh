@@ -46,6 +46,16 @@ check route-change wait_for 5 route_change_shown
 # user binding to the interface.
 connectivity_full() { "$reachd" status --json | grep -q '"connectivity":"full"'; }
 check connectivity wait_for 10 connectivity_full
+# 2b'. `reachd check` as a real user: the shipped daemon announces how soon
+# it answers (timeout 2 s: max(5, 2) + 2), and answers within it.
+check_started=$(date +%s%N)
+answer=$(setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" check --json 2>&1)
+check_ms=$(( ($(date +%s%N) - check_started) / 1000000 ))
+case "$answer" in
+  *'"check":{"answer_within_ms":7000,'*'"connectivity":"full"'*) [ "$check_ms" -lt 8000 ] && pass check-as-user \
+    || fail check-as-user "took $check_ms ms" ;;
+  *) fail check-as-user "$answer" ;;
+esac
 
 # 2c. History in the journal: a flip of the default route is one structured
 # entry per family change and per watched target (MESSAGE_ID, REACHD_*
