@@ -83,7 +83,7 @@ public final class PlaceholderController: Sendable {
                 group.addTask { [weak self] in
                     for try await status in statuses {
                         latest.update({ $0.host = status }) { self?.networkChanged($0, portalURL: $1) }
-                        if status.pathChanges.contains(where: \.isHandover) { self?.pathChanged() }
+                        self?.takePathChanges(of: status)
                     }
                 }
                 group.addTask { [weak self] in
@@ -131,6 +131,12 @@ public final class PlaceholderController: Sendable {
     /// A status: its condition, and its path changes.
     private func statusChanged(_ status: NetworkStatus) {
         networkChanged(NetworkCondition(status), portalURL: status.portalURL)
+        takePathChanges(of: status)
+    }
+
+    /// A handover asks for a retry; a path coming or going is the network's
+    /// return or loss, which the condition carries.
+    private func takePathChanges(of status: NetworkStatus) {
         if status.pathChanges.contains(where: \.isHandover) { pathChanged() }
     }
 

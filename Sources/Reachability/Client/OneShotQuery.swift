@@ -128,13 +128,13 @@ package struct OneShotQuery: Sendable {
         _ detail: StatusDetail, on connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (NetworkStatus, [[UInt8]]) {
         try connection.send([ClientRequest(.get, detail: detail)])
-        let now = try status(from: connection, by: deadline, timeout: timeout).status
-        try connection.checkServesThisNetwork(now)
+        let current = try status(from: connection, by: deadline, timeout: timeout).status
+        try connection.checkServesThisNetwork(current)
         // Only now: a status line still unread is replaced by a newer one,
         // so an answer at once would take the place of the get's.
         try connection.send([ClientRequest(.check, detail: detail)])
         // A daemon with no check answers at once all the same.
-        let allowance = (now.check?.answerWithin ?? unannouncedCheckAllowance) + .seconds(1)
+        let allowance = (current.check?.answerWithin ?? unannouncedCheckAllowance) + .seconds(1)
         let checked = try status(from: connection, by: .now + allowance, timeout: allowance)
         let (status, line) = StatusUpdate.inDetail(checked, detail)
         return (status, [line])

@@ -56,7 +56,7 @@ package struct StatusUpdate {
     static func line(_ line: [UInt8], renumberedTo seq: UInt64) -> [UInt8]? {
         let key = Array(#""seq":"#.utf8), source = Array(#","source":""#.utf8), type = Array(#"","type":"status""#.utf8)
         var start = 0
-        while let found = firstRange(of: key, in: line, from: start) {
+        while let found = line[start...].firstRange(of: key) {
             start = found.upperBound
             var end = found.upperBound
             while end < line.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[end]) { end += 1 }
@@ -68,13 +68,6 @@ package struct StatusUpdate {
             return Array(line[..<found.upperBound]) + Array(String(seq).utf8) + Array(line[end...])
         }
         return nil
-    }
-
-    private static func firstRange(of marker: [UInt8], in line: [UInt8], from start: Int) -> Range<Int>? {
-        guard line.count - start >= marker.count else { return nil }
-        return (start...(line.count - marker.count)).lazy
-            .first { line[$0..<($0 + marker.count)].elementsEqual(marker) }
-            .map { $0..<($0 + marker.count) }
     }
 
     /// Whether `line` says it is a status (an error line must not pass for one).

@@ -80,7 +80,7 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
 
     /// The address, when the host is a literal: it needs no resolving.
     /// Parsed once: it is read at every evaluation.
-    let address: IPAddress?
+    package let address: IPAddress?
 
     /// Letters, digits, hyphens and underscores (SRV-style labels exist) in
     /// dot-separated labels of at most 63 bytes; a trailing dot is allowed.

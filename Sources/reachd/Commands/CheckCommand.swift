@@ -31,7 +31,7 @@ struct CheckCommand: AsyncParsableCommand {
     func run() async throws {
         let answer: OneShotQuery.Answer<NetworkStatus>
         do {
-            answer = try OneShotQuery(source: .daemon, socketPaths: SocketPath.forClients(orOnly: daemon.socket)).status(.check)
+            answer = try OneShotQuery(source: .daemon, socketPaths: daemon.socketPaths).status(.check)
         } catch {
             throw daemon.failed(
                 error.daemonFailures, inProcess: false,

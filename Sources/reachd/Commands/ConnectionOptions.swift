@@ -21,6 +21,9 @@ struct SocketOption: ParsableArguments {
         try SocketArgument.check(socket)
     }
 
+    /// Where to look for a daemon, in order: the one named, else the defaults.
+    var socketPaths: [String] { SocketPath.forClients(orOnly: socket) }
+
     /// Says on stderr why no daemon gave an answer, and what to do about
     /// the last one's cause: exit 2.
     /// `inProcess`: whether the command computes in-process where no daemon
@@ -93,7 +96,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// Where to look for a daemon, in order; empty with `--no-daemon`.
     var socketPaths: [String] {
-        noDaemon ? [] : SocketPath.forClients(orOnly: socket)
+        noDaemon ? [] : daemon.socketPaths
     }
 
     /// One answer for these options: the first daemon that answers, else

@@ -62,7 +62,7 @@ struct ReachCommand: ParsableCommand {
     static func checkFamily(of targets: [Destination], _ family: AddressFamily?) throws {
         guard let family else { return }
         for target in targets {
-            guard let literal = IPAddress(target.host)?.family, literal != family else { continue }
+            guard let literal = target.address?.family, literal != family else { continue }
             throw ValidationError(
                 "\(target.host) is an \(literal) address, and -\(family == .ipv4 ? 4 : 6) counts \(family) addresses only; leave out -\(family == .ipv4 ? 4 : 6).")
         }

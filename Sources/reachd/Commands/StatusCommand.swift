@@ -57,7 +57,8 @@ struct StatusCommand: AsyncParsableCommand {
                 throw ExitCode.internalError
             }
             if output.json { Console.json(StatusFormatter.jsonLine(link)) } else { Console.out(StatusFormatter.interface(link, in: status)) }
-            let routed = [status.ipv4, status.ipv6].contains { $0.path?.index == link.index }
+            // wait-online -i IFACE's rule: a family's route out leaves through it.
+            let routed = InterfaceCondition(name: link.name).met(by: status, families: [.ipv6, .ipv4]) != nil
             if !(status.online && routed) { throw ExitCode.notOnline }
             return
         }

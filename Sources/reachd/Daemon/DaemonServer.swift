@@ -453,10 +453,13 @@ final class DaemonServer {
 
     /// Answers every waiter (`all`: no probe is due), or those whose time is up.
     private func answerCheckWaiters(_ now: ContinuousClock.Instant, all: Bool) {
-        let waiters = checkWaiters.filter { all || $0.answerBy <= now }
-        guard !waiters.isEmpty else { return }
-        checkWaiters.removeAll { all || $0.answerBy <= now }
-        for (client, detail, _) in waiters where clients.contains(client) {
+        let isDue = { (waiter: (client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)) in
+            all || waiter.answerBy <= now
+        }
+        let due = checkWaiters.filter(isDue)
+        guard !due.isEmpty else { return }
+        checkWaiters.removeAll(where: isDue)
+        for (client, detail, _) in due where clients.contains(client) {
             client.awaitsCheck = false
             deliverStatus(detail, to: client, now)
             settle(client)
