@@ -40,7 +40,7 @@ struct NetlinkDecoderTests {
 
     @Test func loopbackHasItsOwnHardwareTypeAndNoKind() throws {
         let events = try lifecycle.step("ip link set lo up").events
-        guard case .linkChanged(let lo) = try #require(events.first) else { return }
+        let lo = try #require(Self.link(events.first), "expected a link first, got \(events)")
         #expect(lo.hardwareType == 772 && lo.kind == nil, "ARPHRD_LOOPBACK")
     }
 
@@ -83,7 +83,7 @@ struct NetlinkDecoderTests {
 
     @Test func deletingALinkEndsWithItsRemoval() throws {
         let added = try lifecycle.step("veth vh moved").events
-        guard case .linkChanged(let vh) = try #require(added.first) else { return }
+        let vh = try #require(Self.link(added.first), "expected a link first, got \(added)")
         let events = try lifecycle.step("ip link del vh").events
         #expect(events.last == .linkRemoved(index: vh.index))
         #expect(events.contains { if case .addressRemoved(let a) = $0 { a.address.description == "10.77.0.2" } else { false } })
@@ -107,13 +107,13 @@ struct NetlinkDecoderTests {
     }
 
     @Test(arguments: [
-        ("no route", ENETUNREACH),
-        ("unreachable default", EHOSTUNREACH),
-        ("blackhole default", EINVAL),
-        ("prohibit default", EACCES),
+        ("no route", RouteLookupRefusal.noRoute),
+        ("unreachable default", .unreachableRoute),
+        ("blackhole default", .blackholeRoute),
+        ("prohibit default", .prohibitedRoute),
     ])
-    func refusedRouteLookups(step: String, errno: Int32) throws {
-        #expect(try lookupAnswers(step) == [.failed(errno: errno)])
+    func refusedRouteLookups(step: String, refusal: RouteLookupRefusal) throws {
+        #expect(try lookupAnswers(step) == [.failed(refusal)])
     }
 
     @Test(arguments: [("default via 10.77.0.1", "10.77.0.1"), ("default via fd77::1", "fd77::1")])
@@ -152,5 +152,11 @@ struct NetlinkDecoderTests {
             }
         }
         return results
+    }
+
+    /// The link an event carries; nil for any other kind, so that `#require` fails on it.
+    private static func link(_ event: NetlinkEvent?) -> LinkRecord? {
+        guard case .linkChanged(let link) = event else { return nil }
+        return link
     }
 }

@@ -204,7 +204,10 @@ struct ProtocolTests {
                 #expect(error.message.contains("\"\(operation.rawValue)\""), "\(line): \(error.message)")
             }
         }
-        guard case .failure(let error) = ClientRequest.parse(Array(#"{"op":"reboot"}"#.utf8)) else { return }
+        guard case .failure(let error) = ClientRequest.parse(Array(#"{"op":"reboot"}"#.utf8)) else {
+            Issue.record("an unknown operation was accepted")
+            return
+        }
         let protocolDocument = try String(contentsOf: packageRoot.appendingPathComponent("docs/PROTOCOL.md"), encoding: .utf8)
         #expect(protocolDocument.contains(String(decoding: error.line.dropLast(), as: UTF8.self)))
     }
