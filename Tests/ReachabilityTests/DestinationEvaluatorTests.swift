@@ -23,7 +23,7 @@ struct DestinationEvaluatorTests {
     @Test(arguments: [(ENETUNREACH, UnreachableReason.noRoute), (EHOSTUNREACH, .unreachableRoute),
                       (EINVAL, .blackholeRoute), (EACCES, .prohibitedRoute)])
     func refusedLookups(errno: Int32, reason: UnreachableReason) {
-        let verdict = DestinationEvaluator.evaluate(Self.server, lookup: .failed(errno: errno), table: Self.vpnHost)
+        let verdict = DestinationEvaluator.evaluate(Self.server, lookup: .failed(RouteLookupRefusal(errno: errno)), table: Self.vpnHost)
         #expect(verdict.reason == reason && verdict.via == nil)
     }
 

@@ -77,7 +77,7 @@ struct ReachabilityEvaluatorTests {
     ])
     func refusedLookupsAreNotOnline(errno: Int32, reason: UnreachableReason) {
         let status = ReachabilityEvaluator.evaluate(
-            .ipv4, table: table(address("192.0.2.10", on: 2)), lookup: .failed(errno: errno))
+            .ipv4, table: table(address("192.0.2.10", on: 2)), lookup: .failed(RouteLookupRefusal(errno: errno)))
         #expect(status == FamilyStatus(reachability: .local, reason: reason, path: nil))
     }
 

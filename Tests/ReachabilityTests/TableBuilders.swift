@@ -39,4 +39,4 @@ func route(
            source: source.flatMap(IPAddress.init))
 }
 
-let noRoute = RouteLookupResult.failed(errno: ENETUNREACH)
+let noRoute = RouteLookupResult.failed(.noRoute)

@@ -20,8 +20,8 @@ enum DestinationEvaluator {
             AddressVerdict(address: address, reason: reason, via: nil, lookup: lookup)
         }
         switch lookup {
-        case .failed(let errno):
-            return unreachable(ReachabilityEvaluator.reason(forLookupErrno: errno))
+        case .failed(let refusal):
+            return unreachable(ReachabilityEvaluator.reason(for: refusal))
         case .route(let type, let outputInterface, let gateway, let routeTable, let source, _):
             switch type {
             case .unicast, .local: break

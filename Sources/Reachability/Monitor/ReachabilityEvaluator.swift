@@ -22,8 +22,8 @@ enum ReachabilityEvaluator {
         }
 
         switch lookup {
-        case .failed(let errno):
-            return notOnline(reason(forLookupErrno: errno))
+        case .failed(let refusal):
+            return notOnline(reason(for: refusal))
         case .route(let type, let outputInterface, let gateway, _, let source, _):
             guard type == .unicast else { return notOnline(reason(forRouteType: type)) }
             // A link the table does not know yet (its RTM_NEWLINK is still queued)
@@ -81,13 +81,13 @@ enum ReachabilityEvaluator {
         }
     }
 
-    static func reason(forLookupErrno errno: Int32) -> UnreachableReason {
-        switch errno {
-        case ENETUNREACH: .noRoute
-        case EHOSTUNREACH: .unreachableRoute
-        case EINVAL: .blackholeRoute
-        case EACCES: .prohibitedRoute
-        default: .unusableRoute
+    static func reason(for refusal: RouteLookupRefusal) -> UnreachableReason {
+        switch refusal {
+        case .noRoute: .noRoute
+        case .unreachableRoute: .unreachableRoute
+        case .blackholeRoute: .blackholeRoute
+        case .prohibitedRoute: .prohibitedRoute
+        case .malformedAnswer, .other: .unusableRoute
         }
     }
 

@@ -43,9 +43,9 @@ enum NetlinkDecoder {
     static func routeLookupResult(for frame: NetlinkFrame) -> RouteLookupResult? {
         switch Int32(frame.type) {
         case Int32(NetlinkFrame.error):
-            return .failed(errno: frame.errorNumber)
+            return .failed(RouteLookupRefusal(errno: frame.errorNumber))
         case Int32(RTM_NEWROUTE):
-            guard routeAttributesAreSound(frame.bytes) else { return .failed(errno: EPROTO) }
+            guard routeAttributesAreSound(frame.bytes) else { return .failed(.malformedAnswer) }
             let lifetime = routeLifetime(in: frame.bytes)
             return withParsedObject(frame) { route -> RouteLookupResult in
                 let type = RouteType(kernelValue: rtnl_route_get_type(route))

@@ -115,7 +115,7 @@ final class NetlinkQuerySocket {
         var answered = 0
         NetlinkFrame.forEach(in: bytes) { frame in
             guard let position = sequences[frame.sequence], answers[position] == nil else { return }
-            answers[position] = NetlinkDecoder.routeLookupResult(for: frame) ?? .failed(errno: EPROTO)
+            answers[position] = NetlinkDecoder.routeLookupResult(for: frame) ?? .failed(.malformedAnswer)
             answered += 1
         }
         return answered

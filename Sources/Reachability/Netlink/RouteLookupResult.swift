@@ -10,9 +10,8 @@ enum RouteLookupResult: Sendable, Hashable {
     case route(
         type: RouteType, outputInterface: Int, gateway: IPAddress?, table: UInt32 = 254, source: IPAddress? = nil,
         lifetime: Duration? = nil)
-    /// The kernel refused with this errno: ENETUNREACH (no route), EHOSTUNREACH
-    /// (unreachable route), EINVAL (blackhole), EACCES (prohibit).
-    case failed(errno: Int32)
+    /// The kernel refused, and why.
+    case failed(RouteLookupRefusal)
 
     /// How long the answer stands at most: the route's lifetime. The kernel
     /// stops using an expired route but says nothing until its garbage
