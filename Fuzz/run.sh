@@ -28,18 +28,18 @@ out=.build/fuzz
 mkdir -p "$out/artifacts"
 flags=(-O -g -parse-as-library -package-name reachd -sanitize=fuzzer,address -swift-version 6 -use-ld=lld)
 netlink=(-I Sources/CNetlink $(pkg-config --cflags-only-I libnl-route-3.0 | sed 's/-I/-Xcc -I/g') $(pkg-config --libs libnl-route-3.0))
-library=(Sources/Reachability/Model/*.swift Sources/Reachability/Protocol/*.swift
-         Sources/Reachability/System/ControlCharacterEscaping.swift Sources/Reachability/ReachdVersion.swift)
+library=(Sources/Reachability/Model/*.swift Sources/Reachability/Protocol/*.swift Sources/Reachability/ReachdVersion.swift)
 
 sources() {
   case $1 in
     StatusDecoder|RequestParser) ;;
     NetlinkDecoder) echo Sources/Reachability/Netlink/NetlinkDecoder.swift Sources/Reachability/Netlink/NetlinkFrame.swift \
         Sources/Reachability/Netlink/NetlinkEvent.swift Sources/Reachability/Netlink/RouteLookupResult.swift \
+        Sources/Reachability/Netlink/RouteLookupRefusal.swift \
         Sources/Reachability/Netlink/RouteType.swift Sources/Reachability/Netlink/AddressScope.swift \
         Sources/Reachability/Netlink/OperationalState.swift \
         Sources/Reachability/Model/IPAddress.swift Sources/Reachability/Model/AddressFamily.swift \
-        Sources/Reachability/Protocol/ProtocolValue.swift ;;
+        Sources/Reachability/Model/ProtocolValue.swift ;;
     HTTPResponse|HostPort) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
         Sources/reachd/Connectivity/ConnectivityCheck.swift ;;
     ConfigurationFile) echo Sources/reachd/Settings/ConfigurationFile.swift Sources/reachd/Settings/SecondsRange.swift \

@@ -2,27 +2,49 @@ import Foundation
 import Testing
 import TestSupport
 
-/// reachd's folders use each other one way only, as docs/ARCHITECTURE.md
+/// Each module's folders use each other one way only, as docs/ARCHITECTURE.md
 /// draws them: what a folder may use is below it, never above, so none
 /// reaches back into one that uses it.
-@Suite("reachd's folders")
+@Suite("The folders of reachd and of the library")
 struct FolderDependencyTests {
-    /// What each folder may use, besides the library and itself.
-    static let allowed: [String: Set<String>] = [
-        "Output": [],
-        "Connectivity": [],
-        "Settings": ["Connectivity"],
-        "Metrics": ["Settings"],
-        "Daemon": ["Metrics", "Settings", "Connectivity", "Output"],
-        "Commands": ["Daemon", "Metrics", "Settings", "Connectivity", "Output"],
-        "": ["Commands", "Output"],
+    /// A module's folders and what each may use besides itself (and, in
+    /// reachd, the library).
+    struct Layering: Sendable, CustomTestStringConvertible {
+        var module: String
+        var allowed: [String: Set<String>]
+        /// Names and the folder that must be found to declare them: the
+        /// test's own check that it reads declarations at all.
+        var landmarks: [String: String]
+        var testDescription: String { module }
+        var root: URL { TestInstallation.packageRoot.appendingPathComponent("Sources/\(module)") }
+    }
+
+    static let layerings = [
+        Layering(module: "reachd", allowed: [
+            "Output": [],
+            "Connectivity": [],
+            "Settings": ["Connectivity"],
+            "Metrics": ["Settings"],
+            "Daemon": ["Metrics", "Settings", "Connectivity", "Output"],
+            "Commands": ["Daemon", "Metrics", "Settings", "Connectivity", "Output"],
+            "": ["Commands", "Output"],
+        ], landmarks: ["DaemonServer": "Daemon", "StatusFormatter": "Output", "notOnline": "Commands"]),
+        // The library, as docs/ARCHITECTURE.md draws it: the model below
+        // everything, the kernel's side and the wire's side beside each other.
+        Layering(module: "Reachability", allowed: [
+            "": [],
+            "Model": [],
+            "System": ["Model"],
+            "Netlink": ["Model"],
+            "Protocol": ["Model"],
+            "Monitor": ["Model", "Netlink", "System"],
+            "Client": ["Model", "Monitor", "Netlink", "Protocol", "System"],
+        ], landmarks: ["FollowSession": "Client", "ProtocolValue": "Model", "RouteLookupRefusal": "Netlink"]),
     ]
 
-    static let root = TestInstallation.packageRoot.appendingPathComponent("Sources/reachd")
-
-    /// Each Swift file of reachd, by folder ("" for the root command), with
-    /// its code: comments left out, which may name anything.
-    static func files() throws -> [(folder: String, name: String, code: String)] {
+    /// Each Swift file of a module, by folder ("" for the module's root),
+    /// with its code: comments left out, which may name anything.
+    static func files(under root: URL) throws -> [(folder: String, name: String, code: String)] {
         let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
         return try paths.filter { $0.hasSuffix(".swift") }.sorted().map { path in
             let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
@@ -33,9 +55,10 @@ struct FolderDependencyTests {
         }
     }
 
-    @Test func eachFolderUsesOnlyTheFoldersBelowIt() throws {
-        let files = try Self.files()
-        #expect(Set(files.map(\.folder)) == Set(Self.allowed.keys), "a folder the rule does not know, or one gone")
+    @Test(arguments: layerings)
+    func eachFolderUsesOnlyTheFoldersBelowIt(layering: Layering) throws {
+        let files = try Self.files(under: layering.root)
+        #expect(Set(files.map(\.folder)) == Set(layering.allowed.keys), "a folder the rule does not know, or one gone")
         // The types each folder declares at the top level.
         var home: [String: String] = [:]
         let declaration = try Regex(#"(?m)^(?:(?:private|fileprivate|package|public|final) )*(?:struct|enum|class|protocol|typealias|actor) (\w+)"#)
@@ -44,21 +67,27 @@ struct FolderDependencyTests {
                 if let name = match.output[1].substring { home[String(name)] = file.folder }
             }
         }
-        // And what extensions add for the rest of the module (`ExitCode.notOnline`).
-        let extensionBlock = try Regex(#"(?ms)^extension [^\n]*\{\n(.*?)^\}"#)
+        // And what extensions of other modules' types add for the rest of
+        // this one (`ExitCode.notOnline`); a member added to a type of this
+        // module is reached through that type's name.
+        let extensionBlock = try Regex(#"(?ms)^extension (\w+)[^\n]*\{\n(.*?)^\}"#)
         let member = try Regex(#"(?m)^    (?:static |package |public )*(?:let|var|func) (\w+)"#)
+        let declared = Set(home.keys)
         for file in files {
             for block in file.code.matches(of: extensionBlock) {
-                guard let body = block.output[1].substring else { continue }
+                guard let extended = block.output[1].substring, !declared.contains(String(extended)),
+                    let body = block.output[2].substring
+                else { continue }
                 for match in body.matches(of: member) {
                     if let name = match.output[1].substring { home[String(name)] = file.folder }
                 }
             }
         }
-        #expect(home["DaemonServer"] == "Daemon" && home["StatusFormatter"] == "Output", "the declarations were found")
-        #expect(home["notOnline"] == "Commands", "an extension's member was found")
+        for (name, folder) in layering.landmarks {
+            #expect(home[name] == folder, "\(name) is declared in \(folder)/, and the test did not find it there")
+        }
         for file in files {
-            for (type, folder) in home where folder != file.folder && !Self.allowed[file.folder]!.contains(folder) {
+            for (type, folder) in home where folder != file.folder && !layering.allowed[file.folder]!.contains(folder) {
                 // Simple boundaries: Unicode's make `StatusFormatter.describe` one word.
                 let uses = try Regex("\\b\(type)\\b").wordBoundaryKind(.simple)
                 #expect(!file.code.contains(uses), "\(file.name) uses \(type), of \(folder.isEmpty ? "the root" : folder)/")
