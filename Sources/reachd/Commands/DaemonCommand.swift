@@ -42,7 +42,7 @@ struct DaemonCommand: ParsableCommand {
     }
 
     func run() throws {
-        let settings = try settings()
+        var settings = try settings()
         let passed = SocketActivation.passedSockets()
         // Under socket activation the path only names the socket in the log:
         // the one systemd bound, which a drop-in may have moved.
@@ -71,18 +71,15 @@ struct DaemonCommand: ParsableCommand {
         let limits = try ClientLimits(
             descriptorLimit: descriptorLimit, maxClients: settings.maxClients,
             maxClientsPerUser: settings.maxClientsPerUser, idleTimeout: settings.idleTimeout)
-        var check = settings.check
-        if check != nil, let reason = HTTPProbe.forbidden() {
+        if settings.check != nil, let reason = HTTPProbe.forbidden() {
             logger.error("running without the connectivity check: \(reason)")
-            check = nil
+            settings.check = nil
         }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
-        let server = try DaemonServer(
-            socketPath: path, passed: passed, limits: limits, check: check,
-            destinationLimits: settings.destinationLimits, meteredOverrides: settings.meteredOverrides,
-            metrics: settings.metrics, watchedTargets: settings.watchedTargets, stop: stop,
-            systemd: SystemdNotifier(), journal: form == .journal ? JournalWriter() : nil, logger: logger)
+        let server = try DaemonServer(settings, DaemonServer.Environment(
+            socketPath: path, passed: passed, limits: limits, stop: stop,
+            journal: form == .journal ? JournalWriter() : nil, logger: logger))
         try server.run()
     }
 }

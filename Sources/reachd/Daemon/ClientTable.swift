@@ -8,9 +8,6 @@ import Reachability
 /// their idle deadlines; the idle limit keeps those few but for a connect
 /// flood, which the client limits bound.
 final class ClientTable {
-    /// Tokens below this name the daemon's own descriptors in the event poll.
-    static let firstClientToken: UInt64 = 16
-
     private var byToken: [UInt64: ClientConnection] = [:]
     private var perUser: [UInt32: Int] = [:]
     /// Subscribers of each form, contiguous for the fan-out; each client knows
@@ -22,7 +19,7 @@ final class ClientTable {
     /// Requests read and waiting their turn (the per-wake-up limit, or an
     /// answer that went out only now): served on the next pass without waiting.
     private var waiting: [UInt64: ClientConnection] = [:]
-    private var nextToken = firstClientToken
+    private var nextToken: UInt64 = 1
 
     var count: Int { byToken.count }
     var hasWaiting: Bool { !waiting.isEmpty }

@@ -6,52 +6,32 @@ import Glibc
 #endif
 
 /// The daemon's event loop, on one thread: netlink → watcher → published
-/// lines → subscribers, with requests answered from the published lines and
-/// the connectivity checker fed what was published. Nothing in it has a
-/// timeout unless systemd's watchdog, an idle client or a due probe asks for
-/// one: an idle daemon sleeps in one `epoll_wait`. The watchdog's pings come
-/// from this loop, so a hung loop is caught.
+/// lines → subscribers, with requests answered from the published lines.
+/// The loop routes each event to the service that owns its descriptor
+/// (``DaemonEventToken``) and owns the status; the services are the
+/// clients' (admission, ``ClientTable``), their destinations
+/// (``DestinationWatches``), the connectivity check (``ConnectivityService``),
+/// the metrics (``MetricsService``) and what operators and systemd are told
+/// (``StatusAnnouncer``). Nothing in it has a timeout unless systemd's
+/// watchdog, an idle client or a due probe asks for one: an idle daemon
+/// sleeps in one `epoll_wait`. The watchdog's pings come from this loop, so a
+/// hung loop is caught.
 ///
 /// Written by hand on epoll: SwiftNIO cannot register a netlink descriptor,
 /// and a single thread keeps every piece of state lock-free.
 final class DaemonServer {
-    /// What a descriptor in the event poll is: the daemon's own, the
-    /// engine's, or a client's (``ClientTable/firstClientToken`` up).
-    enum Token: EventToken, Equatable {
-        case stop, listener, checker, metrics, journal
-        case engine(NetworkEngine.Source)
-        case client(UInt64)
-        case scraper(UInt64)
-
-        init?(eventData: UInt64) {
-            switch eventData {
-            case 0: self = .stop
-            case 1: self = .listener
-            case 2: self = .checker
-            case 3: self = .engine(.netlink)
-            case 4: self = .engine(.resolver)
-            case 5: self = .engine(.resolverFiles)
-            case 6: self = .metrics
-            case 7: self = .journal
-            case ClientTable.firstClientToken..<MetricsListener.firstToken: self = .client(eventData)
-            case MetricsListener.firstToken...: self = .scraper(eventData)
-            default: return nil
-            }
-        }
-
-        var eventData: UInt64 {
-            switch self {
-            case .stop: 0
-            case .listener: 1
-            case .checker: 2
-            case .engine(.netlink): 3
-            case .engine(.resolver): 4
-            case .engine(.resolverFiles): 5
-            case .metrics: 6
-            case .journal: 7
-            case .client(let token), .scraper(let token): token
-            }
-        }
+    /// What the process gives the daemon, beside its settings.
+    struct Environment {
+        /// The socket's path: the one to bind, or the one systemd bound.
+        var socketPath: String
+        var passed = SocketActivation()
+        /// The client limits, derived from the open-file limit.
+        var limits: ClientLimits
+        var stop: WakeSignal
+        var systemd = SystemdNotifier()
+        /// When stderr is the journal.
+        var journal: JournalWriter?
+        var logger: Logger
     }
 
     /// The status, and the destinations watched on the same netlink sockets.
@@ -59,69 +39,38 @@ final class DaemonServer {
     private var watcher: NetworkWatcher { engine.watcher }
     private let admission: ClientAdmission
     private let clients = ClientTable()
-    private let poll: EventPoll<Token>
-    private let stop: WakeSignal
+    private let poll: EventPoll<DaemonEventToken>
     private let logger: Logger
-    private let systemd: SystemdNotifier
-    /// Where each change also goes as structured entries, when stderr is the journal.
-    private let journal: JournalWriter?
     private let limits: ClientLimits
-    /// The connectivity check, when configured.
-    private let checker: ConnectivityChecker?
-    /// Clients that asked for a check and wait for its answer.
-    /// Each is answered when no probe is due, or at `answerBy` at the latest:
-    /// what statuses announce (a path that changes meanwhile starts a check
-    /// of its own, which it would otherwise wait for too).
-    private var checkWaiters: [(client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)] = []
-    private var nextWatchdogPing: ContinuousClock.Instant?
     /// The published status, encoded once per change in each form.
     private var published: PublishedLines
-    /// The first status was logged: the next ones are changes.
-    private var announcedFirst = false
     /// The clients' watched destinations.
     private let destinations: DestinationWatches
-    /// What Prometheus is told, and the two ways it is told.
-    private let metrics: DaemonMetrics
-    private let metricsListener: MetricsListener?
-    private let metricsTextfile: MetricsTextfile?
-    /// The textfile's last failure, logged once until it changes.
-    private var textfileError: MetricsTextfile.Failure?
-    /// The journal's socket in the event poll (by its connection, as a
-    /// reconnection may reuse the number), and whether it is waited on:
-    /// only while entries wait for room in journald's queue.
-    private var journalRegistered: Int?
-    private var journalWaited = false
-    /// Whether the loop waits on each listener: not while it is paused.
+    private let connectivity: ConnectivityService?
+    private let metrics: MetricsService
+    private let announcer: StatusAnnouncer
+    /// Whether the loop waits on the listener: not while it is paused.
     private var listenerWaited = true
-    private var metricsWaited = false
-    /// The metrics listener is in the event poll (once it is bound).
-    private var metricsRegistered = false
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
-    /// `socketPath`, or adopting the socket systemd passed) and tells systemd
-    /// it is ready: the first client is always answered from a consistent state.
-    init(
-        socketPath: String, passed: SocketActivation = SocketActivation(), limits: ClientLimits, check: ConnectivityCheck?,
-        destinationLimits: DestinationLimits,
-        meteredOverrides: [String: Bool], metrics metricsSettings: MetricsSettings = MetricsSettings(),
-        watchedTargets: [Destination] = [], stop: WakeSignal, systemd: SystemdNotifier, journal: JournalWriter? = nil,
-        logger: Logger
-    ) throws {
-        self.stop = stop
-        self.journal = journal
+    /// the socket's path, or adopting the socket systemd passed) and tells
+    /// systemd it is ready: the first client is always answered from a
+    /// consistent state.
+    init(_ settings: DaemonSettings, _ environment: Environment) throws {
+        let logger = environment.logger
         self.logger = logger
-        self.systemd = systemd
-        self.limits = limits
+        limits = environment.limits
+        announcer = StatusAnnouncer(systemd: environment.systemd, journal: environment.journal, logger: logger)
         engine = try NetworkEngine(source: .daemon, logger: logger)
-        engine.watcher.meteredOverrides = meteredOverrides
-        checker = try check.map { try ConnectivityChecker(check: $0, logger: logger) }
+        engine.watcher.meteredOverrides = settings.meteredOverrides
+        connectivity = try settings.check.map { try ConnectivityService($0, logger: logger) }
         // With a check, connectivity is `none` or `unknown` until it finds more.
-        if checker != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
+        if connectivity != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
         let engine = engine
         var first = try engine.start()
-        let watched = watchedTargets.map { DestinationTracker.Key($0, uid: nil, family: nil) }
+        let watched = settings.watchedTargets.map { DestinationTracker.Key($0, uid: nil, family: nil) }
         self.watched = watched
         // Held for the daemon's life, evaluated with every client's; the
         // first status already carries their answers (names still pending).
@@ -130,39 +79,35 @@ final class DaemonServer {
             // Still the first: where everything starts, with no changes.
             first = withWatched.asFirst()
         }
-        checker?.observe(first, now: .now)
-        published = PublishedLines(first, check: checker.map { DaemonCheck(url: $0.check.url, answerWithin: $0.answerWithin) })
-        let listener = try passed.socket.map { ListeningSocket(passed: $0, path: socketPath) }
-            ?? ListeningSocket(path: socketPath)
+        connectivity?.observe(first, .now)
+        published = PublishedLines(first, check: connectivity?.announced)
+        let passed = environment.passed
+        let listener = try passed.socket.map { ListeningSocket(passed: $0, path: environment.socketPath) }
+            ?? ListeningSocket(path: environment.socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
         poll = try EventPoll()
-        try poll.add(stop.fileDescriptor, .stop, interest: .readable)
+        try poll.add(environment.stop.fileDescriptor, .stop, interest: .readable)
         try poll.add(listener.fd, .listener, interest: .readable)
-        if let checker { try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable) }
+        try connectivity?.register(in: poll)
         // Every descriptor there is, the /etc watch a watched name made included.
         _ = engine.takeNewDescriptors()
         for (source, fd) in engine.descriptors { try poll.add(fd, .engine(source), interest: .readable) }
-        destinations = DestinationWatches(limits: destinationLimits, engine: engine)
-        metrics = DaemonMetrics(watching: watchedTargets)
-        metrics.observe(first)
-        // A socket systemd bound at boot wins: no user could take it first.
-        let metricsOrigin = passed.metrics.map(MetricsListener.Origin.passed) ?? metricsSettings.listen.map(MetricsListener.Origin.address)
-        metricsListener = metricsOrigin.map { MetricsListener($0, hosts: metricsSettings.hosts, logger: logger) }
-        metricsTextfile = metricsSettings.textfile.map(MetricsTextfile.init)
+        destinations = DestinationWatches(limits: settings.destinationLimits, engine: engine)
+        metrics = MetricsService(settings.metrics, passed: passed.metrics, watching: settings.watchedTargets, logger: logger)
+        metrics.metrics.observe(first)
+        let (metricsListen, metricsTextfile) = metrics.describe(passed: passed.metrics != nil)
         logger.info("listening", metadata: [
-            "socket.path": "\(socketPath)", "socket.activated": "\(passed.socket != nil)",
+            "socket.path": "\(environment.socketPath)", "socket.activated": "\(passed.socket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
-            "check.url": "\(check?.url ?? "off")",
-            "metrics.listen": "\(metricsListener.map { "http://\($0.address)/metrics\(passed.metrics != nil ? " (from systemd)" : "")" } ?? "off")",
-            "metrics.textfile": "\(metricsSettings.textfile ?? "off")",
-            "watch.targets": "\(watchedTargets.map(\.description).joined(separator: " "))",
+            "check.url": "\(settings.check?.url ?? "off")",
+            "metrics.listen": "\(metricsListen)",
+            "metrics.textfile": "\(metricsTextfile)",
+            "watch.targets": "\(settings.watchedTargets.map(\.description).joined(separator: " "))",
         ])
         updateListeners(.now)
-        writeTextfile()
-        announce(first)
-        systemd.ready(status: StatusFormatter.oneLine(first))
-        nextWatchdogPing = systemd.watchdogInterval.map { .now + $0 }
+        metrics.writeTextfile(exposition)
+        announcer.ready(first, poll: poll)
     }
 
     /// Serves until the stop signal fires, then closes every client and removes
@@ -175,31 +120,29 @@ final class DaemonServer {
             let wake = clients.hasWaiting
                 ? .now
                 : Deadline.earliest(
-                    nextWatchdogPing, idleDeadline, checker?.nextDeadline, engine.nextDeadline, metricsListener?.nextDeadline,
-                    admission.acceptor.pausedUntil, checkWaiters.lazy.map(\.answerBy).min())
+                    announcer.nextDeadline, idleDeadline, connectivity?.nextDeadline, engine.nextDeadline,
+                    metrics.nextDeadline, admission.acceptor.pausedUntil)
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
-            pingWatchdogIfDue(now)
+            announcer.pingWatchdogIfDue(now)
             // The daemon's own descriptors first: a change reaches every
             // subscriber before any client's request is read.
             var acceptReady = false
+            var probesFinished = false
             var changed: NetworkStatus?
             for event in events {
                 switch event.token {
                 case .stop: return
                 case .engine(let source): changed = try handle(source, now) ?? changed
                 case .listener: acceptReady = true
-                case .checker: changed = collectProbes(now) ?? changed
-                case .journal:
-                    journal?.flush()
-                    waitOnJournal()
-                case .client, .metrics, .scraper: break
+                case .checker: probesFinished = true
+                case .journal: announcer.journalWritable(poll: poll)
+                case .client, .metrics: break
                 }
             }
-            // A probe whose deadline passed counts as unanswered, whatever
-            // its thread still waits on.
-            if let checker, checker.expireOverdueProbes(now: now) {
-                changed = engine.apply(checker.findings) ?? changed
+            // What the probes found goes back to the engine as an input.
+            if let findings = connectivity?.findings(probesFinished: probesFinished, now) {
+                changed = engine.apply(findings) ?? changed
             }
             // A route behind the status that expired: the kernel says nothing.
             changed = try expireRoutes(now) ?? changed
@@ -212,10 +155,9 @@ final class DaemonServer {
             if let status = observeWatched(unsent: changed != nil) ?? changed { publish(status) }
             // The host's change first, then the clients' destinations.
             send(answers, now)
-            if let checker {
-                // After netlink: a path that just changed is probed at once.
-                checker.startDueProbes(now: now)
-                if !checkWaiters.isEmpty { answerCheckWaiters(now, all: !checker.isBusy(now: now)) }
+            for (client, detail) in connectivity?.afterPublishing(now) ?? [] where clients.contains(client) {
+                deliverStatus(detail, to: client, now)
+                settle(client)
             }
             let waiting = clients.takeWaiting()
             for event in events {
@@ -232,7 +174,10 @@ final class DaemonServer {
                 }
             }
             // Scrapers after clients: Prometheus waits, subscribers don't.
-            if let metricsListener { serveScrapers(metricsListener, events, now) }
+            for event in events {
+                guard case .metrics(let token) = event.token else { continue }
+                metrics.handle(token, event, poll: poll, now, exposition: exposition)
+            }
             // Last: new connections wait behind the clients already served.
             if acceptReady {
                 for client in admission.acceptWaiting(into: clients, now) { register(client) }
@@ -250,58 +195,11 @@ final class DaemonServer {
     }
 
     private func exposition() -> [UInt8] {
-        metrics.exposition(
+        metrics.metrics.exposition(
             subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
             counts: .init(
-                refused: admission.refusedCount + (metricsListener?.refusedCount ?? 0), resyncs: watcher.resyncCount,
-                journalDropped: journal?.dropped ?? 0))
-    }
-
-    /// Replaces the textfile, when there is one; a failure is logged once
-    /// until it changes (the directory may come later, or never).
-    private func writeTextfile() {
-        guard let metricsTextfile else { return }
-        let error = metricsTextfile.write(exposition())
-        if let error, error != textfileError {
-            logger.error("cannot write the metrics' textfile; tried again at the next change",
-                         metadata: ["error": "\(error)", "metrics.textfile": "\(metricsTextfile.path)"])
-        }
-        textfileError = error
-    }
-
-    /// Serves the scrapers that are ready, takes new ones, and closes those
-    /// whose time is up: each is read or written once.
-    private func serveScrapers(_ listener: MetricsListener, _ events: [ReadinessEvent<Token>], _ now: ContinuousClock.Instant) {
-        for event in events {
-            switch event.token {
-            case .metrics:
-                for scraper in listener.acceptWaiting(now: now) {
-                    do { try poll.add(scraper.fd, .scraper(scraper.token), interest: .readable) } catch {
-                        listener.close(scraper)
-                    }
-                }
-            case .scraper(let token):
-                guard let scraper = listener.scrapers[token] else { continue }
-                let wanted = scraper.wantsWrite
-                let open = listener.serve(
-                    scraper, readable: event.readable || event.failed, writable: event.writable, exposition: exposition)
-                if open, scraper.wantsWrite != wanted {
-                    try? poll.modify(scraper.fd, .scraper(token), interest: scraper.wantsWrite ? .writable : .readable)
-                }
-            case .stop, .listener, .checker, .engine, .client, .journal:
-                continue
-            }
-        }
-        // Closing a descriptor takes it out of the poll.
-        if let due = listener.nextDeadline, now >= due { listener.expire(now: now) }
-    }
-
-    private func pingWatchdogIfDue(_ now: ContinuousClock.Instant) {
-        guard let due = nextWatchdogPing, let interval = systemd.watchdogInterval, now >= due else {
-            return
-        }
-        systemd.watchdog()
-        nextWatchdogPing = now + interval
+                refused: admission.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
+                journalDropped: announcer.journalDropped))
     }
 
     private func register(_ client: ClientConnection) {
@@ -313,7 +211,7 @@ final class DaemonServer {
         }
     }
 
-    private func handle(_ event: ReadinessEvent<Token>, from client: ClientConnection, _ now: ContinuousClock.Instant) {
+    private func handle(_ event: ReadinessEvent<DaemonEventToken>, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         if event.failed {
             drop(client)
             return
@@ -378,91 +276,21 @@ final class DaemonServer {
         }
     }
 
-    /// Binds the metrics listener when that is due, and waits on each
-    /// listener unless it is paused (out of descriptors, it would stay
-    /// readable and spin the loop): once per pass, after whatever could
-    /// bind, pause or resume one.
+    /// Once per pass, after whatever could bind, pause or resume a listener:
+    /// waits on each unless it is paused.
     private func updateListeners(_ now: ContinuousClock.Instant) {
-        wait(on: admission.acceptor, .listener, now, waited: &listenerWaited)
-        guard let metricsListener else { return }
-        metricsListener.bindIfDue(now: now)
-        guard let acceptor = metricsListener.acceptor else { return }
-        if !metricsRegistered {
-            do {
-                try poll.add(acceptor.fd, .metrics, interest: [])
-                metricsRegistered = true
-            } catch {
-                logger.error("cannot wait for scrapers", metadata: ["error": "\(error)"])
-                return
-            }
-        }
-        wait(on: acceptor, .metrics, now, waited: &metricsWaited)
-    }
-
-    /// Waits for room in journald's queue while entries wait for it, and
-    /// not otherwise: a writable socket would wake the loop at once.
-    private func waitOnJournal() {
-        guard let journal, let fd = journal.fileDescriptor else { return }
-        let wanted = journal.isBacklogged
-        do {
-            if journalRegistered != journal.connections {
-                // The socket before it was closed, which took it out of the poll.
-                try poll.add(fd, .journal, interest: wanted ? .writable : [])
-                journalRegistered = journal.connections
-            } else if wanted != journalWaited {
-                try poll.modify(fd, .journal, interest: wanted ? .writable : [])
-            }
-            journalWaited = wanted
-        } catch {
-            logger.warning("cannot wait for room in the journal's queue; entries wait for the next change",
-                           metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func wait(on acceptor: Acceptor, _ token: Token, _ now: ContinuousClock.Instant, waited: inout Bool) {
-        if let until = acceptor.pausedUntil, now >= until { acceptor.resume() }
-        guard acceptor.isPaused == waited else { return }
-        do {
-            try poll.modify(acceptor.fd, token, interest: acceptor.isPaused ? [] : .readable)
-            waited = !acceptor.isPaused
-        } catch {
+        do { try poll.follow(admission.acceptor, as: .listener, waited: &listenerWaited, now: now) } catch {
             logger.error("cannot wait for connections", metadata: ["error": "\(error)"])
         }
+        metrics.update(poll: poll, now)
     }
 
-    /// Asks for the connectivity check for `client`, which is answered with
-    /// the status once a probe that started after the request has answered
-    /// (the checker spaces requested probes by
-    /// ``ConnectivityChecker/requestInterval``, whoever asks). Without a
-    /// check, or with no family online to probe, the answer is the status
-    /// as it is.
+    /// Asks for the connectivity check for `client`; without a check, the
+    /// answer is the status as it is.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
-        guard let checker else {
+        guard let connectivity, connectivity.request(for: client, detail: detail, now) else {
             deliverStatus(detail, to: client, now)
             return
-        }
-        checker.requestCheck(now: now)
-        checker.startDueProbes(now: now)
-        guard checker.isBusy(now: now) else {
-            deliverStatus(detail, to: client, now)
-            return
-        }
-        client.awaitsCheck = true
-        checkWaiters.append((client, detail, now + checker.answerWithin))
-    }
-
-    /// Answers every waiter (`all`: no probe is due), or those whose time is up.
-    private func answerCheckWaiters(_ now: ContinuousClock.Instant, all: Bool) {
-        let isDue = { (waiter: (client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)) in
-            all || waiter.answerBy <= now
-        }
-        let due = checkWaiters.filter(isDue)
-        guard !due.isEmpty else { return }
-        checkWaiters.removeAll(where: isDue)
-        for (client, detail, _) in due where clients.contains(client) {
-            client.awaitsCheck = false
-            deliverStatus(detail, to: client, now)
-            settle(client)
         }
     }
 
@@ -472,13 +300,6 @@ final class DaemonServer {
     private func settle(_ client: ClientConnection) {
         guard clients.contains(client) else { return }
         if client.isFinished { drop(client) } else { updateInterest(of: client) }
-    }
-
-    /// Finished probes come back as an input to the watcher.
-    /// The status to publish, when what the probes found changed it.
-    private func collectProbes(_ now: ContinuousClock.Instant) -> NetworkStatus? {
-        guard let checker, checker.collect(now: now) else { return nil }
-        return engine.apply(checker.findings)
     }
 
     private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
@@ -568,12 +389,11 @@ final class DaemonServer {
         let full = clients.subscribers(.full)
         if !full.isEmpty { fanOut(.full, to: full, now) }
         if summaryChanged { fanOut(.summary, to: clients.subscribers(.summary), now) }
-        checker?.observe(status, now: now)
-        metrics.observe(status)
-        // Subscribers first: the log line and systemd's STATUS= cost about
-        // 0.1 ms, which no subscriber should wait for.
-        announce(status)
-        writeTextfile()
+        connectivity?.observe(status, now)
+        metrics.metrics.observe(status)
+        // Subscribers first: see StatusAnnouncer.
+        announcer.announce(status, poll: poll)
+        metrics.writeTextfile(exposition)
     }
 
     private func fanOut(_ detail: StatusDetail, to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
@@ -594,19 +414,6 @@ final class DaemonServer {
         }
         // Dropped after the loop: dropping reorders the list being walked.
         for client in broken { drop(client) }
-    }
-
-    private func announce(_ status: NetworkStatus) {
-        // One timestamp per line: the log's (or journald's).
-        // Under journald each change is one structured entry, and the
-        // line on stderr would say it again; elsewhere the line is all, and
-        // so it is where an entry could be neither sent nor held (no
-        // native socket, or a backlog already full): nothing goes unsaid.
-        let entered = journal?.send(JournalEntry.entries(for: status, first: !announcedFirst)) ?? false
-        if journal != nil { waitOnJournal() }
-        if !entered { logger.info("\(StatusFormatter.changeLine(status, timed: false))") }
-        announcedFirst = true
-        systemd.status(StatusFormatter.oneLine(status))
     }
 
     /// The status as an answer (to `get`, `subscribe`, `check`).
@@ -643,26 +450,23 @@ final class DaemonServer {
 
     private func drop(_ client: ClientConnection) {
         guard clients.contains(client) else { return }
-        if client.awaitsCheck { checkWaiters.removeAll { $0.client === client } }
+        connectivity?.forget(client)
         destinations.remove(client)
         clients.remove(client)
         // A descriptor frees: listeners paused for want of one go on (the
         // pass's end waits on them again).
         admission.clientLeft()
-        metricsListener?.resume()
+        metrics.descriptorFreed()
         // Closing takes it out of the event poll too.
         close(client.fd)
     }
 
     private func shutDown() {
-        systemd.stopping()
+        announcer.stopping()
         for client in Array(clients.all) { drop(client) }
         admission.listener.close()
-        metricsListener?.close()
-        // A stopped daemon knows nothing of the host: no value beats a stale one.
-        metricsTextfile?.remove()
+        metrics.stop()
         logger.info("stopped", metadata: ["socket.path": "\(admission.listener.path)"])
-        // What still waits for journald goes if there is room; the loop is over.
-        journal?.flush()
+        announcer.stopped()
     }
 }

@@ -26,8 +26,6 @@ import Glibc
 /// threads to a daemon that sleeps in one `epoll_wait`.
 final class MetricsListener {
     static let deadline: Duration = .seconds(5)
-    /// Tokens at and above this one are scrapers'.
-    static let firstToken: UInt64 = 1 << 62
     /// Binding again after a failure: from a second, doubling up to a minute.
     static let rebind = ReachabilityMonitor.Backoff(initial: .seconds(1), maximum: .seconds(60))
 
@@ -75,7 +73,7 @@ final class MetricsListener {
     private let hostNames: Set<String>
     private let logger: Logger
     private(set) var scrapers: [UInt64: Scraper] = [:]
-    private var nextToken = firstToken
+    private var nextToken: UInt64 = 1
     /// Scrapers refused since the daemon started: out of descriptors, or
     /// beyond the slots.
     private(set) var refusedCount = 0

@@ -1,0 +1,79 @@
+import Logging
+import Reachability
+
+/// The connectivity check, as a service of the daemon's loop: the checker
+/// (which probes on threads of its own and wakes the loop through its pipe),
+/// what it found going back to the engine as an input, and the clients that
+/// asked for a check and wait for its answer.
+///
+/// Each waiter is answered when no probe is due, or at `answerBy` at the
+/// latest: what statuses announce (`check.answer_within_ms`), since a path
+/// that changes meanwhile starts a check of its own, which it would
+/// otherwise wait for too.
+final class ConnectivityService {
+    let checker: ConnectivityChecker
+    private var waiters: [(client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)] = []
+
+    init(_ check: ConnectivityCheck, logger: Logger) throws {
+        checker = try ConnectivityChecker(check: check, logger: logger)
+    }
+
+    /// What every status says of the check.
+    var announced: DaemonCheck { DaemonCheck(url: checker.check.url, answerWithin: checker.answerWithin) }
+
+    var nextDeadline: ContinuousClock.Instant? {
+        Deadline.earliest(checker.nextDeadline, waiters.lazy.map(\.answerBy).min())
+    }
+
+    func register(in poll: EventPoll<DaemonEventToken>) throws(SystemError) {
+        try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable)
+    }
+
+    /// Finished probes, and those whose deadline passed (unanswered, whatever
+    /// their thread still waits on): the findings, when they changed.
+    func findings(probesFinished: Bool, _ now: ContinuousClock.Instant) -> ConnectivityFindings? {
+        let collected = probesFinished && checker.collect(now: now)
+        let expired = checker.expireOverdueProbes(now: now)
+        return collected || expired ? checker.findings : nil
+    }
+
+    /// A published status: a new path is probed.
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant) {
+        checker.observe(status, now: now)
+    }
+
+    /// After the pass's status is published: a path that just changed is
+    /// probed at once. The waiters to answer now: all when no probe is due,
+    /// else those whose time is up.
+    func afterPublishing(_ now: ContinuousClock.Instant) -> [(client: ClientConnection, detail: StatusDetail)] {
+        checker.startDueProbes(now: now)
+        guard !waiters.isEmpty else { return [] }
+        let all = !checker.isBusy(now: now)
+        let isDue = { (waiter: (client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)) in
+            all || waiter.answerBy <= now
+        }
+        let due = waiters.filter(isDue)
+        waiters.removeAll(where: isDue)
+        for waiter in due { waiter.client.awaitsCheck = false }
+        return due.map { ($0.client, $0.detail) }
+    }
+
+    /// A client asks for a check, which is answered with the status once a
+    /// probe that started after the request has answered (the checker
+    /// spaces requested probes by ``ConnectivityChecker/requestInterval``,
+    /// whoever asks). Returns whether it waits; if not (no family online to
+    /// probe), the status as it is answers it at once.
+    func request(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) -> Bool {
+        checker.requestCheck(now: now)
+        checker.startDueProbes(now: now)
+        guard checker.isBusy(now: now) else { return false }
+        client.awaitsCheck = true
+        waiters.append((client, detail, now + checker.answerWithin))
+        return true
+    }
+
+    /// `client` left.
+    func forget(_ client: ClientConnection) {
+        if client.awaitsCheck { waiters.removeAll { $0.client === client } }
+    }
+}
