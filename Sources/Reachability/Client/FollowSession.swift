@@ -121,20 +121,7 @@ package final class FollowSession {
     private let configuration: Configuration
     private let logger: Logger
 
-    /// One destination followed.
-    private struct Followed {
-        /// Its id on the daemon's connection: never used for another.
-        let wireID: String
-        let order: Int
-        /// The answer delivered last.
-        var delivered: DestinationStatus?
-        /// The daemon refused to watch it: answered in-process from then on.
-        var inProcessOnly = false
-    }
-
-    private var followed: [Key: Followed] = [:]
-    private var keysByWireID: [String: Key] = [:]
-    private var nextWireID = 0
+    private var followed = FollowedDestinations()
 
     /// The daemon connection being followed or tried.
     private struct DaemonLink {
@@ -157,21 +144,9 @@ package final class FollowSession {
     private var engineKeys: Set<Key> = []
     /// When to try the daemon again or, in-process, to start netlink again.
     private var retry: RetrySchedule
-    /// The status delivered last: one describing the same network from the
-    /// same source (a resubscription renumbers them) is not delivered again.
-    private var current: NetworkStatus?
-    /// The last failure warned about since the daemon last answered: a
-    /// refusing daemon costs one warning, not one per retry.
-    private var lastWarned: String?
-    /// Where what is delivered comes from, as last said (``Update/following(_:)``).
-    private var following: StatusSource?
-    /// Added to the `seq` of the statuses followed now, so that `seq` never
-    /// goes backwards on the session's stream, as PROTOCOL.md promises: each
-    /// source numbers from its own start (a daemon that ran before this
-    /// client numbers below what in-process did meanwhile), and a client
-    /// that drops a lower `seq` as stale would drop every status after the
-    /// daemon came back. Zero whenever the source's own numbers will do.
-    private var seqOffset: UInt64 = 0
+    /// What was delivered of the status, and how the next one is.
+    private var stream: StatusStream
+    private var failures = DaemonFailureLog()
     private var deliver: ((Update) -> Bool)?
 
     /// Why the loop ends.
@@ -191,6 +166,7 @@ package final class FollowSession {
         self.remote = remote
         self.logger = logger
         retry = RetrySchedule(configuration.backoff)
+        stream = StatusStream(detail: configuration.statusDetail)
     }
 
     package convenience init(_ configuration: Configuration, logger: Logger) throws(ReachabilityError) {
@@ -207,7 +183,7 @@ package final class FollowSession {
         withoutActuallyEscaping(deliver) { deliver in
             self.deliver = deliver
             retry = RetrySchedule(configuration.backoff)
-            following = nil
+            stream.restart()
             defer {
                 dropDaemon()
                 stopEngine()
@@ -278,11 +254,7 @@ package final class FollowSession {
     }
 
     private func follow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
-        guard followed[key] == nil else { return }
-        let id = String(nextWireID)
-        followed[key] = Followed(wireID: id, order: nextWireID)
-        keysByWireID[id] = key
-        nextWireID += 1
+        guard let id = followed.add(key) else { return }
         if let link = daemon {
             do throws(DaemonClientError) { try link.connection.send([watch(key, id: id)]) } catch {
                 try daemonFailed(error, now)
@@ -293,11 +265,10 @@ package final class FollowSession {
     }
 
     private func unfollow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
-        guard let entry = followed.removeValue(forKey: key) else { return }
-        keysByWireID[entry.wireID] = nil
+        guard let entry = followed.remove(key) else { return }
         if engineKeys.remove(key) != nil { engine?.remove(key) }
         // What the daemon refused, it does not hold.
-        if !entry.inProcessOnly, let link = daemon {
+        if entry.daemonHolds, let link = daemon {
             do throws(DaemonClientError) { try link.connection.send([ClientRequest(.unwatch, id: entry.wireID)]) } catch {
                 // Half a request may be written: the connection is no good.
                 try daemonFailed(error, now)
@@ -305,26 +276,16 @@ package final class FollowSession {
             }
         }
         // An engine kept for what the daemon refused goes with the last of it.
-        if daemonAnswers, !followed.values.contains(where: \.inProcessOnly) { stopEngine() }
+        if daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
     }
 
     private func watch(_ key: Key, id: String) -> ClientRequest {
         ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
     }
 
-    /// Delivers a destination's answer unless it repeats the last one. A
-    /// source says `pending` only before its first resolution of a name (a
-    /// restarted daemon, the in-process engine taking over): the answer
-    /// delivered stands until that source knows better.
+    /// Delivers a destination's answer unless it repeats the last one.
     private func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) throws(Ending) {
-        guard let entry = followed[key] else { return }
-        if let last = entry.delivered,
-            status.state == .pending || (last.source == status.source && last.hasSameAnswer(as: status))
-        {
-            return
-        }
-        followed[key]?.delivered = status
-        try pass(.destination(key, status, line: line))
+        if followed.deliver(status, for: key) { try pass(.destination(key, status, line: line)) }
     }
 
     /// The daemon refused to watch `key` (over its limits, say): in-process
@@ -333,10 +294,10 @@ package final class FollowSession {
         try note(error)
         switch configuration.source {
         case .automatic, .embedded:
-            followed[key]?.inProcessOnly = true
+            followed.refusedByDaemon(key)
             try startEngine(now)
         case .daemon:
-            if let entry = followed.removeValue(forKey: key) { keysByWireID[entry.wireID] = nil }
+            _ = followed.remove(key)
             try pass(.destinationFailed(key, .noDaemonAnswered([error])))
         }
     }
@@ -359,7 +320,7 @@ package final class FollowSession {
         case .automatic, .daemon:
             if daemon == nil {
                 do throws(DaemonClientError) { daemon = try connect(now) } catch { try daemonFailed(error, now) }
-            } else if engine == nil, followed.values.contains(where: \.inProcessOnly) {
+            } else if engine == nil, followed.anyRefusedByDaemon {
                 // The engine for what the daemon refused failed: again.
                 try startEngine(now)
                 if engine == nil { retry.failed(now: now) }
@@ -372,8 +333,7 @@ package final class FollowSession {
     /// may block only briefly (a full listen queue).
     private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError) -> DaemonLink {
         let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
-        let watches = followed.filter { !$0.value.inProcessOnly }.sorted { $0.value.order < $1.value.order }
-            .map { watch($0.key, id: $0.value.wireID) }
+        let watches = followed.daemonWatches.map { watch($0.key, id: $0.wireID) }
         var lastError: DaemonClientError?
         for path in configuration.socketPaths where !otherNetworks.contains(path) {
             do throws(DaemonClientError) {
@@ -456,21 +416,15 @@ package final class FollowSession {
         return false
     }
 
-    private static let summaryMarker = Array(#""detail":"summary""#.utf8)
-
     /// One line from the daemon. Returns whether the daemon followed changed.
     private func take(_ line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
         guard let link = daemon else { return true }
-        if link.firstAnswerBy == nil, seqOffset == 0, let detail = configuration.statusDetail, StatusUpdate.isStatusLine(line),
-            detail == .full || StatusUpdate.contains(Self.summaryMarker, in: line)
-        {
-            // A change on a subscription that has answered: the daemon
-            // publishes only changes, so it needs no comparing, and the caller
-            // may use the line before it is decoded (reachd monitor --json
-            // prints it). Unless it must be renumbered: see seqOffset.
+        if link.firstAnswerBy == nil, stream.passesThrough(line) {
+            // The caller may use the line before it is decoded (reachd
+            // monitor --json prints it).
             let update = StatusUpdate(line: line)
             try pass(.status(update))
-            do throws(DaemonClientError) { current = try update.status() } catch {
+            do throws(DaemonClientError) { stream.passed(try update.status()) } catch {
                 try daemonFailed(error, now)
                 return true
             }
@@ -507,14 +461,14 @@ package final class FollowSession {
                 return false
             }
             // An id unwatched meanwhile names nothing.
-            guard let id = status.id, let key = keysByWireID[id] else { return false }
+            guard let id = status.id, let key = followed.key(wireID: id) else { return false }
             try forward(key, status, line: line)
         case .error(let code, let text, let id):
             let error = DaemonClientError.rejected(code: code, message: text)
-            guard let id, let key = keysByWireID[id] else {
+            guard let id, let key = followed.key(wireID: id) else {
                 // About a destination unfollowed meanwhile (its unwatch, a
                 // refusal already on its way): nothing is asked of it now.
-                if let id, let issued = Int(id), (0..<nextWireID).contains(issued) { return false }
+                if let id, followed.wasIssued(id) { return false }
                 try daemonFailed(error, now)
                 return true
             }
@@ -538,9 +492,9 @@ package final class FollowSession {
     private func daemonAnswered(_ now: ContinuousClock.Instant) throws(Ending) {
         daemon?.firstAnswerBy = nil
         retry.succeeded()
-        lastWarned = nil
+        failures.daemonAnswered()
         try say(following: .daemon)
-        if followed.values.contains(where: \.inProcessOnly) { try syncEngineKeys(now) } else { stopEngine() }
+        if followed.anyRefusedByDaemon { try syncEngineKeys(now) } else { stopEngine() }
     }
 
     /// The daemon failed: drop it, say so, retry on the schedule, and follow
@@ -580,30 +534,8 @@ package final class FollowSession {
     /// one warning, not one per retry.
     private func note(_ error: DaemonClientError) throws(Ending) {
         try pass(.problem(.noDaemonAnswered([error])))
-        let description = "\(error)"
-        let isNews = lastWarned != description
-        lastWarned = description
-        switch error {
-        case .protocolError(.versionMismatch):
-            if isNews {
-                let instead = configuration.source == .automatic ? "; following the network in-process instead" : ""
-                logger.warning("\(error.description)\(instead)")
-            }
-        case .notRunning, .closed:
-            logger.debug("daemon unavailable", metadata: ["error": "\(error)"])
-        case .otherNetwork:
-            // Never asked again: in-process is not a stopgap here.
-            if isNews {
-                let instead = configuration.source == .automatic ? "; following the network in-process instead" : ""
-                logger.warning("\(error.description)\(instead)")
-            }
-        case .timedOut, .connectionFailed, .rejected, .protocolError, .untrustedOwner:
-            if isNews {
-                let fallback = configuration.source == .automatic ? "; following the network in-process meanwhile" : ""
-                logger.warning("\(error.description)\(fallback)")
-            } else {
-                logger.debug("daemon still unavailable", metadata: ["error": "\(error)"])
-            }
+        if let entry = failures.entry(for: error, source: configuration.source) {
+            logger.log(level: entry.level, "\(entry.message)", metadata: entry.metadata)
         }
     }
 
@@ -648,9 +580,9 @@ package final class FollowSession {
     private func syncEngineKeys(_ now: ContinuousClock.Instant) throws(Ending) {
         guard let engine else { return }
         let answers = daemonAnswers
-        let wanted = Set(followed.filter { !answers || $0.value.inProcessOnly }.keys)
+        let wanted = followed.inProcess(daemonAnswers: answers)
         for key in engineKeys.subtracting(wanted) { engine.remove(key) }
-        let added = wanted.subtracting(engineKeys).sorted { followed[$0]!.order < followed[$1]!.order }
+        let added = followed.ordered(wanted.subtracting(engineKeys))
         engineKeys = wanted
         guard !added.isEmpty else { return }
         do { _ = try engine.add(added, now: now) } catch {
@@ -705,64 +637,14 @@ package final class FollowSession {
 
     // MARK: Delivering
 
-    /// Delivers a status unless it describes what was delivered last (from
-    /// the same source: a resubscription renumbers them). A daemon's status
-    /// comes in the form asked for; an in-process one is reduced here.
-    ///
-    /// A status that starts a source's stream (a new subscription, the
-    /// daemon back, in-process taking over) says no changes; where it
-    /// differs from what was delivered, the reader was not told how, so its
-    /// changes are worked out here, as the publisher would have: a
-    /// handover while the daemon restarted is still one.
+    /// Delivers a status unless it repeats what was delivered (``StatusStream``).
     private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
-        guard let detail = configuration.statusDetail else { return }
-        var reduced = line == nil ? status.detailed(detail) : status
-        var line = line
-        var changesRewritten = false
-        if let current {
-            if current.source == reduced.source, current.describesSameNetwork(as: reduced) { return }
-            // A new source's status: its changes, if any, are against its
-            // own past (an engine that ran for destinations), not what was
-            // delivered.
-            if reduced.changes.isEmpty || current.source != reduced.source {
-                let changes = StatusDiff.changes(from: current, to: reduced)
-                if changes != reduced.changes {
-                    reduced.changes = changes
-                    changesRewritten = true
-                }
-            }
-        }
-        let seq = numbered(reduced.seq)
-        let renumbered = seq != reduced.seq
-        reduced.seq = seq
-        // A daemon's line is printed as it came: it must say what changed,
-        // and carry the number delivered. A new number alone is spliced in,
-        // keeping the keys a newer daemon added.
-        if let received = line, changesRewritten || renumbered {
-            line = changesRewritten ? nil : StatusUpdate.line(received, renumberedTo: seq)
-            if line == nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
-        }
-        current = reduced
-        try pass(.status(StatusUpdate(reduced, line: line)))
-    }
-
-    /// `seq` as delivered: above the last delivered, by ``seqOffset``, which
-    /// goes back to zero as soon as the source's own number is higher.
-    private func numbered(_ seq: UInt64) -> UInt64 {
-        guard let last = current?.seq else { return seq }
-        if seq > last {
-            seqOffset = 0
-        } else if seq &+ seqOffset <= last {
-            seqOffset = last + 1 - seq
-        }
-        return seq &+ seqOffset
+        if let update = stream.offer(status, line: line) { try pass(.status(update)) }
     }
 
     /// Says where what follows comes from, when that changed.
     private func say(following source: StatusSource) throws(Ending) {
-        guard following != source else { return }
-        following = source
-        try pass(.following(source))
+        if let update = stream.follow(source) { try pass(update) }
     }
 
     private func pass(_ update: Update) throws(Ending) {
