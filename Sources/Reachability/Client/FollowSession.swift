@@ -124,15 +124,6 @@ package final class FollowSession {
     private var followed = FollowedDestinations()
 
     /// The daemon connection being followed or tried.
-    private struct DaemonLink {
-        let connection: DaemonConnection
-        /// Until the first status arrives: when to give up on it.
-        var firstAnswerBy: ContinuousClock.Instant?
-        /// Destination lines that came before the first status: they count
-        /// once it says the daemon serves this network.
-        var heldBeforeFirstStatus: [[UInt8]] = []
-    }
-
     private var daemon: DaemonLink?
     /// Daemons found to serve another network namespace: not asked again.
     /// A retry has nothing to try once every socket is one of these.
@@ -210,7 +201,7 @@ package final class FollowSession {
                 descriptors.add(daemon.connection.fd, .daemon)
                 // Heard once the daemon has answered; what it heard before
                 // then is queued, and probed for at once.
-                if daemon.firstAnswerBy == nil { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                if daemon.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
             for (source, fd) in engine?.descriptors ?? [] { descriptors.add(fd, .engine(source)) }
@@ -308,7 +299,7 @@ package final class FollowSession {
     /// stopped answering since.
     private var daemonAnswers: Bool {
         guard let daemon else { return false }
-        return daemon.firstAnswerBy == nil && liveness?.isUnresponsive != true
+        return daemon.hasAnswered && liveness?.isUnresponsive != true
     }
 
     /// The retry schedule says it is time: the daemon, else netlink again.
@@ -345,7 +336,7 @@ package final class FollowSession {
                 if liveness == nil { liveness = try? DaemonLiveness() }
                 liveness?.listen(to: path)
                 try connection.send([first] + watches)
-                return DaemonLink(connection: connection, firstAnswerBy: now + DaemonConnection.answerTimeout)
+                return DaemonLink(connection, firstAnswerBy: now + DaemonConnection.answerTimeout)
             } catch {
                 if path != configuration.socketPaths.last { try? note(error) }
                 lastError = error
@@ -418,71 +409,46 @@ package final class FollowSession {
 
     /// One line from the daemon. Returns whether the daemon followed changed.
     private func take(_ line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
-        guard let link = daemon else { return true }
-        if link.firstAnswerBy == nil, stream.passesThrough(line) {
-            // The caller may use the line before it is decoded (reachd
-            // monitor --json prints it).
-            let update = StatusUpdate(line: line)
-            try pass(.status(update))
-            do throws(DaemonClientError) { stream.passed(try update.status()) } catch {
-                try daemonFailed(error, now)
-                return true
-            }
-            return false
-        }
-        let message: DaemonMessage
-        do throws(DaemonClientError) { message = try DaemonMessage.received(line) } catch {
-            try daemonFailed(error, now)
-            return true
-        }
-        switch message {
-        case .status(let status):
-            let first = link.firstAnswerBy != nil
-            if first {
-                do throws(DaemonClientError) { try link.connection.checkServesThisNetwork(status) } catch {
-                    otherNetworks.insert(link.connection.path)
+        guard let events = daemon?.read(line, passesThrough: stream.passesThrough(line)) else { return true }
+        for event in events {
+            switch event {
+            case .news(let update):
+                try pass(.status(update))
+                do throws(DaemonClientError) { stream.passed(try update.status()) } catch {
                     try daemonFailed(error, now)
                     return true
                 }
+            case .answered(let status, let line):
                 try daemonAnswered(now)
-            }
-            if let detail = configuration.statusDetail {
-                let answer = StatusUpdate.inDetail((status, line), detail)
-                try offer(answer.status, line: answer.line)
-            }
-            if first, let held = daemon?.heldBeforeFirstStatus, !held.isEmpty {
-                daemon?.heldBeforeFirstStatus = []
-                for line in held where try take(line, now) { return true }
-            }
-        case .destination(let status):
-            // Before the first status, nothing says the daemon serves this network.
-            if link.firstAnswerBy != nil {
-                daemon?.heldBeforeFirstStatus.append(line)
-                return false
-            }
-            // An id unwatched meanwhile names nothing.
-            guard let id = status.id, let key = followed.key(wireID: id) else { return false }
-            try forward(key, status, line: line)
-        case .error(let code, let text, let id):
-            let error = DaemonClientError.rejected(code: code, message: text)
-            guard let id, let key = followed.key(wireID: id) else {
-                // About a destination unfollowed meanwhile (its unwatch, a
-                // refusal already on its way): nothing is asked of it now.
-                if let id, followed.wasIssued(id) { return false }
+                try offer(status, line: line)
+            case .status(let status, let line):
+                try offer(status, line: line)
+            case .destination(let id, let status, let line):
+                // An id unwatched meanwhile names nothing.
+                guard let key = followed.key(wireID: id) else { continue }
+                try forward(key, status, line: line)
+            case .refused(let error, let code, let id):
+                guard let id, let key = followed.key(wireID: id) else {
+                    // About a destination unfollowed meanwhile (its unwatch, a
+                    // refusal already on its way): nothing is asked of it now.
+                    if let id, followed.wasIssued(id) { continue }
+                    try daemonFailed(error, now)
+                    return true
+                }
+                switch code {
+                case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
+                    // Refused: the daemon holds no watch for it.
+                    try watchRefused(key, error, now)
+                default:
+                    // lookup_failed, or what a newer daemon says about it: the
+                    // watch is held, and the daemon's next evaluation answers it.
+                    try note(error)
+                }
+            case .failed(let error, let otherNetwork):
+                if otherNetwork, let path = daemon?.connection.path { otherNetworks.insert(path) }
                 try daemonFailed(error, now)
                 return true
             }
-            switch code {
-            case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
-                // Refused: the daemon holds no watch for it.
-                try watchRefused(key, error, now)
-            default:
-                // lookup_failed, or what a newer daemon says about it: the
-                // watch is held, and the daemon's next evaluation answers it.
-                try note(error)
-            }
-        case .unrecognized:
-            break
         }
         return false
     }
@@ -490,7 +456,6 @@ package final class FollowSession {
     /// The daemon's first answer: the next failure is news, and in-process
     /// can stop, but for what the daemon refused.
     private func daemonAnswered(_ now: ContinuousClock.Instant) throws(Ending) {
-        daemon?.firstAnswerBy = nil
         retry.succeeded()
         failures.daemonAnswered()
         try say(following: .daemon)
@@ -639,7 +604,10 @@ package final class FollowSession {
 
     /// Delivers a status unless it repeats what was delivered (``StatusStream``).
     private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
-        if let update = stream.offer(status, line: line) { try pass(.status(update)) }
+        guard let detail = configuration.statusDetail else { return }
+        // A daemon that predates summaries answers in full: reduced here.
+        let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
+        if let update = stream.offer(offered.status, line: offered.line) { try pass(.status(update)) }
     }
 
     /// Says where what follows comes from, when that changed.

@@ -1,0 +1,71 @@
+/// A ``FollowSession``'s connection to a daemon, read as link events: what
+/// a line from the daemon means for the session, before the session acts on
+/// it. Until the daemon's first status says it serves this network, it is
+/// not trusted: its answers about destinations are held until then, and a
+/// first status from another network namespace fails the link.
+struct DaemonLink {
+    /// What a line from the daemon means.
+    enum Event {
+        /// A change on a subscription that has answered, passed on as it
+        /// came, not decoded yet (reachd monitor --json prints it before).
+        case news(StatusUpdate)
+        /// The first status: the daemon answers, for this network.
+        case answered(NetworkStatus, line: [UInt8])
+        /// A status that must be compared before it is delivered.
+        case status(NetworkStatus, line: [UInt8])
+        /// An answer about the destination the session watches under `id`.
+        case destination(id: String, DestinationStatus, line: [UInt8])
+        /// The daemon refused a request, about the destination under `id` when it says so.
+        case refused(DaemonClientError, code: String, id: String?)
+        /// The link is no good: a line that does not decode, or a daemon of
+        /// another network namespace (`otherNetwork`).
+        case failed(DaemonClientError, otherNetwork: Bool)
+    }
+
+    let connection: DaemonConnection
+    /// Until the first status arrives: when to give up on it.
+    private(set) var firstAnswerBy: ContinuousClock.Instant?
+    /// Destination answers that came before the first status: they count
+    /// once it says the daemon serves this network.
+    private var held: [(id: String, status: DestinationStatus, line: [UInt8])] = []
+
+    init(_ connection: DaemonConnection, firstAnswerBy: ContinuousClock.Instant) {
+        self.connection = connection
+        self.firstAnswerBy = firstAnswerBy
+    }
+
+    var hasAnswered: Bool { firstAnswerBy == nil }
+
+    /// What `line` means. `passesThrough`: the session would deliver the
+    /// line as it came, were it a change on a subscription that answered.
+    mutating func read(_ line: [UInt8], passesThrough: Bool) -> [Event] {
+        if hasAnswered, passesThrough { return [.news(StatusUpdate(line: line))] }
+        let message: DaemonMessage
+        do throws(DaemonClientError) { message = try DaemonMessage.received(line) } catch {
+            return [.failed(error, otherNetwork: false)]
+        }
+        switch message {
+        case .status(let status):
+            guard !hasAnswered else { return [.status(status, line: line)] }
+            do throws(DaemonClientError) { try connection.checkServesThisNetwork(status) } catch {
+                return [.failed(error, otherNetwork: true)]
+            }
+            firstAnswerBy = nil
+            defer { held = [] }
+            return [.answered(status, line: line)] + held.map { .destination(id: $0.id, $0.status, line: $0.line) }
+        case .destination(let status):
+            // An answer without an id names nothing the session asked.
+            guard let id = status.id else { return [] }
+            guard hasAnswered else {
+                // Before the first status, nothing says the daemon serves this network.
+                held.append((id, status, line))
+                return []
+            }
+            return [.destination(id: id, status, line: line)]
+        case .error(let code, let text, let id):
+            return [.refused(.rejected(code: code, message: text), code: code, id: id)]
+        case .unrecognized:
+            return []
+        }
+    }
+}
