@@ -130,9 +130,7 @@ package final class FollowSession {
     private var otherNetworks: Set<String> = []
     /// Made at the first try of a daemon, kept for the session's life.
     private var liveness: DaemonLiveness?
-    private var engine: NetworkEngine?
-    /// The destinations the engine holds now.
-    private var engineKeys: Set<Key> = []
+    private let inProcess: InProcessFollower
     /// When to try the daemon again or, in-process, to start netlink again.
     private var retry: RetrySchedule
     /// What was delivered of the status, and how the next one is.
@@ -158,6 +156,7 @@ package final class FollowSession {
         self.logger = logger
         retry = RetrySchedule(configuration.backoff)
         stream = StatusStream(detail: configuration.statusDetail)
+        inProcess = InProcessFollower(logger: logger, traceDatagrams: configuration.traceDatagrams)
     }
 
     package convenience init(_ configuration: Configuration, logger: Logger) throws(ReachabilityError) {
@@ -204,10 +203,10 @@ package final class FollowSession {
                 if daemon.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
-            for (source, fd) in engine?.descriptors ?? [] { descriptors.add(fd, .engine(source)) }
+            for (source, fd) in inProcess.descriptors { descriptors.add(fd, .engine(source)) }
             let wake = Deadline.earliest(
                 deadline, retry.due, daemon?.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
-                engine?.nextDeadline)
+                inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { throw .failed(.waitFailed(error)) }
             signalled = false
@@ -257,7 +256,7 @@ package final class FollowSession {
 
     private func unfollow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
         guard let entry = followed.remove(key) else { return }
-        if engineKeys.remove(key) != nil { engine?.remove(key) }
+        inProcess.drop(key)
         // What the daemon refused, it does not hold.
         if entry.daemonHolds, let link = daemon {
             do throws(DaemonClientError) { try link.connection.send([ClientRequest(.unwatch, id: entry.wireID)]) } catch {
@@ -307,14 +306,14 @@ package final class FollowSession {
         switch configuration.source {
         case .embedded:
             try startEngine(now)
-            if engine == nil { retry.failed(now: now) }
+            if !inProcess.isRunning { retry.failed(now: now) }
         case .automatic, .daemon:
             if daemon == nil {
                 do throws(DaemonClientError) { daemon = try connect(now) } catch { try daemonFailed(error, now) }
-            } else if engine == nil, followed.anyRefusedByDaemon {
+            } else if !inProcess.isRunning, followed.anyRefusedByDaemon {
                 // The engine for what the daemon refused failed: again.
                 try startEngine(now)
-                if engine == nil { retry.failed(now: now) }
+                if !inProcess.isRunning { retry.failed(now: now) }
             }
         }
     }
@@ -510,83 +509,62 @@ package final class FollowSession {
     /// and every destination the daemon does not answer for.
     private func startEngine(_ now: ContinuousClock.Instant) throws(Ending) {
         guard configuration.source != .daemon else { return }
-        if engine == nil {
-            let started: NetworkEngine
-            do {
-                started = try NetworkEngine(source: .embedded, logger: logger)
-                if let trace = configuration.traceDatagrams { started.watcher.traceDatagrams(trace) }
-                _ = try started.start()
-            } catch {
-                guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
-                try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
-                logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
-                return
-            }
-            engine = started
-            engineKeys = []
+        do { try inProcess.start() } catch {
+            guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
+            try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
+            logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+            return
         }
         if !daemonAnswers {
             try say(following: .embedded)
             // Its status, the first or what it followed while the daemon
             // answered: a daemon that stopped answering missed the same changes.
-            if let status = engine?.lastStatus { try offer(status, line: nil) }
+            if let status = inProcess.lastStatus { try offer(status, line: nil) }
         }
         try syncEngineKeys(now)
     }
 
     private func stopEngine() {
-        engine = nil
-        engineKeys = []
+        inProcess.stop()
     }
 
     /// Makes the engine hold every destination while no daemon answers, and
-    /// only those the daemon refused while one does; a destination it starts
-    /// holding is answered at once.
+    /// only those the daemon refused while one does.
     private func syncEngineKeys(_ now: ContinuousClock.Instant) throws(Ending) {
-        guard let engine else { return }
-        let answers = daemonAnswers
-        let wanted = followed.inProcess(daemonAnswers: answers)
-        for key in engineKeys.subtracting(wanted) { engine.remove(key) }
-        let added = followed.ordered(wanted.subtracting(engineKeys))
-        engineKeys = wanted
-        guard !added.isEmpty else { return }
-        do { _ = try engine.add(added, now: now) } catch {
-            try engineFailed(error, now)
-            return
-        }
-        for key in added {
-            if let status = engine.tracker.status(of: key) { try forward(key, status, line: nil) }
-        }
+        guard inProcess.isRunning else { return }
+        let wanted = followed.ordered(followed.inProcess(daemonAnswers: daemonAnswers))
+        try computed(now) { () throws(NetlinkError) in try inProcess.hold(wanted, now: now) }
     }
 
     private func serviceEngine(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws(Ending) {
-        guard let engine else { return }
-        let outcome: NetworkEngine.Outcome
-        do { outcome = try engine.handle(source, now: now) } catch {
-            try engineFailed(error, now)
-            return
-        }
-        if let error = outcome.reopenedAfter { try pass(.problem(.inProcessFailed(error, daemonFailures: []))) }
-        if let status = outcome.status, !daemonAnswers { try offer(status, line: nil) }
+        try computed(now) { () throws(NetlinkError) in try inProcess.handle(source, now: now) }
     }
 
     /// Once per wake-up: the status, when a route it rests on expired, and
     /// the destinations whose answers may have changed.
     private func evaluateInProcess(_ now: ContinuousClock.Instant) throws(Ending) {
-        guard let engine else { return }
-        let expired: NetworkStatus?
-        do { expired = try engine.expireRoutes(now: now) } catch {
+        guard inProcess.isRunning else { return }
+        try computed(now) { () throws(NetlinkError) in try inProcess.expireRoutes(now: now) }
+        guard inProcess.isRunning else { return }
+        try computed(now) { () throws(NetlinkError) in try inProcess.evaluateDestinations(now: now) }
+    }
+
+    /// Delivers what the in-process half computed: its status while no
+    /// daemon answers, its answers for the destinations it holds.
+    private func computed(
+        _ now: ContinuousClock.Instant, _ compute: () throws(NetlinkError) -> [InProcessFollower.Event]
+    ) throws(Ending) {
+        let events: [InProcessFollower.Event]
+        do { events = try compute() } catch {
             try engineFailed(error, now)
             return
         }
-        if let expired, !daemonAnswers { try offer(expired, line: nil) }
-        let changed: [Key]
-        do { changed = try engine.evaluateDestinations(now: now) ?? [] } catch {
-            try engineFailed(error, now)
-            return
-        }
-        for key in changed where engineKeys.contains(key) {
-            if let status = engine.tracker.status(of: key) { try forward(key, status, line: nil) }
+        for event in events {
+            switch event {
+            case .status(let status): if !daemonAnswers { try offer(status, line: nil) }
+            case .destination(let key, let status): try forward(key, status, line: nil)
+            case .reopened(let error): try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
+            }
         }
     }
 
