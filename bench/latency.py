@@ -79,6 +79,13 @@ class Watcher:
         return bool(data)
 
 
+# The kernel's own notification, the yardstick. Real-time (SCHED_FIFO), as this
+# script runs where it can: on two cores a flip wakes five processes, and a
+# reference that waits for a core behind a watcher would flatter that watcher
+# (measured: `ip monitor` waited 0.26 ms behind an in-process monitor, against
+# 0.03 ms beside the daemon).
+REFERENCE = ["chrt", "-f", "10", "ip", "monitor", "route"]
+
 # In a watcher's arguments, where the daemon's socket goes (inside a word too).
 SOCKET = "@SOCKET@"
 
@@ -127,6 +134,10 @@ def summary(differences):
     return f"{statistics.median(values) / 1e6:+.3f} ms p50, {p99 / 1e6:+.3f} ms p99  ({len(values)} flips)"
 
 
+IN_PROCESS = ("reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"])
+THROUGH_DAEMON = ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", SOCKET])
+
+
 def latency(flips, together=False):
     """Each watcher beside `ip monitor`: one at a time (on two cores, six
     processes woken by one flip measure the scheduler more than themselves),
@@ -134,8 +145,8 @@ def latency(flips, together=False):
     python = glib_python()
     specs = [
         ("daemon socket, bare subscriber", "bare"),
-        ("reachd monitor --json, in-process", [REACHD, "monitor", "--json", "--no-daemon"]),
-        ("reachd monitor --json, through the daemon", [REACHD, "monitor", "--json", "--socket", SOCKET]),
+        IN_PROCESS,
+        THROUGH_DAEMON,
     ] + ([("GLib GNetworkMonitor (Python)", [python, "-c", GLIB_WATCHER])] if python else [])
     if together:
         return measure(flips, specs)
@@ -145,16 +156,19 @@ def latency(flips, together=False):
 DEFAULT_ROUTE_FLIP = ("route del default", "route add default via 10.77.0.1")
 
 
-def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP):
+def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None, pause=0.0):
     """Each watcher's line after `ip monitor`'s for the same flip; with
     `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen.
     `flip`: the two `ip` commands that alternate (the default route going
-    and coming, unless said)."""
+    and coming, unless said). `arrivals`, a dict: filled with each watcher's
+    arrival per flip (monotonic ns, None where none came), by name. `pause`:
+    seconds added between flips, so that each comes to a network that was
+    quiet (clients' liveness probes wait 500 ms between them)."""
     net = reachd_bench.Network()
     rows = []
     try:
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
-        watchers = [start(net, "ip monitor route (reference)", ["ip", "monitor", "route"])]
+        watchers = [start(net, "ip monitor route (reference)", REFERENCE)]
         for name, argv in specs:
             if argv == "bare":
                 watchers.append(subscriber(net.sock, name))
@@ -180,13 +194,17 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP):
             online = not online
             pump(poller, watchers, lambda: all(len(w.lines) > n for w, n in zip(watchers, before)))
             # Whatever trails (GLib repeats itself), over a pause out of phase with any timer.
-            drain(poller, watchers, 0.02 + random.random() * 0.03)
+            drain(poller, watchers, pause + 0.02 + random.random() * 0.03)
         batch.stdin.close()
         batch.wait()
 
         reference = flip_times(watchers[0], starts, lambda line: "default" in line)
+        if arrivals is not None:
+            arrivals[watchers[0].name] = reference
         for w in watchers[1:]:
             times = flip_times(w, starts, lambda line: True)
+            if arrivals is not None:
+                arrivals[w.name] = times
             differences = [t - r for t, r in zip(times, reference) if t is not None and r is not None]
             missed = sum(1 for t in times if t is None)
             # A GLib app says which backend it got: GLib falls back without a word.
@@ -202,6 +220,33 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP):
                 w.owner.kill()
     finally:
         net.close()
+    return rows
+
+
+def hop(flips, runs=3):
+    """The daemon's hop: `reachd monitor --json` through the daemon against
+    in-process (issue 35's target: at most +0.05 ms p50), each beside `ip
+    monitor` in runs of its own, alternating, so that neither is measured
+    against a machine the other keeps busy (on two cores, one flip wakes
+    five processes); and the bare daemon (this script reading its socket),
+    which says how much of the hop is the daemon's and how much its client's.
+    The median over `runs` rounds of each run's p50."""
+    watchers = [IN_PROCESS, THROUGH_DAEMON, ("daemon socket, bare subscriber", "bare")]
+    medians = {name: [] for name, _ in watchers}
+    rows = []
+    for run in range(runs):
+        for spec in watchers:
+            arrivals = {}
+            rows.append(f"  round {run + 1}: {measure(flips, [spec], arrivals=arrivals)[0].strip()}")
+            reference = arrivals["ip monitor route (reference)"]
+            differences = [t - r for t, r in zip(arrivals[spec[0]], reference) if t is not None and r is not None]
+            if differences:
+                medians[spec[0]].append(statistics.median(differences))
+    p50 = {name: statistics.median(values) for name, values in medians.items() if values}
+    for name, value in p50.items():
+        rows.append(f"  {name:44} {value / 1e6:+.3f} ms, median of {len(medians[name])} rounds' p50")
+    if IN_PROCESS[0] in p50 and THROUGH_DAEMON[0] in p50:
+        rows.append(f"  the hop (through the daemon minus in-process): {(p50[THROUGH_DAEMON[0]] - p50[IN_PROCESS[0]]) / 1e6:+.3f} ms")
     return rows
 
 
@@ -221,7 +266,7 @@ def fanout(flips, subscribers=1000):
     net = reachd_bench.Network()
     try:
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
-        kernel = start(net, "ip monitor", ["ip", "monitor", "route"])
+        kernel = start(net, "ip monitor", REFERENCE)
         fan = subprocess.Popen([reader, net.sock, str(subscribers)], stdout=subprocess.PIPE)
         fanned = Watcher("fanout", fan.stdout.fileno(), fan)
         poller = select.poll()
@@ -309,6 +354,15 @@ def idle(seconds=10):
 
 def main():
     flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    # The stamps are taken here: real-time too, like the reference, so that
+    # a line is stamped when it arrives, not when a core is free. Not
+    # inherited: the daemon and the watchers run as they would anywhere.
+    os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(10))
+    if len(sys.argv) > 2 and sys.argv[2] == "hop":
+        print("\n".join(hop(flips)))
+        return
+    print(f"the daemon's hop: `reachd monitor --json` through it and in-process, each after `ip monitor route`:")
+    print("\n".join(hop(flips)))
     print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
     print("\n".join(latency(flips)))
     print("\n... and all watchers in one run (six processes woken per flip on this machine's cores):")
