@@ -109,7 +109,7 @@ package final class FollowSession {
             wake.signal()
         }
 
-        func take() -> [Command] {
+        func takeCommands() -> [Command] {
             commands.withLock { commands in
                 defer { commands.removeAll() }
                 return commands
@@ -147,7 +147,7 @@ package final class FollowSession {
 
     private enum Token {
         case commands, daemon, sentinel, probe
-        case engine(NetworkEngine.Source)
+        case engine(NetworkEngine.Input)
     }
 
     package init(_ configuration: Configuration, remote: Remote, logger: Logger) {
@@ -191,7 +191,7 @@ package final class FollowSession {
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return }
             if signalled { remote.wake.drain() }
-            try take(remote.take(), now)
+            try obey(remote.takeCommands(), now)
             if retry.takeIfDue(now) { try attempt(now) }
 
             var descriptors = PollSet<Token>()
@@ -203,7 +203,7 @@ package final class FollowSession {
                 if daemon.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
-            for (source, fd) in inProcess.descriptors { descriptors.add(fd, .engine(source)) }
+            for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
             let wake = Deadline.earliest(
                 deadline, retry.due, daemon?.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
                 inProcess.nextDeadline)
@@ -211,14 +211,14 @@ package final class FollowSession {
             do { events = try descriptors.wait(until: wake) } catch { throw .failed(.waitFailed(error)) }
             signalled = false
             var (daemonReady, kernelChanged, probeReady) = (false, false, false)
-            var engineReady: [NetworkEngine.Source] = []
+            var engineReady: [NetworkEngine.Input] = []
             for event in events {
                 switch event.token {
                 case .commands: signalled = true
                 case .daemon: daemonReady = true
                 case .sentinel: kernelChanged = true
                 case .probe: probeReady = true
-                case .engine(let source): engineReady.append(source)
+                case .engine(let input): engineReady.append(input)
                 }
             }
             let later = ContinuousClock.now
@@ -226,14 +226,14 @@ package final class FollowSession {
             // pass: what is still ready is reported again.
             if try checkLiveness(kernelChanged: kernelChanged, probeReadable: probeReady, later) { continue }
             if try serviceDaemon(readable: daemonReady, later) { continue }
-            for source in engineReady { try serviceEngine(source, later) }
+            for input in engineReady { try serviceEngine(input, later) }
             try evaluateInProcess(later)
         }
     }
 
     // MARK: Destinations
 
-    private func take(_ commands: [Remote.Command], _ now: ContinuousClock.Instant) throws(Ending) {
+    private func obey(_ commands: [Remote.Command], _ now: ContinuousClock.Instant) throws(Ending) {
         for command in commands {
             switch command {
             case .stop: throw .stopped
@@ -401,13 +401,13 @@ package final class FollowSession {
         // the one before, so the newest alone would hide a handover in an
         // older one read with it.
         for line in lines {
-            if try take(line, now) { return true }
+            if try act(on: line, now) { return true }
         }
         return false
     }
 
     /// One line from the daemon. Returns whether the daemon followed changed.
-    private func take(_ line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
+    private func act(on line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
         guard let events = daemon?.read(line, passesThrough: stream.passesThrough(line)) else { return true }
         for event in events {
             switch event {
@@ -536,8 +536,8 @@ package final class FollowSession {
         try computed(now) { () throws(NetlinkError) in try inProcess.hold(wanted, now: now) }
     }
 
-    private func serviceEngine(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws(Ending) {
-        try computed(now) { () throws(NetlinkError) in try inProcess.handle(source, now: now) }
+    private func serviceEngine(_ input: NetworkEngine.Input, _ now: ContinuousClock.Instant) throws(Ending) {
+        try computed(now) { () throws(NetlinkError) in try inProcess.handle(input, now: now) }
     }
 
     /// Once per wake-up: the status, when a route it rests on expired, and

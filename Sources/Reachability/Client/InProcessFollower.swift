@@ -29,7 +29,7 @@ final class InProcessFollower {
     }
 
     var isRunning: Bool { engine != nil }
-    var descriptors: [(source: NetworkEngine.Source, fd: Int32)] { engine?.descriptors ?? [] }
+    var descriptors: [(input: NetworkEngine.Input, fd: Int32)] { engine?.descriptors ?? [] }
     var nextDeadline: ContinuousClock.Instant? { engine?.nextDeadline }
     /// Its status, the first or the last it computed.
     var lastStatus: NetworkStatus? { engine?.lastStatus }
@@ -68,9 +68,9 @@ final class InProcessFollower {
     }
 
     /// One of its descriptors is ready.
-    func handle(_ source: NetworkEngine.Source, now: ContinuousClock.Instant) throws(NetlinkError) -> [Event] {
+    func handle(_ input: NetworkEngine.Input, now: ContinuousClock.Instant) throws(NetlinkError) -> [Event] {
         guard let engine else { return [] }
-        let outcome = try engine.handle(source, now: now)
+        let outcome = try engine.handle(input, now: now)
         return (outcome.reopenedAfter.map { [.reopened(after: $0)] } ?? []) + (outcome.status.map { [.status($0)] } ?? [])
     }
 

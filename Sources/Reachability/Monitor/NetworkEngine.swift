@@ -14,8 +14,9 @@ import Logging
 /// could change a lookup, a name's addresses, a resolution's deadline), and
 /// only the answers that changed come back. Not thread-safe: one loop owns it.
 package final class NetworkEngine {
-    /// The engine's own descriptors, for its owner to tell apart.
-    package enum Source: CaseIterable, Sendable, Hashable {
+    /// The engine's inputs, each a descriptor of its own, for its owner to
+    /// tell apart (not a ``StatusSource``: where a status comes from).
+    package enum Input: CaseIterable, Sendable, Hashable {
         /// Netlink notifications (``NetworkWatcher``).
         case netlink
         /// Finished name resolutions (``DestinationTracker``).
@@ -33,7 +34,7 @@ package final class NetworkEngine {
     private let source: StatusSource
     private let logger: Logger
     /// Descriptors an epoll owner has not been told of yet.
-    private var newDescriptors: [(source: Source, fd: Int32)] = []
+    private var newDescriptors: [(input: Input, fd: Int32)] = []
     /// The watcher's ``NetworkWatcher/generation`` when the destinations were
     /// last evaluated.
     private var evaluatedGeneration: UInt64 = 0
@@ -61,24 +62,24 @@ package final class NetworkEngine {
         return first
     }
 
-    /// What to wait on for readability, each under the source ``handle(_:now:)``
+    /// What to wait on for readability, each under the input ``handle(_:now:)``
     /// takes. Two change: the netlink socket, when a failing one is
     /// reopened, and the /etc watch, made with the first name watched
     /// (``takeNewDescriptors()`` says when).
-    package var descriptors: [(source: Source, fd: Int32)] {
-        var descriptors: [(Source, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
+    package var descriptors: [(input: Input, fd: Int32)] {
+        var descriptors: [(Input, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
         if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
         return descriptors
     }
 
     /// The descriptors that came since the last call, for an owner that
     /// registers them (an epoll's); a closed one left the poll by itself.
-    package func takeNewDescriptors() -> [(source: Source, fd: Int32)] {
+    package func takeNewDescriptors() -> [(input: Input, fd: Int32)] {
         defer { newDescriptors.removeAll() }
         return newDescriptors
     }
 
-    /// What reading a ready source brought.
+    /// What reading a ready input brought.
     package struct Outcome {
         /// A status to publish: the published state changed.
         package var status: NetworkStatus?
@@ -87,11 +88,11 @@ package final class NetworkEngine {
         package var reopenedAfter: NetlinkError?
     }
 
-    /// Reads what `source` has. A netlink socket that fails other than by
+    /// Reads what `input` has. A netlink socket that fails other than by
     /// an overrun (which the watcher resynchronises from) is reopened; only
     /// a failure to reopen it is thrown.
-    package func handle(_ source: Source, now: ContinuousClock.Instant) throws(NetlinkError) -> Outcome {
-        switch source {
+    package func handle(_ input: Input, now: ContinuousClock.Instant) throws(NetlinkError) -> Outcome {
+        switch input {
         case .netlink:
             var outcome = Outcome()
             do {
@@ -191,7 +192,7 @@ package final class NetworkEngine {
         tracker.remove(key)
     }
 
-    /// Once per wake-up, after every ready source was handled: times out the
+    /// Once per wake-up, after every ready input was handled: times out the
     /// resolutions that are due and, when anything a lookup rests on moved,
     /// looks every watched destination up again. Returns the keys whose
     /// answer changed, or `nil` when nothing moved and nothing was looked

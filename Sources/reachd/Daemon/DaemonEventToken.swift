@@ -14,7 +14,7 @@ enum DaemonEventToken: EventToken, Equatable {
     /// A client connection, by its serial.
     case client(UInt64)
     /// The engine's sockets: netlink, the resolver's wake pipe, the /etc watch.
-    case engine(NetworkEngine.Source)
+    case engine(NetworkEngine.Input)
     /// The connectivity checker's wake pipe.
     case checker
     /// The metrics' listener and its scrapers.

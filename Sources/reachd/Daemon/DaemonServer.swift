@@ -91,7 +91,7 @@ final class DaemonServer {
         try connectivity?.register(in: poll)
         // Every descriptor there is, the /etc watch a watched name made included.
         _ = engine.takeNewDescriptors()
-        for (source, fd) in engine.descriptors { try poll.add(fd, .engine(source), interest: .readable) }
+        for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
         destinations = DestinationWatches(limits: settings.destinationLimits, engine: engine)
         metrics = MetricsService(settings.metrics, passed: passed.metrics, watching: settings.watchedTargets, logger: logger)
         metrics.metrics.observe(first)
@@ -133,7 +133,7 @@ final class DaemonServer {
             for event in events {
                 switch event.token {
                 case .stop: return
-                case .engine(let source): changed = try handle(source, now) ?? changed
+                case .engine(let input): changed = try handle(input, now) ?? changed
                 case .listener: acceptReady = true
                 case .checker: probesFinished = true
                 case .journal: announcer.journalWritable(poll: poll)
@@ -360,8 +360,8 @@ final class DaemonServer {
     }
 
     /// The status to publish, when reading `source` changed it.
-    private func handle(_ source: NetworkEngine.Source, _ now: ContinuousClock.Instant) throws -> NetworkStatus? {
-        let outcome = try engine.handle(source, now: now)
+    private func handle(_ input: NetworkEngine.Input, _ now: ContinuousClock.Instant) throws -> NetworkStatus? {
+        let outcome = try engine.handle(input, now: now)
         try registerNewDescriptors()
         return outcome.status
     }
@@ -370,10 +370,10 @@ final class DaemonServer {
     /// (the old one left the poll when it was closed), the /etc watch made
     /// with the first name watched.
     private func registerNewDescriptors() throws {
-        for (source, fd) in engine.takeNewDescriptors() {
-            do { try poll.add(fd, .engine(source), interest: .readable) } catch {
+        for (input, fd) in engine.takeNewDescriptors() {
+            do { try poll.add(fd, .engine(input), interest: .readable) } catch {
                 // Without netlink the daemon is deaf: better stopped, and restarted.
-                guard source != .netlink else { throw error }
+                guard input != .netlink else { throw error }
                 logger.error("cannot wait for the resolver's files; watched names resolve again only when the path changes",
                              metadata: ["error": "\(error)"])
             }
