@@ -1,3 +1,4 @@
+/* Reading reachd's lines: see reachd-daemon-line.h. */
 #include "reachd-daemon-line.h"
 
 #include <json-glib/json-glib.h>

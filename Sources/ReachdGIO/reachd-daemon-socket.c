@@ -1,4 +1,5 @@
-/* Talking to the daemon's socket: a connection that never blocks, and
+/* Talking to the daemon's socket: where it is (the paths to try, and which
+ * serve another network namespace), a connection that never blocks, and
  * reads that never block the app's main loop. */
 /* secure_getenv */
 #define _GNU_SOURCE
@@ -110,4 +111,109 @@ reachd_read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **er
         return TRUE;
     }
   return TRUE;
+}
+
+/* ---- Where the daemon listens ---- */
+
+struct _ReachdDaemonPaths
+{
+  /* Worked out once, by new; read from any thread. */
+  GStrv paths;
+  /* Per path, atomically: its daemon serves another network namespace, so
+   * it is not asked again. */
+  gint *foreign;
+};
+
+/* Where reachd listens, in the order `reachd status` tries them:
+ * $REACHD_SOCKET alone if set; else the user's own daemon's
+ * ($XDG_RUNTIME_DIR/reachd.sock; root's is the system one), then the
+ * system daemon's. With secure_getenv: a setuid GLib program must not be
+ * pointed at a socket its caller chose. */
+static GStrv
+socket_paths (void)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+  const char *explicit = secure_getenv ("REACHD_SOCKET");
+  const char *runtime = secure_getenv ("XDG_RUNTIME_DIR");
+  if (explicit != NULL && *explicit != '\0')
+    g_ptr_array_add (paths, g_strdup (explicit));
+  else
+    {
+      if (getuid () != 0 && runtime != NULL && *runtime != '\0')
+        g_ptr_array_add (paths, g_build_filename (runtime, "reachd.sock", NULL));
+      g_ptr_array_add (paths, g_strdup ("/run/reachd/reachd.sock"));
+    }
+  g_ptr_array_add (paths, NULL);
+  return (GStrv) g_ptr_array_free (paths, FALSE);
+}
+
+ReachdDaemonPaths *
+reachd_daemon_paths_new (void)
+{
+  ReachdDaemonPaths *paths = g_new0 (ReachdDaemonPaths, 1);
+  paths->paths = socket_paths ();
+  paths->foreign = g_new0 (gint, g_strv_length (paths->paths));
+  return paths;
+}
+
+void
+reachd_daemon_paths_free (ReachdDaemonPaths *paths)
+{
+  if (paths == NULL)
+    return;
+  g_strfreev (paths->paths);
+  g_free (paths->foreign);
+  g_free (paths);
+}
+
+const char *
+reachd_daemon_paths_path (ReachdDaemonPaths *paths, gint index)
+{
+  return paths->paths[index];
+}
+
+static gboolean
+is_foreign (ReachdDaemonPaths *paths, gint index)
+{
+  return g_atomic_int_get (&paths->foreign[index]);
+}
+
+/* Its daemon serves another network namespace: never asked again. The
+ * error says so. */
+GError *
+reachd_daemon_paths_mark_foreign (ReachdDaemonPaths *paths, gint index)
+{
+  g_debug ("reachd: the daemon at %s serves another network namespace; not asking it again", paths->paths[index]);
+  g_atomic_int_set (&paths->foreign[index], TRUE);
+  return g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
+                      paths->paths[index]);
+}
+
+gboolean
+reachd_daemon_paths_any_left (ReachdDaemonPaths *paths)
+{
+  for (gint i = 0; paths->paths[i] != NULL; i++)
+    if (!is_foreign (paths, i))
+      return TRUE;
+  return FALSE;
+}
+
+/* The first path, of those not found foreign, that takes `requests` (its
+ * index in `taken`); the last failure otherwise. */
+int
+reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken, GError **error)
+{
+  int fd = -1;
+  for (gint i = 0; paths->paths[i] != NULL && fd < 0; i++)
+    {
+      if (is_foreign (paths, i))
+        continue;
+      g_clear_error (error);
+      fd = reachd_connect_and_send (paths->paths[i], requests, error);
+      *taken = i;
+    }
+  if (fd < 0 && error != NULL && *error == NULL)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
+                         "every reachd daemon found serves another network namespace");
+  return fd;
 }

@@ -1,4 +1,6 @@
-/* Talking to the daemon's socket, for the monitor and its liveness probe. */
+/* Talking to the daemon's socket, for the monitor, its liveness probe and
+ * can_reach's queries: where the daemon listens, connections that never
+ * block, reads that never block the app's main loop. */
 #pragma once
 
 #include <gio/gio.h>
@@ -7,13 +9,56 @@
 
 G_BEGIN_DECLS
 
+/* Where the daemon listens, in the order `reachd status` tries them, and
+ * which of those daemons serve another network namespace, so that neither
+ * the subscription nor a query asks them again. Thread-safe: the paths are
+ * worked out once, by new, and never change; the flags are read and
+ * written atomically, on the monitor's context by the subscription and on
+ * whatever thread can_reach is asked by its queries. */
+typedef struct _ReachdDaemonPaths ReachdDaemonPaths;
+
+ReachdDaemonPaths *reachd_daemon_paths_new (void);
+void reachd_daemon_paths_free (ReachdDaemonPaths *paths);
+
+/* The path at `index`, NULL just past the last one. */
+const char *reachd_daemon_paths_path (ReachdDaemonPaths *paths, gint index);
+
+/* Connects to the first daemon not found to serve another network
+ * namespace and sends `requests`; `taken` says which (an index for
+ * reachd_daemon_paths_mark_foreign). -1, with the last failure in `error`,
+ * when none takes them. */
+int reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken, GError **error);
+
+/* The daemon at `index` serves another network namespace: it is not asked
+ * again. Returns the error that says so. */
+GError *reachd_daemon_paths_mark_foreign (ReachdDaemonPaths *paths, gint index);
+
+/* Some daemon has not been found to serve another network namespace. */
+gboolean reachd_daemon_paths_any_left (ReachdDaemonPaths *paths);
+
 /* Connects to `path` without blocking (a full listen queue fails with
  * EAGAIN) and sends `requests` in one write; -1 with `error` otherwise. */
 int reachd_connect_and_send (const char *path, const char *requests, GError **error);
+
+/* A `limit` for reachd_read_available: a daemon that writes without end
+ * can't hold the app's main loop; what is left is read on the next
+ * iteration. */
+#define REACHD_READ_PER_WAKEUP (64 * 1024)
 
 /* Reads what is there, at most `limit` bytes, into `lines`. FALSE at the
  * end of the stream or on an error; TRUE when the socket has nothing more
  * now. */
 gboolean reachd_read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error);
+
+/* Destroys a source this module attached, if there is one: the sources
+ * that read the daemon's sockets, and the timers beside them. */
+static inline void
+reachd_clear_source (GSource **source)
+{
+  if (*source == NULL)
+    return;
+  g_source_destroy (*source);
+  g_clear_pointer (source, g_source_unref);
+}
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* Noticing a daemon that stopped answering: see reachd-liveness.h. */
 #include "reachd-liveness.h"
 #include "reachd-daemon-socket.h"
 
@@ -34,19 +35,10 @@ struct _ReachdLiveness
 static const char *const GET = "{\"op\":\"get\",\"detail\":\"summary\"}\n";
 
 static void
-destroy_source (GSource **source)
-{
-  if (*source == NULL)
-    return;
-  g_source_destroy (*source);
-  g_clear_pointer (source, g_source_unref);
-}
-
-static void
 close_probe (ReachdLiveness *liveness)
 {
-  destroy_source (&liveness->probe_source);
-  destroy_source (&liveness->deadline);
+  reachd_clear_source (&liveness->probe_source);
+  reachd_clear_source (&liveness->deadline);
   if (liveness->probe >= 0)
     {
       close (liveness->probe);
@@ -81,7 +73,7 @@ on_answer (int fd, GIOCondition condition, gpointer user_data)
   ReachdLiveness *liveness = user_data;
   (void) condition;
   g_autoptr (GError) error = NULL;
-  gboolean open = reachd_read_available (fd, &liveness->answer, 64 * 1024, &error);
+  gboolean open = reachd_read_available (fd, &liveness->answer, REACHD_READ_PER_WAKEUP, &error);
   gsize length;
   g_autofree char *line = reachd_line_buffer_take (&liveness->answer, &length);
   if (line == NULL && open)
@@ -218,7 +210,7 @@ reachd_liveness_follow (ReachdLiveness *liveness, const char *path)
   if (liveness == NULL)
     return;
   close_probe (liveness);
-  destroy_source (&liveness->spacing);
+  reachd_clear_source (&liveness->spacing);
   /* What the kernel said before this subscription, its first status covers. */
   drain (liveness->sentinel);
   g_free (liveness->path);
@@ -243,8 +235,8 @@ reachd_liveness_free (ReachdLiveness *liveness)
   if (liveness == NULL)
     return;
   close_probe (liveness);
-  destroy_source (&liveness->spacing);
-  destroy_source (&liveness->sentinel_source);
+  reachd_clear_source (&liveness->spacing);
+  reachd_clear_source (&liveness->sentinel_source);
   close (liveness->sentinel);
   reachd_line_buffer_clear (&liveness->answer);
   g_free (liveness->path);

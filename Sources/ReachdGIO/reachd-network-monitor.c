@@ -34,50 +34,36 @@
  * init fails, and GLib takes its netlink backend, which sees the app's own
  * network; found later, the module follows GLib's backend instead.
  *
- * can_reach asks the daemon's per-destination lookup (`{"op":"reach"}`),
- * which routes as the app's own uid would, after a `get` whose status says
- * the daemon serves the app's network. */
-/* secure_getenv */
-#define _GNU_SOURCE
+ * can_reach is asked of GLib's backend while that answers for the daemon,
+ * else of the daemon's per-destination lookup (reachd-reach.c). */
 #include "reachd-network-monitor.h"
 #include "reachd-daemon-line.h"
 #include "reachd-daemon-socket.h"
 #include "reachd-fallback.h"
 #include "reachd-liveness.h"
+#include "reachd-reach.h"
 
-#include <errno.h>
-#include <json-glib/json-glib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
 
 #define INIT_DEADLINE_US (250 * G_TIME_SPAN_MILLISECOND)
-/* As reachd's own clients: a second for the daemon, six for a name. */
-#define REACH_DEADLINE_US (7 * G_TIME_SPAN_SECOND)
 #define RETRY_FIRST_MS 100
 #define RETRY_MAX_MS 5000
 /* A subscription that lasted this long was a daemon that worked: its end (a
  * restart) is retried at once. One that ended sooner, status or not, backs
  * off, so a daemon that answers and hangs up can't spin the app's loop. */
 #define STABLE_US G_TIME_SPAN_SECOND
-/* Read per wake-up: a daemon that writes without end can't hold the app's
- * main loop; what is left is read on the next iteration. */
-#define READ_PER_WAKEUP (64 * 1024)
 
 struct _ReachdNetworkMonitor
 {
   GObject parent_instance;
 
   GMainContext *context;
-  /* Where the daemon listens, worked out once by init; read by can_reach
+  /* Where the daemon listens, worked out once by init, and which of those
+   * daemons serve another network namespace; can_reach's queries share it,
    * from any thread. */
-  GStrv paths;
-  /* Per path, atomically: its daemon serves another network namespace, so
-   * it is not asked again. */
-  gint *foreign;
+  ReachdDaemonPaths *paths;
   /* The path followed (an index into `paths`), -1 while none is. */
   gint followed;
   /* The subscription: -1 while the daemon is away. */
@@ -120,84 +106,6 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (ReachdNetworkMonitor, reachd_network_monitor, G_
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_INITABLE, reachd_network_monitor_initable_iface_init)
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (G_TYPE_NETWORK_MONITOR, reachd_network_monitor_iface_init))
 
-/* ---- The daemon's socket ---- */
-
-/* Where reachd listens, in the order `reachd status` tries them:
- * $REACHD_SOCKET alone if set; else the user's own daemon's
- * ($XDG_RUNTIME_DIR/reachd.sock; root's is the system one), then the
- * system daemon's. With secure_getenv: a setuid GLib program must not be
- * pointed at a socket its caller chose. */
-static GStrv
-socket_paths (void)
-{
-  GPtrArray *paths = g_ptr_array_new ();
-  const char *explicit = secure_getenv ("REACHD_SOCKET");
-  const char *runtime = secure_getenv ("XDG_RUNTIME_DIR");
-  if (explicit != NULL && *explicit != '\0')
-    g_ptr_array_add (paths, g_strdup (explicit));
-  else
-    {
-      if (getuid () != 0 && runtime != NULL && *runtime != '\0')
-        g_ptr_array_add (paths, g_build_filename (runtime, "reachd.sock", NULL));
-      g_ptr_array_add (paths, g_strdup ("/run/reachd/reachd.sock"));
-    }
-  g_ptr_array_add (paths, NULL);
-  return (GStrv) g_ptr_array_free (paths, FALSE);
-}
-
-static gboolean
-is_foreign (ReachdNetworkMonitor *self, gint index)
-{
-  return g_atomic_int_get (&self->foreign[index]);
-}
-
-/* Its daemon serves another network namespace: never asked again. */
-static void
-mark_foreign (ReachdNetworkMonitor *self, gint index)
-{
-  g_debug ("reachd: the daemon at %s serves another network namespace; not asking it again", self->paths[index]);
-  g_atomic_int_set (&self->foreign[index], TRUE);
-}
-
-static gboolean
-any_path_left (ReachdNetworkMonitor *self)
-{
-  for (gint i = 0; self->paths[i] != NULL; i++)
-    if (!is_foreign (self, i))
-      return TRUE;
-  return FALSE;
-}
-
-/* The first path, of those not found foreign, that takes `requests` (its
- * index in `taken`); the last failure otherwise. */
-static int
-connect_first (ReachdNetworkMonitor *self, const char *requests, gint *taken, GError **error)
-{
-  int fd = -1;
-  for (gint i = 0; self->paths[i] != NULL && fd < 0; i++)
-    {
-      if (is_foreign (self, i))
-        continue;
-      g_clear_error (error);
-      fd = reachd_connect_and_send (self->paths[i], requests, error);
-      *taken = i;
-    }
-  if (fd < 0 && error != NULL && *error == NULL)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
-                         "every reachd daemon found serves another network namespace");
-  return fd;
-}
-
-/* Destroys a source this module attached, if there is one. */
-static void
-clear_source (GSource **source)
-{
-  if (*source == NULL)
-    return;
-  g_source_destroy (*source);
-  g_clear_pointer (source, g_source_unref);
-}
-
 /* ---- Following the daemon ---- */
 
 static void schedule_retry (ReachdNetworkMonitor *self);
@@ -209,6 +117,12 @@ store (ReachdNetworkMonitor *self, const ReachdHostState *host)
   g_atomic_int_set (&self->available, host->available);
   g_atomic_int_set (&self->connectivity, host->connectivity);
   g_atomic_int_set (&self->metered, host->metered);
+}
+
+gboolean
+reachd_network_monitor_get_network_available (ReachdNetworkMonitor *self)
+{
+  return g_atomic_int_get (&self->available);
 }
 
 /* Takes `host` in; `reconfigured`: the daemon said the configuration
@@ -236,7 +150,7 @@ apply (ReachdNetworkMonitor *self, const ReachdHostState *host, gboolean reconfi
 static void
 drop_subscription (ReachdNetworkMonitor *self)
 {
-  clear_source (&self->readable);
+  reachd_clear_source (&self->readable);
   if (self->fd >= 0)
     {
       close (self->fd);
@@ -348,7 +262,7 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
 static void
 follow (ReachdNetworkMonitor *self, int fd, gint path)
 {
-  reachd_liveness_follow (self->liveness, self->paths[path]);
+  reachd_liveness_follow (self->liveness, reachd_daemon_paths_path (self->paths, path));
   self->followed = path;
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
@@ -370,7 +284,7 @@ lose (ReachdNetworkMonitor *self, const GError *error)
   drop_subscription (self);
   reachd_liveness_follow (self->liveness, NULL);
   self->followed = -1;
-  if (any_path_left (self))
+  if (reachd_daemon_paths_any_left (self->paths))
     schedule_retry (self);
   else
     /* No daemon of this network to wait for: no timer, and GLib's backend,
@@ -417,7 +331,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   gboolean have_status = FALSE;
   gboolean reconfigured = FALSE;
   gboolean handover = FALSE;
-  gboolean open = reachd_read_available (fd, &self->lines, READ_PER_WAKEUP, &read_error);
+  gboolean open = reachd_read_available (fd, &self->lines, REACHD_READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
   gboolean usable = take_lines (&self->lines, &newest, &have_status, &reconfigured, &handover, &line_error);
   if (have_status && self->first_pending)
@@ -425,10 +339,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
       self->first_pending = FALSE;
       if (!reachd_namespace_is_ours (&newest.network, fd))
         {
-          g_autoptr (GError) other = g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
-                                                  "the reachd daemon at %s serves another network namespace",
-                                                  self->paths[self->followed]);
-          mark_foreign (self, self->followed);
+          g_autoptr (GError) other = reachd_daemon_paths_mark_foreign (self->paths, self->followed);
           lose (self, other);
           return G_SOURCE_REMOVE;
         }
@@ -456,12 +367,12 @@ on_retry (gpointer user_data)
   g_clear_pointer (&self->retry, g_source_unref);
   g_autoptr (GError) error = NULL;
   gint path = -1;
-  int fd = connect_first (self, SUBSCRIBE, &path, &error);
+  int fd = reachd_daemon_paths_connect_first (self->paths, SUBSCRIBE, &path, &error);
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
       /* A question from can_reach may have found the last path foreign. */
-      if (any_path_left (self))
+      if (reachd_daemon_paths_any_left (self->paths))
         schedule_retry (self);
       else
         enter_fallback (self);
@@ -489,11 +400,14 @@ schedule_retry (ReachdNetworkMonitor *self)
 
 /* ---- GInitable ---- */
 
-/* Subscribes on `path` and waits for the first status until `deadline`. */
+/* Subscribes on the path at `index` and waits for the first status until
+ * `deadline`. A daemon of another network namespace (`foreign`) is marked
+ * so: the subscription does not retry it. */
 static int
-subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign,
-               GError **error)
+subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host,
+               gboolean *foreign, GError **error)
 {
+  const char *path = reachd_daemon_paths_path (paths, index);
   *foreign = FALSE;
   int fd = reachd_connect_and_send (path, SUBSCRIBE, error);
   if (fd < 0)
@@ -512,7 +426,7 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
       if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
         continue;
       g_autoptr (GError) read_error = NULL;
-      gboolean open = reachd_read_available (fd, lines, READ_PER_WAKEUP, &read_error);
+      gboolean open = reachd_read_available (fd, lines, REACHD_READ_PER_WAKEUP, &read_error);
       /* A refusal's error line says more than the end that follows it. The
        * first status is where the app starts: nothing to signal. */
       gboolean reconfigured = FALSE;
@@ -533,8 +447,7 @@ subscribe_now (const char *path, gint64 deadline, ReachdLineBuffer *lines, Reach
     }
   if (have_status && !reachd_namespace_is_ours (&host->network, fd))
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
-                   path);
+      g_propagate_error (error, reachd_daemon_paths_mark_foreign (paths, index));
       *foreign = TRUE;
       have_status = FALSE;
     }
@@ -552,16 +465,15 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (initable);
   (void) cancellable;
   gint64 deadline = g_get_monotonic_time () + INIT_DEADLINE_US;
-  self->paths = socket_paths ();
-  self->foreign = g_new0 (gint, g_strv_length (self->paths));
+  self->paths = reachd_daemon_paths_new ();
   g_autoptr (GString) failures = g_string_new (NULL);
   guint tried = 0, foreign = 0;
-  for (gint path = 0; self->paths[path] != NULL; path++)
+  for (gint path = 0; reachd_daemon_paths_path (self->paths, path) != NULL; path++)
     {
       g_autoptr (GError) attempt = NULL;
       ReachdHostState host;
       gboolean other_network;
-      int fd = subscribe_now (self->paths[path], deadline, &self->lines, &host, &other_network, &attempt);
+      int fd = subscribe_now (self->paths, path, deadline, &self->lines, &host, &other_network, &attempt);
       if (fd >= 0)
         {
           store (self, &host);
@@ -573,10 +485,7 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
         }
       tried++;
       if (other_network)
-        {
-          foreign++;
-          self->foreign[path] = TRUE;
-        }
+        foreign++;
       reachd_line_buffer_reset (&self->lines);
       g_string_append_printf (failures, "%s%s", failures->len > 0 ? "; " : "", attempt->message);
     }
@@ -596,234 +505,6 @@ reachd_network_monitor_initable_iface_init (GInitableIface *iface)
 }
 
 /* ---- can_reach ---- */
-
-/* A target as reachd reads one: HOST, HOST:PORT or [IPV6]:PORT; without a
- * port the daemon's default (443). */
-static char *
-target (const char *host, guint16 port)
-{
-  gboolean literal_ipv6 = strchr (host, ':') != NULL;
-  if (port == 0)
-    return g_strdup (host);
-  return literal_ipv6 ? g_strdup_printf ("[%s]:%u", host, port) : g_strdup_printf ("%s:%u", host, port);
-}
-
-static GStrv
-targets_of_service_targets (GList *srv_targets)
-{
-  GPtrArray *targets = g_ptr_array_new ();
-  for (GList *each = srv_targets; each != NULL; each = each->next)
-    g_ptr_array_add (targets, target (g_srv_target_get_hostname (each->data), g_srv_target_get_port (each->data)));
-  g_ptr_array_add (targets, NULL);
-  return (GStrv) g_ptr_array_free (targets, FALSE);
-}
-
-/* What the daemon is asked for a connectable that needs no lookup of its
- * own. NULL for a GNetworkService (`needs_srv`: its targets come from its
- * SRV records) and for one that is not on the network (a Unix socket). */
-static GStrv
-targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
-{
-  *needs_srv = FALSE;
-  char *only;
-  if (G_IS_INET_SOCKET_ADDRESS (connectable))
-    {
-      GInetSocketAddress *address = G_INET_SOCKET_ADDRESS (connectable);
-      g_autofree char *host = g_inet_address_to_string (g_inet_socket_address_get_address (address));
-      only = target (host, g_inet_socket_address_get_port (address));
-    }
-  else if (G_IS_NETWORK_ADDRESS (connectable))
-    {
-      GNetworkAddress *address = G_NETWORK_ADDRESS (connectable);
-      only = target (g_network_address_get_hostname (address), g_network_address_get_port (address));
-    }
-  else
-    {
-      *needs_srv = G_IS_NETWORK_SERVICE (connectable);
-      return NULL;
-    }
-  char **targets = g_new0 (char *, 2);
-  targets[0] = only;
-  return targets;
-}
-
-/* One reach question, several targets, on a connection of its own, after a
- * `get` whose status says which network the daemon serves. */
-typedef struct
-{
-  ReachdNetworkMonitor *monitor;
-  GStrv targets;
-  guint count;
-  int fd;
-  /* The path asked, an index into the monitor's. */
-  gint path;
-  /* The daemon's status said it serves the caller's network. */
-  gboolean verified;
-  ReachdLineBuffer lines;
-  /* Each target's answer once it came (`target` set), by position. */
-  ReachdLine *answers;
-  guint answered;
-  gboolean reachable;
-  gboolean host_available;
-  GError *failure;
-} ReachQuery;
-
-static void
-reach_query_free (ReachQuery *query)
-{
-  for (guint i = 0; i < query->count; i++)
-    reachd_line_clear (&query->answers[i]);
-  g_free (query->answers);
-  g_strfreev (query->targets);
-  if (query->fd >= 0)
-    close (query->fd);
-  reachd_line_buffer_clear (&query->lines);
-  g_clear_error (&query->failure);
-  g_object_unref (query->monitor);
-  g_free (query);
-}
-
-static ReachQuery *
-reach_query_new (ReachdNetworkMonitor *monitor, GStrv targets, gboolean host_available)
-{
-  ReachQuery *query = g_new0 (ReachQuery, 1);
-  query->monitor = g_object_ref (monitor);
-  query->targets = targets;
-  query->count = g_strv_length (targets);
-  query->fd = -1;
-  query->answers = g_new0 (ReachdLine, query->count);
-  query->host_available = host_available;
-  reachd_line_buffer_init (&query->lines);
-  return query;
-}
-
-static void
-append_reach_request (GString *requests, const char *destination, guint id)
-{
-  g_autoptr (JsonBuilder) builder = json_builder_new ();
-  g_autofree char *id_text = g_strdup_printf ("%u", id);
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "op");
-  json_builder_add_string_value (builder, "reach");
-  json_builder_set_member_name (builder, "id");
-  json_builder_add_string_value (builder, id_text);
-  json_builder_set_member_name (builder, "target");
-  json_builder_add_string_value (builder, destination);
-  json_builder_end_object (builder);
-  g_autoptr (JsonNode) root = json_builder_get_root (builder);
-  g_autofree char *json = json_to_string (root, FALSE);
-  g_string_append_printf (requests, "%s\n", json);
-}
-
-/* Connects and sends a `get`, then every question, tagged with its position. */
-static gboolean
-reach_query_start (ReachQuery *query, GError **error)
-{
-  g_autoptr (GString) requests = g_string_new ("{\"op\":\"get\",\"detail\":\"summary\"}\n");
-  for (guint i = 0; i < query->count; i++)
-    append_reach_request (requests, query->targets[i], i);
-  query->fd = connect_first (query->monitor, requests->str, &query->path, error);
-  return query->fd >= 0;
-}
-
-static gboolean
-reach_query_done (ReachQuery *query)
-{
-  return query->reachable || query->failure != NULL || query->answered == query->count;
-}
-
-/* Reads the answers there are. */
-static void
-reach_query_read (ReachQuery *query)
-{
-  g_autoptr (GError) error = NULL;
-  gboolean open = reachd_read_available (query->fd, &query->lines, READ_PER_WAKEUP, &error);
-  gsize length;
-  char *bytes;
-  while (!reach_query_done (query) && (bytes = reachd_line_buffer_take (&query->lines, &length)) != NULL)
-    {
-      ReachdLine line;
-      gboolean parsed = reachd_line_parse (bytes, length, &line, &query->failure);
-      g_free (bytes);
-      if (!parsed)
-        return;
-      if (!query->verified)
-        {
-          /* The answer to the `get` comes first: nothing counts before it
-           * says the daemon serves this network. */
-          gboolean ours = line.type == REACHD_LINE_STATUS && reachd_namespace_is_ours (&line.host.network, query->fd);
-          reachd_line_clear (&line);
-          if (!ours)
-            {
-              mark_foreign (query->monitor, query->path);
-              query->failure = g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
-                                            "the reachd daemon at %s serves another network namespace",
-                                            query->monitor->paths[query->path]);
-              return;
-            }
-          query->verified = TRUE;
-          continue;
-        }
-      guint64 id;
-      if (line.type == REACHD_LINE_DESTINATION && line.id != NULL
-          && g_ascii_string_to_unsigned (line.id, 10, 0, query->count - 1, &id, NULL)
-          && query->answers[id].target == NULL)
-        {
-          query->reachable = query->reachable || line.state == REACHD_DESTINATION_REACHABLE;
-          query->answers[id] = line;
-          if (query->answers[id].target == NULL)
-            query->answers[id].target = g_strdup (query->targets[id]);
-          query->answered++;
-        }
-      else
-        reachd_line_clear (&line);
-    }
-  if (!open && !reach_query_done (query))
-    query->failure = g_steal_pointer (&error);
-}
-
-/* TRUE, or the most telling error: the first target's answer. */
-static gboolean
-reach_query_result (ReachQuery *query, GError **error)
-{
-  if (query->reachable)
-    return TRUE;
-  if (query->failure != NULL)
-    {
-      g_propagate_error (error, g_steal_pointer (&query->failure));
-      return FALSE;
-    }
-  for (guint i = 0; i < query->count; i++)
-    if (query->answers[i].target != NULL)
-      {
-        g_propagate_error (error, reachd_destination_error (&query->answers[i], query->host_available));
-        return FALSE;
-      }
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd gave no answer for %s within %d s", query->targets[0],
-               (int) (REACH_DEADLINE_US / G_TIME_SPAN_SECOND));
-  return FALSE;
-}
-
-/* What both forms do first: a query sent to the daemon, or NULL with the
- * answer in `answer` and `error`. No target (a service without records)
- * is reachable; with no daemon to ask (it went away after init), the
- * host's state answers, as GLib's base monitor does. Takes `targets`. */
-static ReachQuery *
-reach_begin (ReachdNetworkMonitor *self, GStrv targets, gboolean *answer, GError **error)
-{
-  *answer = TRUE;
-  if (targets == NULL)
-    return NULL;
-  ReachQuery *query = reach_query_new (self, targets, g_atomic_int_get (&self->available));
-  g_autoptr (GError) unavailable = NULL;
-  if (reach_query_start (query, &unavailable))
-    return query;
-  reach_query_free (query);
-  *answer = g_atomic_int_get (&self->available);
-  if (!*answer)
-    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "the network is unreachable");
-  return NULL;
-}
 
 /* GLib's backend answered for the daemon that does not. */
 static void
@@ -874,194 +555,24 @@ reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *
   gboolean through_glib = fallback_can_reach (self, connectable, cancellable, &asked, error);
   if (asked)
     return through_glib;
-  gboolean needs_srv;
-  GStrv targets = targets_of (connectable, &needs_srv);
-  if (needs_srv)
-    {
-      GNetworkService *service = G_NETWORK_SERVICE (connectable);
-      g_autoptr (GResolver) resolver = g_resolver_get_default ();
-      GList *srv = g_resolver_lookup_service (resolver, g_network_service_get_service (service),
-                                              g_network_service_get_protocol (service),
-                                              g_network_service_get_domain (service), cancellable, error);
-      if (srv == NULL)
-        return FALSE;
-      targets = targets_of_service_targets (srv);
-      g_resolver_free_targets (srv);
-    }
-  gboolean answer;
-  ReachQuery *query = reach_begin (self, targets, &answer, error);
-  if (query == NULL)
-    return answer;
-  gint64 deadline = g_get_monotonic_time () + REACH_DEADLINE_US;
-  GPollFD fds[2] = { { .fd = query->fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR } };
-  gboolean cancellable_fd = g_cancellable_make_pollfd (cancellable, &fds[1]);
-  while (!reach_query_done (query))
-    {
-      gint64 remaining = deadline - g_get_monotonic_time ();
-      if (remaining <= 0 || g_cancellable_is_cancelled (cancellable))
-        break;
-      if (g_poll (fds, cancellable_fd ? 2 : 1, (gint) ((remaining + 999) / 1000)) > 0 && fds[0].revents != 0)
-        reach_query_read (query);
-    }
-  if (cancellable_fd)
-    g_cancellable_release_fd (cancellable);
-  gboolean reachable = FALSE;
-  if (!g_cancellable_set_error_if_cancelled (cancellable, error))
-    reachable = reach_query_result (query, error);
-  reach_query_free (query);
-  return reachable;
-}
-
-/* ---- can_reach_async ---- */
-
-typedef struct
-{
-  ReachQuery *query;
-  GSource *readable;
-  GSource *timeout;
-  GSource *cancelled;
-} AsyncReach;
-
-static void
-async_reach_stop (AsyncReach *reach)
-{
-  clear_source (&reach->readable);
-  clear_source (&reach->timeout);
-  clear_source (&reach->cancelled);
-}
-
-static void
-async_reach_free (AsyncReach *reach)
-{
-  async_reach_stop (reach);
-  reach_query_free (reach->query);
-  g_free (reach);
-}
-
-static void
-async_reach_finish (GTask *task)
-{
-  AsyncReach *reach = g_task_get_task_data (task);
-  /* GTask may call back in a later iteration: nothing may fire meanwhile. */
-  async_reach_stop (reach);
-  GError *error = NULL;
-  if (g_cancellable_set_error_if_cancelled (g_task_get_cancellable (task), &error))
-    g_task_return_error (task, error);
-  else if (reach_query_result (reach->query, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-  g_object_unref (task);
-}
-
-static gboolean
-on_reach_readable (int fd, GIOCondition condition, gpointer user_data)
-{
-  GTask *task = user_data;
-  AsyncReach *reach = g_task_get_task_data (task);
-  (void) fd;
-  (void) condition;
-  reach_query_read (reach->query);
-  if (!reach_query_done (reach->query))
-    return G_SOURCE_CONTINUE;
-  async_reach_finish (task);
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-on_reach_over (gpointer user_data)
-{
-  async_reach_finish (user_data);
-  return G_SOURCE_REMOVE;
-}
-
-static gboolean
-on_reach_cancelled (GCancellable *cancellable, gpointer user_data)
-{
-  (void) cancellable;
-  async_reach_finish (user_data);
-  return G_SOURCE_REMOVE;
-}
-
-/* Asks the daemon without blocking: the answers are read on the task's
- * main context. Takes `task`. */
-static void
-async_reach_start (GTask *task, GStrv targets)
-{
-  ReachdNetworkMonitor *self = g_task_get_source_object (task);
-  gboolean answer;
-  GError *error = NULL;
-  ReachQuery *query = reach_begin (self, targets, &answer, &error);
-  if (query == NULL)
-    {
-      if (answer)
-        g_task_return_boolean (task, TRUE);
-      else
-        g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  AsyncReach *reach = g_new0 (AsyncReach, 1);
-  reach->query = query;
-  g_task_set_task_data (task, reach, (GDestroyNotify) async_reach_free);
-  GMainContext *context = g_task_get_context (task);
-  reach->readable = g_unix_fd_source_new (reach->query->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_callback (reach->readable, G_SOURCE_FUNC (on_reach_readable), task, NULL);
-  g_source_attach (reach->readable, context);
-  reach->timeout = g_timeout_source_new ((guint) (REACH_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
-  g_source_set_callback (reach->timeout, on_reach_over, task, NULL);
-  g_source_attach (reach->timeout, context);
-  GCancellable *cancellable = g_task_get_cancellable (task);
-  if (cancellable != NULL)
-    {
-      reach->cancelled = g_cancellable_source_new (cancellable);
-      g_source_set_callback (reach->cancelled, G_SOURCE_FUNC (on_reach_cancelled), task, NULL);
-      g_source_attach (reach->cancelled, context);
-    }
-}
-
-static void
-on_service_resolved (GObject *resolver, GAsyncResult *result, gpointer user_data)
-{
-  GTask *task = user_data;
-  GError *error = NULL;
-  GList *srv = g_resolver_lookup_service_finish (G_RESOLVER (resolver), result, &error);
-  if (srv == NULL)
-    {
-      g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  GStrv targets = targets_of_service_targets (srv);
-  g_resolver_free_targets (srv);
-  async_reach_start (task, targets);
+  return reachd_reach_sync (self, self->paths, connectable, cancellable, error);
 }
 
 static void
 reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                         GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
+  ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
-  ReachdFallback *fallback = ref_fallback (REACHD_NETWORK_MONITOR (monitor));
+  ReachdFallback *fallback = ref_fallback (self);
   gboolean asked = fallback != NULL
                    && reachd_fallback_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, task);
   if (fallback != NULL)
     reachd_fallback_unref (fallback);
   if (asked)
     return;
-  gboolean needs_srv;
-  GStrv targets = targets_of (connectable, &needs_srv);
-  if (!needs_srv)
-    {
-      async_reach_start (task, targets);
-      return;
-    }
-  GNetworkService *service = G_NETWORK_SERVICE (connectable);
-  g_autoptr (GResolver) resolver = g_resolver_get_default ();
-  g_resolver_lookup_service_async (resolver, g_network_service_get_service (service),
-                                   g_network_service_get_protocol (service), g_network_service_get_domain (service),
-                                   cancellable, on_service_resolved, task);
+  reachd_reach_async (task, self->paths, connectable);
 }
 
 static gboolean
@@ -1113,10 +624,9 @@ reachd_network_monitor_finalize (GObject *object)
   g_clear_pointer (&self->liveness, reachd_liveness_free);
   g_mutex_clear (&self->fallback_lock);
   reachd_line_buffer_clear (&self->lines);
-  clear_source (&self->retry);
+  reachd_clear_source (&self->retry);
   g_clear_pointer (&self->context, g_main_context_unref);
-  g_strfreev (self->paths);
-  g_free (self->foreign);
+  g_clear_pointer (&self->paths, reachd_daemon_paths_free);
   G_OBJECT_CLASS (reachd_network_monitor_parent_class)->finalize (object);
 }
 
