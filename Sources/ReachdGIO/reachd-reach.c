@@ -170,8 +170,15 @@ reach_query_read (ReachQuery *query)
       if (!query->verified)
         {
           /* The answer to the `get` comes first: nothing counts before it
-           * says the daemon serves this network. */
-          gboolean ours = line.type == REACHD_LINE_STATUS && reachd_namespace_is_ours (&line.host.network, query->fd);
+           * says the daemon serves this network. Any other line before it
+           * (a newer daemon's, of a kind this version does not know) is no
+           * answer, and no sign of another network: the status decides. */
+          if (line.type != REACHD_LINE_STATUS)
+            {
+              reachd_line_clear (&line);
+              continue;
+            }
+          gboolean ours = reachd_namespace_is_ours (&line.host.network, query->fd);
           reachd_line_clear (&line);
           if (!ours)
             {

@@ -308,6 +308,30 @@ struct GLibAppTests {
                 "\(answer)")
     }
 
+    /// A newer daemon may say something this version does not know before
+    /// its status: that is no answer, and no sign of another network; the
+    /// daemon is asked again, its status still decides.
+    @Test func aLineOfAKindUnknownBeforeTheStatusIsNoOtherNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try ScriptedDaemon { _, line in
+            let request = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
+            switch request["op"] as? String {
+            case "subscribe": return [FakeDaemon.newerDaemonsLine]
+            case "get": return [#"{"type":"greeting","version":1,"from":"a newer daemon"}"#, FakeDaemon.newerDaemonsLine]
+            case "reach":
+                return [#"{"type":"destination","version":1,"id":"\#(request["id"] as? String ?? "")","target":"10.99.1.1:443","host":"10.99.1.1","port":443,"state":"reachable","reason":null,"via":null,"addresses":[],"seq":1,"source":"daemon"}"#]
+            default: return []
+            }
+        }
+        let app = try await GLibApp(in: network, socket: daemon.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
+        for _ in 0..<2 {
+            let answer = try await app.reach("10.99.1.1:443")
+            #expect(answer.reachable == true, "\(answer)")
+        }
+    }
+
     /// can_reach asks the daemon's route lookup for the app's destination:
     /// an intranet server is reachable on a host with no default route, a
     /// blackholed prefix is not; sync and async alike.
