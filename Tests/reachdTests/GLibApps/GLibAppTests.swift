@@ -286,21 +286,27 @@ struct GLibAppTests {
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
-    /// can_reach asks for a status before its questions: another network's
-    /// daemon's answers about a destination do not count.
-    @Test func canReachAsksOnlyADaemonOfThisNetwork() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let daemon = try ScriptedDaemon { _, line in
+    /// A daemon that subscribes with a status, answers `get` with `lines`,
+    /// and says every destination asked of it is reachable.
+    static func reachable(answeringGet lines: [String]) -> ScriptedDaemon.Responder {
+        { _, line in
             let request = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
             switch request["op"] as? String {
             case "subscribe": return [FakeDaemon.newerDaemonsLine]
-            case "get": return [Self.otherNetworksLine]
+            case "get": return lines
             case "reach":
                 return [#"{"type":"destination","version":1,"id":"\#(request["id"] as? String ?? "")","target":"10.99.1.1:443","host":"10.99.1.1","port":443,"state":"reachable","reason":null,"via":null,"addresses":[],"seq":1,"source":"daemon"}"#]
             default: return []
             }
         }
+    }
+
+    /// can_reach asks for a status before its questions: another network's
+    /// daemon's answers about a destination do not count.
+    @Test func canReachAsksOnlyADaemonOfThisNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try ScriptedDaemon(respond: Self.reachable(answeringGet: [Self.otherNetworksLine]))
         let app = try await GLibApp(in: network, socket: daemon.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
         let answer = try await app.reach("10.99.1.1:443")
@@ -314,16 +320,8 @@ struct GLibAppTests {
     @Test func aLineOfAKindUnknownBeforeTheStatusIsNoOtherNetwork() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let daemon = try ScriptedDaemon { _, line in
-            let request = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
-            switch request["op"] as? String {
-            case "subscribe": return [FakeDaemon.newerDaemonsLine]
-            case "get": return [#"{"type":"greeting","version":1,"from":"a newer daemon"}"#, FakeDaemon.newerDaemonsLine]
-            case "reach":
-                return [#"{"type":"destination","version":1,"id":"\#(request["id"] as? String ?? "")","target":"10.99.1.1:443","host":"10.99.1.1","port":443,"state":"reachable","reason":null,"via":null,"addresses":[],"seq":1,"source":"daemon"}"#]
-            default: return []
-            }
-        }
+        let greeting = #"{"type":"greeting","version":1,"from":"a newer daemon"}"#
+        let daemon = try ScriptedDaemon(respond: Self.reachable(answeringGet: [greeting, FakeDaemon.newerDaemonsLine]))
         let app = try await GLibApp(in: network, socket: daemon.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
         for _ in 0..<2 {
