@@ -156,14 +156,12 @@ def latency(flips, together=False):
 DEFAULT_ROUTE_FLIP = ("route del default", "route add default via 10.77.0.1")
 
 
-def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None, pause=0.0):
+def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None):
     """Each watcher's line after `ip monitor`'s for the same flip; with
     `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen.
     `flip`: the two `ip` commands that alternate (the default route going
     and coming, unless said). `arrivals`, a dict: filled with each watcher's
-    arrival per flip (monotonic ns, None where none came), by name. `pause`:
-    seconds added between flips, so that each comes to a network that was
-    quiet (clients' liveness probes wait 500 ms between them)."""
+    arrival per flip (monotonic ns, None where none came), by name."""
     net = reachd_bench.Network()
     rows = []
     try:
@@ -194,7 +192,7 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
             online = not online
             pump(poller, watchers, lambda: all(len(w.lines) > n for w, n in zip(watchers, before)))
             # Whatever trails (GLib repeats itself), over a pause out of phase with any timer.
-            drain(poller, watchers, pause + 0.02 + random.random() * 0.03)
+            drain(poller, watchers, 0.02 + random.random() * 0.03)
         batch.stdin.close()
         batch.wait()
 

@@ -4,8 +4,8 @@ import TestSupport
 @testable import Reachability
 
 /// What a session makes of each line a daemon sends, before it acts on it
-/// (``DaemonLink``): lines fed one by one, on a connection to a daemon that
-/// says nothing of its own.
+/// (``DaemonLink``): lines fed one by one, without a socket; the namespace
+/// check is a status's `netns` against none.
 @Suite("A session's link to a daemon")
 struct DaemonLinkTests {
     static let statusLine = Array(FakeDaemon.newerDaemonsLine.utf8)
@@ -19,8 +19,11 @@ struct DaemonLinkTests {
         return Array(DaemonMessage.destination(status).line().dropLast())
     }
 
-    static func link(_ daemon: ScriptedDaemon) throws -> DaemonLink {
-        DaemonLink(try DaemonConnection(path: daemon.path, timeout: .seconds(1)), firstAnswerBy: .now + .seconds(1))
+    /// A link whose daemon is another network's whenever a status names one.
+    static func link() -> DaemonLink {
+        DaemonLink(firstAnswerBy: .now + .seconds(1)) { (status: NetworkStatus) throws(DaemonClientError) in
+            if status.network != nil { throw .otherNetwork(path: "/run/reachd/reachd.sock") }
+        }
     }
 
     static func kinds(_ events: [DaemonLink.Event]) -> [String] {
@@ -36,9 +39,8 @@ struct DaemonLinkTests {
         }
     }
 
-    @Test func answersBeforeTheFirstStatusCountOnlyOnceItCame() throws {
-        let daemon = try ScriptedDaemon { _, _ in [] }
-        var link = try Self.link(daemon)
+    @Test func answersBeforeTheFirstStatusCountOnlyOnceItCame() {
+        var link = Self.link()
         #expect(link.read(Self.destinationLine(id: "0"), passesThrough: false).isEmpty, "held")
         #expect(link.read(Self.destinationLine(id: nil), passesThrough: false).isEmpty, "names nothing asked")
         let first = link.read(Self.statusLine, passesThrough: true)
@@ -49,17 +51,15 @@ struct DaemonLinkTests {
         #expect(Self.kinds(link.read(Self.destinationLine(id: "1"), passesThrough: false)) == ["destination 1"])
     }
 
-    @Test func aFirstStatusFromAnotherNetworkFailsTheLinkAndReleasesNothing() throws {
-        let daemon = try ScriptedDaemon { _, _ in [] }
-        var link = try Self.link(daemon)
+    @Test func aFirstStatusFromAnotherNetworkFailsTheLinkAndReleasesNothing() {
+        var link = Self.link()
         _ = link.read(Self.destinationLine(id: "0"), passesThrough: false)
         #expect(Self.kinds(link.read(Self.otherNetworksLine, passesThrough: true)) == ["failed: other network"])
         #expect(!link.hasAnswered)
     }
 
-    @Test func refusalsAndGarbageAreEvents() throws {
-        let daemon = try ScriptedDaemon { _, _ in [] }
-        var link = try Self.link(daemon)
+    @Test func refusalsAndGarbageAreEvents() {
+        var link = Self.link()
         let refusal = Array(#"{"code":"too_many_watches","id":"3","message":"over the limit","type":"error","version":1}"#.utf8)
         #expect(Self.kinds(link.read(refusal, passesThrough: false)) == ["refused too_many_watches"])
         #expect(Self.kinds(link.read(Array("not json".utf8), passesThrough: false)) == ["failed"])

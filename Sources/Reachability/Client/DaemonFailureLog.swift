@@ -22,7 +22,9 @@ struct DaemonFailureLog {
         lastWarned = description
         switch error {
         case .protocolError(.versionMismatch), .otherNetwork:
-            // Never asked again: in-process is not a stopgap here.
+            // No retry will answer differently (another network's daemon is
+            // not asked again; another version answers the same): in-process
+            // is not a stopgap here.
             let instead = source == .automatic ? "; following the network in-process instead" : ""
             return isNews ? (.warning, "\(error.description)\(instead)", [:]) : nil
         case .notRunning, .closed:

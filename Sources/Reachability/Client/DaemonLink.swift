@@ -1,8 +1,9 @@
-/// A ``FollowSession``'s connection to a daemon, read as link events: what
-/// a line from the daemon means for the session, before the session acts on
-/// it. Until the daemon's first status says it serves this network, it is
-/// not trusted: its answers about destinations are held until then, and a
-/// first status from another network namespace fails the link.
+/// What a line from a ``FollowSession``'s daemon means for the session,
+/// before the session acts on it. Until the daemon's first status says it
+/// serves this network, it is not trusted: its answers about destinations
+/// are held until then, and a first status from another network namespace
+/// fails the link. Pure: lines in, link events out; the namespace check is
+/// given (the connection's, which asks the socket).
 struct DaemonLink {
     /// What a line from the daemon means.
     enum Event {
@@ -22,16 +23,21 @@ struct DaemonLink {
         case failed(DaemonClientError, otherNetwork: Bool)
     }
 
-    let connection: DaemonConnection
     /// Until the first status arrives: when to give up on it.
     private(set) var firstAnswerBy: ContinuousClock.Instant?
     /// Destination answers that came before the first status: they count
     /// once it says the daemon serves this network.
     private var held: [(id: String, status: DestinationStatus, line: [UInt8])] = []
 
-    init(_ connection: DaemonConnection, firstAnswerBy: ContinuousClock.Instant) {
-        self.connection = connection
+    /// Throws when a status says it comes from another network namespace.
+    private let checkServesThisNetwork: (NetworkStatus) throws(DaemonClientError) -> Void
+
+    init(
+        firstAnswerBy: ContinuousClock.Instant,
+        checkServesThisNetwork: @escaping (NetworkStatus) throws(DaemonClientError) -> Void
+    ) {
         self.firstAnswerBy = firstAnswerBy
+        self.checkServesThisNetwork = checkServesThisNetwork
     }
 
     var hasAnswered: Bool { firstAnswerBy == nil }
@@ -47,7 +53,7 @@ struct DaemonLink {
         switch message {
         case .status(let status):
             guard !hasAnswered else { return [.status(status, line: line)] }
-            do throws(DaemonClientError) { try connection.checkServesThisNetwork(status) } catch {
+            do throws(DaemonClientError) { try checkServesThisNetwork(status) } catch {
                 return [.failed(error, otherNetwork: true)]
             }
             firstAnswerBy = nil

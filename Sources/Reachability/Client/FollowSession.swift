@@ -124,7 +124,7 @@ package final class FollowSession {
     private var followed = FollowedDestinations()
 
     /// The daemon connection being followed or tried.
-    private var daemon: DaemonLink?
+    private var daemon: (connection: DaemonConnection, link: DaemonLink)?
     /// Daemons found to serve another network namespace: not asked again.
     /// A retry has nothing to try once every socket is one of these.
     private var otherNetworks: Set<String> = []
@@ -200,12 +200,12 @@ package final class FollowSession {
                 descriptors.add(daemon.connection.fd, .daemon)
                 // Heard once the daemon has answered; what it heard before
                 // then is queued, and probed for at once.
-                if daemon.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                if daemon.link.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
             let wake = Deadline.earliest(
-                deadline, retry.due, daemon?.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
+                deadline, retry.due, daemon?.link.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
                 inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { throw .failed(.waitFailed(error)) }
@@ -298,7 +298,7 @@ package final class FollowSession {
     /// stopped answering since.
     private var daemonAnswers: Bool {
         guard let daemon else { return false }
-        return daemon.hasAnswered && liveness?.isUnresponsive != true
+        return daemon.link.hasAnswered && liveness?.isUnresponsive != true
     }
 
     /// The retry schedule says it is time: the daemon, else netlink again.
@@ -321,7 +321,9 @@ package final class FollowSession {
     /// The first of the sockets that takes the requests. The answer is
     /// awaited in the loop, so a stopped daemon holds up nothing: the connect
     /// may block only briefly (a full listen queue).
-    private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError) -> DaemonLink {
+    private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError)
+        -> (connection: DaemonConnection, link: DaemonLink)
+    {
         let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
         let watches = followed.daemonWatches.map { watch($0.key, id: $0.wireID) }
         var lastError: DaemonClientError?
@@ -335,7 +337,10 @@ package final class FollowSession {
                 if liveness == nil { liveness = try? DaemonLiveness() }
                 liveness?.listen(to: path)
                 try connection.send([first] + watches)
-                return DaemonLink(connection, firstAnswerBy: now + DaemonConnection.answerTimeout)
+                let link = DaemonLink(
+                    firstAnswerBy: now + DaemonConnection.answerTimeout,
+                    checkServesThisNetwork: connection.checkServesThisNetwork)
+                return (connection, link)
             } catch {
                 if path != configuration.socketPaths.last { try? note(error) }
                 lastError = error
@@ -376,10 +381,10 @@ package final class FollowSession {
     /// Reads the daemon's lines, or gives up on a first answer that is
     /// overdue. Returns whether the daemon followed changed.
     private func serviceDaemon(readable: Bool, _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
-        guard let link = daemon else { return false }
+        guard let (connection, link) = daemon else { return false }
         guard readable else {
             if let due = link.firstAnswerBy, now >= due {
-                try daemonFailed(.timedOut(path: link.connection.path, timeout: DaemonConnection.answerTimeout), now)
+                try daemonFailed(.timedOut(path: connection.path, timeout: DaemonConnection.answerTimeout), now)
                 return true
             }
             return false
@@ -391,7 +396,7 @@ package final class FollowSession {
         }
         let lines: [[UInt8]]
         do throws(DaemonClientError) {
-            guard let read = try link.connection.readAvailable() else { throw .closed(path: link.connection.path) }
+            guard let read = try connection.readAvailable() else { throw .closed(path: connection.path) }
             lines = read
         } catch {
             try daemonFailed(error, now)
@@ -408,7 +413,7 @@ package final class FollowSession {
 
     /// One line from the daemon. Returns whether the daemon followed changed.
     private func act(on line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
-        guard let events = daemon?.read(line, passesThrough: stream.passesThrough(line)) else { return true }
+        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return true }
         for event in events {
             switch event {
             case .news(let update):
@@ -582,7 +587,7 @@ package final class FollowSession {
 
     /// Delivers a status unless it repeats what was delivered (``StatusStream``).
     private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
-        guard let detail = configuration.statusDetail else { return }
+        guard let detail = stream.detail else { return }
         // A daemon that predates summaries answers in full: reduced here.
         let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
         if let update = stream.offer(offered.status, line: offered.line) { try pass(.status(update)) }

@@ -84,7 +84,25 @@ package final class Acceptor {
         pausedUntil = nil
     }
 
+    /// Whether it is paused and the pause is over at `now`: the owner
+    /// resumes it (and forgets it logged the pause).
+    package func pauseIsOver(at now: ContinuousClock.Instant) -> Bool {
+        pausedUntil.map { now >= $0 } ?? false
+    }
+
     private static func openSpare() -> Int32 {
         open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+}
+
+extension EventPoll {
+    /// Waits on `acceptor`'s listener unless it is paused: out of
+    /// descriptors, a readable listener would spin the loop. `waited` says
+    /// what the poll was last told, so that an unchanged wait costs no
+    /// `epoll_ctl`.
+    package func follow(_ acceptor: Acceptor, as token: Token, waited: inout Bool) throws(SystemError) {
+        guard acceptor.isPaused == waited else { return }
+        try modify(acceptor.fd, token, interest: acceptor.isPaused ? [] : .readable)
+        waited = !acceptor.isPaused
     }
 }

@@ -58,8 +58,9 @@ final class ClientAdmission {
         return admitted
     }
 
-    /// A client left: there is room again, and the next refusal is news.
-    func clientLeft() {
+    /// Accepts again (a client left, so there is room; or the pause is
+    /// over), and the next refusal is news.
+    func resume() {
         acceptor.resume()
         refusalLogged = false
     }

@@ -11,7 +11,7 @@ import Reachability
 /// that changes meanwhile starts a check of its own, which it would
 /// otherwise wait for too.
 final class ConnectivityService {
-    let checker: ConnectivityChecker
+    private let checker: ConnectivityChecker
     private var waiters: [(client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)] = []
 
     init(_ check: ConnectivityCheck, logger: Logger) throws {
@@ -31,7 +31,7 @@ final class ConnectivityService {
 
     /// Finished probes, and those whose deadline passed (unanswered, whatever
     /// their thread still waits on): the findings, when they changed.
-    func findings(probesFinished: Bool, _ now: ContinuousClock.Instant) -> ConnectivityFindings? {
+    func collectFindings(probesFinished: Bool, _ now: ContinuousClock.Instant) -> ConnectivityFindings? {
         let collected = probesFinished && checker.collect(now: now)
         let expired = checker.expireOverdueProbes(now: now)
         return collected || expired ? checker.findings : nil
@@ -42,10 +42,10 @@ final class ConnectivityService {
         checker.observe(status, now: now)
     }
 
-    /// After the pass's status is published: a path that just changed is
-    /// probed at once. The waiters to answer now: all when no probe is due,
-    /// else those whose time is up.
-    func afterPublishing(_ now: ContinuousClock.Instant) -> [(client: ClientConnection, detail: StatusDetail)] {
+    /// After the pass's status is published: starts the probes due (a path
+    /// that just changed is probed at once), and takes the waiters to answer
+    /// now: all when no probe is due, else those whose time is up.
+    func startProbesAndTakeDueWaiters(_ now: ContinuousClock.Instant) -> [(client: ClientConnection, detail: StatusDetail)] {
         checker.startDueProbes(now: now)
         guard !waiters.isEmpty else { return [] }
         let all = !checker.isBusy(now: now)

@@ -24,7 +24,7 @@ enum DaemonEventToken: EventToken, Equatable {
 
     /// Each case's number in the top byte; never reused, so that a newer
     /// case can't be read as an older one.
-    private enum Kind: UInt8, CaseIterable {
+    private enum Kind: UInt8 {
         case stop = 1, listener, client, netlink, resolver, resolverFiles, checker, metricsListener, scraper, journal
     }
 
@@ -63,21 +63,7 @@ enum DaemonEventToken: EventToken, Equatable {
             case .metrics(.scraper(let serial)): (.scraper, serial)
             case .journal: (.journal, 0)
             }
-        precondition(serial <= Self.maxSerial, "a serial above 2^56")
+        precondition(serial <= Self.maxSerial, "a serial above 2^56 - 1")
         return UInt64(kind.rawValue) << Self.serialBits | serial
-    }
-}
-
-extension EventPoll<DaemonEventToken> {
-    /// Waits on `acceptor`'s listener unless it is paused (out of
-    /// descriptors, a readable listener would spin the loop), resuming it
-    /// once its pause is over; `waited` says what the poll was last told.
-    func follow(_ acceptor: Acceptor, as token: DaemonEventToken, waited: inout Bool, now: ContinuousClock.Instant)
-        throws(SystemError)
-    {
-        if let until = acceptor.pausedUntil, now >= until { acceptor.resume() }
-        guard acceptor.isPaused == waited else { return }
-        try modify(acceptor.fd, token, interest: acceptor.isPaused ? [] : .readable)
-        waited = !acceptor.isPaused
     }
 }

@@ -40,6 +40,9 @@ final class DaemonServer {
     private let admission: ClientAdmission
     private let clients = ClientTable()
     private let poll: EventPoll<DaemonEventToken>
+    /// Held for the server's life: the signal handler writes to its pipe,
+    /// which closes with it.
+    private let stop: WakeSignal
     private let logger: Logger
     private let limits: ClientLimits
     /// The published status, encoded once per change in each form.
@@ -61,6 +64,7 @@ final class DaemonServer {
     init(_ settings: DaemonSettings, _ environment: Environment) throws {
         let logger = environment.logger
         self.logger = logger
+        stop = environment.stop
         limits = environment.limits
         announcer = StatusAnnouncer(systemd: environment.systemd, journal: environment.journal, logger: logger)
         engine = try NetworkEngine(source: .daemon, logger: logger)
@@ -86,7 +90,7 @@ final class DaemonServer {
             ?? ListeningSocket(path: environment.socketPath)
         admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
         poll = try EventPoll()
-        try poll.add(environment.stop.fileDescriptor, .stop, interest: .readable)
+        try poll.add(stop.fileDescriptor, .stop, interest: .readable)
         try poll.add(listener.fd, .listener, interest: .readable)
         try connectivity?.register(in: poll)
         // Every descriptor there is, the /etc watch a watched name made included.
@@ -94,8 +98,8 @@ final class DaemonServer {
         for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
         destinations = DestinationWatches(limits: settings.destinationLimits, engine: engine)
         metrics = MetricsService(settings.metrics, passed: passed.metrics, watching: settings.watchedTargets, logger: logger)
-        metrics.metrics.observe(first)
-        let (metricsListen, metricsTextfile) = metrics.describe(passed: passed.metrics != nil)
+        metrics.observe(first)
+        let (metricsListen, metricsTextfile) = metrics.description
         logger.info("listening", metadata: [
             "socket.path": "\(environment.socketPath)", "socket.activated": "\(passed.socket != nil)",
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
@@ -141,7 +145,7 @@ final class DaemonServer {
                 }
             }
             // What the probes found goes back to the engine as an input.
-            if let findings = connectivity?.findings(probesFinished: probesFinished, now) {
+            if let findings = connectivity?.collectFindings(probesFinished: probesFinished, now) {
                 changed = engine.apply(findings) ?? changed
             }
             // A route behind the status that expired: the kernel says nothing.
@@ -155,7 +159,7 @@ final class DaemonServer {
             if let status = observeWatched(unsent: changed != nil) ?? changed { publish(status) }
             // The host's change first, then the clients' destinations.
             send(answers, now)
-            for (client, detail) in connectivity?.afterPublishing(now) ?? [] where clients.contains(client) {
+            for (client, detail) in connectivity?.startProbesAndTakeDueWaiters(now) ?? [] where clients.contains(client) {
                 deliverStatus(detail, to: client, now)
                 settle(client)
             }
@@ -178,6 +182,7 @@ final class DaemonServer {
                 guard case .metrics(let token) = event.token else { continue }
                 metrics.handle(token, event, poll: poll, now, exposition: exposition)
             }
+            metrics.expireScrapers(now)
             // Last: new connections wait behind the clients already served.
             if acceptReady {
                 for client in admission.acceptWaiting(into: clients, now) { register(client) }
@@ -195,7 +200,7 @@ final class DaemonServer {
     }
 
     private func exposition() -> [UInt8] {
-        metrics.metrics.exposition(
+        metrics.exposition(
             subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
             counts: .init(
                 refused: admission.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
@@ -279,7 +284,8 @@ final class DaemonServer {
     /// Once per pass, after whatever could bind, pause or resume a listener:
     /// waits on each unless it is paused.
     private func updateListeners(_ now: ContinuousClock.Instant) {
-        do { try poll.follow(admission.acceptor, as: .listener, waited: &listenerWaited, now: now) } catch {
+        if admission.acceptor.pauseIsOver(at: now) { admission.resume() }
+        do { try poll.follow(admission.acceptor, as: .listener, waited: &listenerWaited) } catch {
             logger.error("cannot wait for connections", metadata: ["error": "\(error)"])
         }
         metrics.update(poll: poll, now)
@@ -359,7 +365,7 @@ final class DaemonServer {
         }
     }
 
-    /// The status to publish, when reading `source` changed it.
+    /// The status to publish, when reading `input` changed it.
     private func handle(_ input: NetworkEngine.Input, _ now: ContinuousClock.Instant) throws -> NetworkStatus? {
         let outcome = try engine.handle(input, now: now)
         try registerNewDescriptors()
@@ -390,7 +396,7 @@ final class DaemonServer {
         if !full.isEmpty { fanOut(.full, to: full, now) }
         if summaryChanged { fanOut(.summary, to: clients.subscribers(.summary), now) }
         connectivity?.observe(status, now)
-        metrics.metrics.observe(status)
+        metrics.observe(status)
         // Subscribers first: see StatusAnnouncer.
         announcer.announce(status, poll: poll)
         metrics.writeTextfile(exposition)
@@ -455,7 +461,7 @@ final class DaemonServer {
         clients.remove(client)
         // A descriptor frees: listeners paused for want of one go on (the
         // pass's end waits on them again).
-        admission.clientLeft()
+        admission.resume()
         metrics.descriptorFreed()
         // Closing takes it out of the event poll too.
         close(client.fd)

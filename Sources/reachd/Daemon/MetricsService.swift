@@ -17,8 +17,10 @@ final class MetricsService {
         case scraper(UInt64)
     }
 
-    let metrics: DaemonMetrics
+    private let metrics: DaemonMetrics
     private let listener: MetricsListener?
+    /// The listener is the one systemd bound (reachd-metrics.socket).
+    private let passed: Bool
     private let textfile: MetricsTextfile?
     /// The textfile's last failure, logged once until it changes.
     private var textfileError: MetricsTextfile.Failure?
@@ -33,19 +35,30 @@ final class MetricsService {
     init(_ settings: MetricsSettings, passed: Int32?, watching: [Destination], logger: Logger) {
         self.logger = logger
         metrics = DaemonMetrics(watching: watching)
+        self.passed = passed != nil
         let origin = passed.map(MetricsListener.Origin.passed) ?? settings.listen.map(MetricsListener.Origin.address)
         listener = origin.map { MetricsListener($0, hosts: settings.hosts, logger: logger) }
         textfile = settings.textfile.map(MetricsTextfile.init)
     }
 
     /// Where it listens and writes, for the daemon's first log line.
-    func describe(passed: Bool) -> (listen: String, textfile: String) {
+    var description: (listen: String, textfile: String) {
         let listen = listener.map { "http://\($0.address)/metrics\(passed ? " (from systemd)" : "")" } ?? "off"
         return (listen, textfile?.path ?? "off")
     }
 
     /// Scrapers refused since the daemon started.
     var refusedCount: Int { listener?.refusedCount ?? 0 }
+
+    /// A published status: what the gauges say.
+    func observe(_ status: NetworkStatus) {
+        metrics.observe(status)
+    }
+
+    /// The metrics as Prometheus' text, with the daemon's counts now.
+    func exposition(subscribers: Int, counts: DaemonMetrics.Counts) -> [UInt8] {
+        metrics.exposition(subscribers: subscribers, counts: counts)
+    }
 
     /// A bind retry or a scraper's end.
     var nextDeadline: ContinuousClock.Instant? { listener?.nextDeadline }
@@ -86,13 +99,18 @@ final class MetricsService {
         }
     }
 
-    /// Once per pass: closes the scrapers whose time is up (closing takes a
-    /// descriptor out of the poll), binds the listener when that is due, and
-    /// waits on it unless it is paused (out of descriptors, it would stay
-    /// readable and spin the loop).
+    /// Closes the scrapers whose time is up (closing takes a descriptor out
+    /// of the poll): before new clients are accepted, which the descriptors
+    /// freed may serve.
+    func expireScrapers(_ now: ContinuousClock.Instant) {
+        guard let listener, let due = listener.nextDeadline, now >= due else { return }
+        listener.expire(now: now)
+    }
+
+    /// Once per pass: binds the listener when that is due, and waits on it
+    /// unless it is paused.
     func update(poll: EventPoll<DaemonEventToken>, _ now: ContinuousClock.Instant) {
         guard let listener else { return }
-        if let due = listener.nextDeadline, now >= due { listener.expire(now: now) }
         listener.bindIfDue(now: now)
         guard let acceptor = listener.acceptor else { return }
         if !registered {
@@ -104,7 +122,8 @@ final class MetricsService {
                 return
             }
         }
-        do { try poll.follow(acceptor, as: .metrics(.listener), waited: &waited, now: now) } catch {
+        if acceptor.pauseIsOver(at: now) { listener.resume() }
+        do { try poll.follow(acceptor, as: .metrics(.listener), waited: &waited) } catch {
             logger.error("cannot wait for connections", metadata: ["error": "\(error)"])
         }
     }
