@@ -8,9 +8,10 @@ import Glibc
 /// The daemon's event loop, on one thread: netlink → watcher → published
 /// lines → subscribers, with requests answered from the published lines.
 /// The loop routes each event to the service that owns its descriptor
-/// (``DaemonEventToken``) and owns the status; the services are the
-/// clients' (admission, ``ClientTable``), their destinations
-/// (``DestinationWatches``), the connectivity check (``ConnectivityService``),
+/// (``DaemonEventToken``), owns the status, and routes each client's
+/// request to what answers it; the services are the clients'
+/// (``ClientService``), their destinations (``DestinationWatches``), the
+/// connectivity check (``ConnectivityService``),
 /// the metrics (``MetricsService``) and what operators and systemd are told
 /// (``StatusAnnouncer``). Nothing in it has a timeout unless systemd's
 /// watchdog, an idle client or a due probe asks for one: an idle daemon
@@ -19,7 +20,7 @@ import Glibc
 ///
 /// Written by hand on epoll: SwiftNIO cannot register a netlink descriptor,
 /// and a single thread keeps every piece of state lock-free.
-final class DaemonServer {
+final class DaemonServer: ClientRequestHandler {
     /// What the process gives the daemon, beside its settings.
     struct Environment {
         /// The socket's path: the one to bind, or the one systemd bound.
@@ -37,14 +38,12 @@ final class DaemonServer {
     /// The status, and the destinations watched on the same netlink sockets.
     private let engine: NetworkEngine
     private var watcher: NetworkWatcher { engine.watcher }
-    private let admission: ClientAdmission
-    private let clients = ClientTable()
+    private let clients: ClientService
     private let poll: EventPoll<DaemonEventToken>
     /// Held for the server's life: the signal handler writes to its pipe,
     /// which closes with it.
     private let stop: WakeSignal
     private let logger: Logger
-    private let limits: ClientLimits
     /// The published status, encoded once per change in each form.
     private var published: PublishedLines
     /// The clients' watched destinations.
@@ -52,8 +51,6 @@ final class DaemonServer {
     private let connectivity: ConnectivityService?
     private let metrics: MetricsService
     private let announcer: StatusAnnouncer
-    /// Whether the loop waits on the listener: not while it is paused.
-    private var listenerWaited = true
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
 
@@ -65,7 +62,6 @@ final class DaemonServer {
         let logger = environment.logger
         self.logger = logger
         stop = environment.stop
-        limits = environment.limits
         announcer = StatusAnnouncer(systemd: environment.systemd, journal: environment.journal, logger: logger)
         engine = try NetworkEngine(source: .daemon, logger: logger)
         engine.watcher.meteredOverrides = settings.meteredOverrides
@@ -88,10 +84,11 @@ final class DaemonServer {
         let passed = environment.passed
         let listener = try passed.socket.map { ListeningSocket(passed: $0, path: environment.socketPath) }
             ?? ListeningSocket(path: environment.socketPath)
-        admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
-        poll = try EventPoll()
+        let poll = try EventPoll<DaemonEventToken>()
+        self.poll = poll
         try poll.add(stop.fileDescriptor, .stop, interest: .readable)
-        try poll.add(listener.fd, .listener, interest: .readable)
+        let limits = environment.limits
+        clients = try ClientService(listener: listener, limits: limits, poll: poll, logger: logger)
         try connectivity?.register(in: poll)
         // Every descriptor there is, the /etc watch a watched name made included.
         _ = engine.takeNewDescriptors()
@@ -109,6 +106,7 @@ final class DaemonServer {
             "metrics.textfile": "\(metricsTextfile)",
             "watch.targets": "\(settings.watchedTargets.map(\.description).joined(separator: " "))",
         ])
+        clients.handler = self
         updateListeners(.now)
         metrics.writeTextfile(exposition)
         announcer.ready(first, poll: poll)
@@ -119,13 +117,13 @@ final class DaemonServer {
     func run() throws {
         defer { shutDown() }
         while true {
-            let idleDeadline = clients.nextIdleDeadline(after: limits.idleTimeout)
+            let idleDeadline = clients.idleDeadline
             // Requests already read and waiting their turn need no wait.
             let wake = clients.hasWaiting
                 ? .now
                 : Deadline.earliest(
                     announcer.nextDeadline, idleDeadline, connectivity?.nextDeadline, engine.nextDeadline,
-                    metrics.nextDeadline, admission.acceptor.pausedUntil)
+                    metrics.nextDeadline, clients.pausedUntil)
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             announcer.pingWatchdogIfDue(now)
@@ -161,22 +159,15 @@ final class DaemonServer {
             send(answers, now)
             for (client, detail) in connectivity?.startProbesAndTakeDueWaiters(now) ?? [] where clients.contains(client) {
                 deliverStatus(detail, to: client, now)
-                settle(client)
+                clients.settle(client)
             }
             let waiting = clients.takeWaiting()
             for event in events {
-                // Dropped earlier in this pass, or not a client's.
-                guard case .client(let token) = event.token, let client = clients.client(token) else { continue }
-                handle(event, from: client, now)
+                guard case .client(let serial) = event.token else { continue }
+                clients.handle(serial, event, now)
             }
-            for client in waiting where clients.contains(client) { serve(client, now) }
-            // Only when one is due: finding them walks every unsubscribed client.
-            if let idleDeadline, now >= idleDeadline {
-                for client in clients.idle(at: now, after: limits.idleTimeout) {
-                    logger.debug("closing an idle client", metadata: ["client.user": "\(client.user)"])
-                    drop(client)
-                }
-            }
+            clients.serve(waiting: waiting, now)
+            clients.closeIdle(due: idleDeadline, now)
             // Scrapers after clients: Prometheus waits, subscribers don't.
             for event in events {
                 guard case .metrics(let token) = event.token else { continue }
@@ -184,9 +175,7 @@ final class DaemonServer {
             }
             metrics.expireScrapers(now)
             // Last: new connections wait behind the clients already served.
-            if acceptReady {
-                for client in admission.acceptWaiting(into: clients, now) { register(client) }
-            }
+            if acceptReady { clients.acceptWaiting(now) }
             updateListeners(now)
         }
     }
@@ -201,93 +190,37 @@ final class DaemonServer {
 
     private func exposition() -> [UInt8] {
         metrics.exposition(
-            subscribers: clients.subscribers(.full).count + clients.subscribers(.summary).count,
+            subscribers: clients.subscriberCount,
             counts: .init(
-                refused: admission.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
+                refused: clients.admission.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
                 journalDropped: announcer.journalDropped))
     }
 
-    private func register(_ client: ClientConnection) {
-        do {
-            try poll.add(client.fd, .client(client.token), interest: client.registeredInterest)
-        } catch {
-            logger.warning("could not wait on a new client; closing it", metadata: ["error": "\(error)"])
-            drop(client)
+    /// A client's request in its turn, routed to what answers it.
+    func answer(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
+        switch request.operation {
+        case .get:
+            deliverStatus(request.detail, to: client, now)
+        case .subscribe:
+            clients.subscribe(client, request.detail)
+            deliverStatus(request.detail, to: client, now)
+        case .check:
+            requestCheck(for: client, detail: request.detail, now)
+        case .reach, .watch, .unwatch:
+            serveDestination(request, from: client, now)
         }
     }
 
-    private func handle(_ event: ReadinessEvent<DaemonEventToken>, from client: ClientConnection, _ now: ContinuousClock.Instant) {
-        if event.failed {
-            drop(client)
-            return
-        }
-        if event.writable, !client.flush(now: now) {
-            drop(client)
-            return
-        }
-        if event.readable, !client.read(now: now) {
-            drop(client)
-            return
-        }
-        serve(client, now)
-    }
-
-    /// Answers up to ``ClientLimits/requestsPerWakeup`` queued requests, stopping
-    /// early when an answer could not be written in full (backpressure).
-    private func serve(_ client: ClientConnection, _ now: ContinuousClock.Instant) {
-        var served = 0
-        while served < limits.requestsPerWakeup, client.isReady, let request = client.nextRequest() {
-            served += 1
-            switch request {
-            case .success(let request):
-                switch request.operation {
-                case .get:
-                    deliverStatus(request.detail, to: client, now)
-                case .subscribe:
-                    clients.subscribe(client, request.detail)
-                    deliverStatus(request.detail, to: client, now)
-                case .check:
-                    requestCheck(for: client, detail: request.detail, now)
-                case .reach, .watch, .unwatch:
-                    serveDestination(request, from: client, now)
-                }
-            case .failure(let error):
-                logger.debug("rejected a client request", metadata: ["error": "\(error.message)"])
-                if error.closesConnection {
-                    if !client.close(with: error.line, now: now) { drop(client) }
-                } else {
-                    deliver(error.line, to: client, now, stream: .answer)
-                }
-            }
-            guard clients.contains(client) else { return }
-        }
-        if client.isFinished {
-            drop(client)
-            return
-        }
-        clients.setWaiting(client, client.isReady)
-        updateInterest(of: client)
-    }
-
-    /// Tells the event poll what `client` waits for now, when that changed.
-    private func updateInterest(of client: ClientConnection) {
-        let interest = client.interest
-        guard interest != client.registeredInterest else { return }
-        do {
-            try poll.modify(client.fd, .client(client.token), interest: interest)
-            client.registeredInterest = interest
-        } catch {
-            drop(client)
-        }
+    func clientLeft(_ client: ClientConnection) {
+        connectivity?.forget(client)
+        destinations.remove(client)
+        metrics.descriptorFreed()
     }
 
     /// Once per pass, after whatever could bind, pause or resume a listener:
     /// waits on each unless it is paused.
     private func updateListeners(_ now: ContinuousClock.Instant) {
-        if admission.acceptor.pauseIsOver(at: now) { admission.resume() }
-        do { try poll.follow(admission.acceptor, as: .listener, waited: &listenerWaited) } catch {
-            logger.error("cannot wait for connections", metadata: ["error": "\(error)"])
-        }
+        clients.updateListener(now)
         metrics.update(poll: poll, now)
     }
 
@@ -300,14 +233,6 @@ final class DaemonServer {
         }
     }
 
-    /// After an answer that came later than its request: a client that has
-    /// said all it will (`printf '{"op":"check"}' | socat ...`) and has been
-    /// answered in full goes; any other waits for what is left to write.
-    private func settle(_ client: ClientConnection) {
-        guard clients.contains(client) else { return }
-        if client.isFinished { drop(client) } else { updateInterest(of: client) }
-    }
-
     private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         do {
             let deliveries = try destinations.serve(request, from: client, now: now)
@@ -318,8 +243,7 @@ final class DaemonServer {
             logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
             let refusal = DaemonMessage.error(
                 code: RequestError.lookupFailed, message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
-            let line = refusal.line()
-            deliver(line, to: client, now, stream: .answer)
+            clients.deliver(refusal.line(), to: client, now, stream: .answer)
         }
     }
 
@@ -360,8 +284,8 @@ final class DaemonServer {
 
     private func send(_ deliveries: [DestinationWatches.Delivery], _ now: ContinuousClock.Instant) {
         for delivery in deliveries where clients.contains(delivery.client) {
-            deliver(delivery.line, to: delivery.client, now, stream: delivery.stream)
-            settle(delivery.client)
+            clients.deliver(delivery.line, to: delivery.client, now, stream: delivery.stream)
+            clients.settle(delivery.client)
         }
     }
 
@@ -415,17 +339,17 @@ final class DaemonServer {
                 broken.append(client)
             } else if !waitedToWrite, client.hasPendingOutput {
                 // Only now waits to write: the usual case costs no epoll_ctl.
-                updateInterest(of: client)
+                clients.updateInterest(of: client)
             }
         }
         // Dropped after the loop: dropping reorders the list being walked.
-        for client in broken { drop(client) }
+        for client in broken { clients.drop(client) }
     }
 
     /// The status as an answer (to `get`, `subscribe`, `check`).
     private func deliverStatus(_ detail: StatusDetail, to client: ClientConnection, _ now: ContinuousClock.Instant) {
         let (line, kind) = statusLine(detail, for: client, asNews: false)
-        if !client.send(line, status: kind, now: now) { drop(client) }
+        clients.deliverStatus(line, kind, to: client, now)
     }
 
     /// The line of the current status for `client`: news for a subscriber
@@ -447,32 +371,11 @@ final class DaemonServer {
         }
     }
 
-    private func deliver(
-        _ line: [UInt8], to client: ClientConnection, _ now: ContinuousClock.Instant,
-        stream: ClientConnection.OutputStream = .status
-    ) {
-        if !client.send(line, stream: stream, now: now) { drop(client) }
-    }
-
-    private func drop(_ client: ClientConnection) {
-        guard clients.contains(client) else { return }
-        connectivity?.forget(client)
-        destinations.remove(client)
-        clients.remove(client)
-        // A descriptor frees: listeners paused for want of one go on (the
-        // pass's end waits on them again).
-        admission.resume()
-        metrics.descriptorFreed()
-        // Closing takes it out of the event poll too.
-        close(client.fd)
-    }
-
     private func shutDown() {
         announcer.stopping()
-        for client in Array(clients.all) { drop(client) }
-        admission.listener.close()
+        clients.closeAll()
         metrics.stop()
-        logger.info("stopped", metadata: ["socket.path": "\(admission.listener.path)"])
+        logger.info("stopped", metadata: ["socket.path": "\(clients.admission.listener.path)"])
         announcer.stopped()
     }
 }
