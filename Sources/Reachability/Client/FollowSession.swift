@@ -10,12 +10,18 @@ import Synchronization
 ///
 /// It owns, on the thread that runs it:
 /// - one daemon connection, carrying the status subscription (or, when only
-///   destinations are followed, one `get`) and one `watch` per destination;
+///   destinations are followed, one `get`) and one `watch` per destination,
+///   its lines read by a ``DaemonLink``;
 /// - one liveness sentinel (``DaemonLiveness``) that notices a daemon that
 ///   stopped answering when the kernel reports something it should publish;
 /// - one retry schedule, for the daemon and for restarting netlink alike;
-/// - while no daemon answers, one in-process ``NetworkEngine``: the daemon's
-///   own composition of watcher and tracker, so the answers are the daemon's.
+/// - while no daemon answers, its in-process half (``InProcessFollower``):
+///   the daemon's own composition of watcher and tracker, so the answers are
+///   the daemon's.
+///
+/// What it delivers is decided by values with no I/O: ``StatusStream`` (the
+/// status), ``FollowedDestinations`` (the destinations) and
+/// ``DaemonFailureLog`` (what it logs); the loop performs the rest.
 ///
 /// It waits in one `poll` (``PollSet``) with a timeout only while a retry, a
 /// first answer, a liveness probe or a name's resolution is due: a client
