@@ -308,6 +308,34 @@ reachd_line_buffer_take (ReachdLineBuffer *buffer, gsize *length)
   return line;
 }
 
+/* Decodes every complete line; the newest status wins, and `reconfigured`
+ * says whether any of them changed the configuration. Returns FALSE (with
+ * `error`) when the daemon can't be followed. */
+gboolean
+reachd_line_buffer_take_statuses (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status,
+                                  gboolean *reconfigured, gboolean *handover, GError **error)
+{
+  gsize length;
+  char *bytes;
+  while ((bytes = reachd_line_buffer_take (lines, &length)) != NULL)
+    {
+      ReachdLine line;
+      gboolean parsed = reachd_line_parse (bytes, length, &line, error);
+      g_free (bytes);
+      if (!parsed)
+        return FALSE;
+      if (line.type == REACHD_LINE_STATUS)
+        {
+          *newest = line.host;
+          *have_status = TRUE;
+          *reconfigured = *reconfigured || line.reconfigured;
+          *handover = *handover || line.handover;
+        }
+      reachd_line_clear (&line);
+    }
+  return TRUE;
+}
+
 GError *
 reachd_destination_error (const ReachdLine *line, gboolean host_available)
 {

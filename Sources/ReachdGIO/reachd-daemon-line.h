@@ -96,6 +96,14 @@ gboolean reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *byte
 /* The next complete line (without its newline) or NULL; free with g_free. */
 char *reachd_line_buffer_take (ReachdLineBuffer *buffer, gsize *length);
 
+/* A subscription's lines: every complete one decoded, the newest status in
+ * `newest` (and `have_status`), `reconfigured` and `handover` set when one
+ * of them says so (ReachdLine). The flags are only ever set, so that reads
+ * add up; other lines are skipped. FALSE, with `error`, at a line that
+ * fails reachd_line_parse (those before it are taken). */
+gboolean reachd_line_buffer_take_statuses (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status,
+                                           gboolean *reconfigured, gboolean *handover, GError **error);
+
 /* GLib's error for a destination that is not reachable: a GResolverError
  * for a name that did not resolve, else G_IO_ERROR_NETWORK_UNREACHABLE when
  * the host has no way out at all, G_IO_ERROR_HOST_UNREACHABLE otherwise. */

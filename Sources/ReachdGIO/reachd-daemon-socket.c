@@ -1,6 +1,7 @@
 /* Talking to the daemon's socket: where it is (the paths to try, and which
- * serve another network namespace), a connection that never blocks, and
- * reads that never block the app's main loop. */
+ * serve another network namespace), a connection that never blocks, reads
+ * that never block the app's main loop, and init's first subscription,
+ * which waits for the daemon's first status until init's deadline. */
 /* secure_getenv */
 #define _GNU_SOURCE
 #include "reachd-daemon-socket.h"
@@ -215,5 +216,66 @@ reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *request
   if (fd < 0 && error != NULL && *error == NULL)
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
                          "every reachd daemon found serves another network namespace");
+  return fd;
+}
+
+/* ---- Init's subscription ---- */
+
+/* Subscribes on the path at `index` and waits for the first status until
+ * `deadline`. A daemon of another network namespace (`foreign`) is marked
+ * so: the subscription does not retry it. */
+int
+reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, int wait_ms,
+                                   ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign, GError **error)
+{
+  const char *path = reachd_daemon_paths_path (paths, index);
+  *foreign = FALSE;
+  int fd = reachd_connect_and_send (path, REACHD_SUBSCRIBE_SUMMARY, error);
+  if (fd < 0)
+    return -1;
+  gboolean have_status = FALSE;
+  while (!have_status)
+    {
+      gint64 remaining = deadline - g_get_monotonic_time ();
+      if (remaining <= 0)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd on %s did not answer within %d ms", path,
+                       wait_ms);
+          break;
+        }
+      GPollFD poll_fd = { .fd = fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
+      if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
+        continue;
+      g_autoptr (GError) read_error = NULL;
+      gboolean open = reachd_read_available (fd, lines, REACHD_READ_PER_WAKEUP, &read_error);
+      /* A refusal's error line says more than the end that follows it. The
+       * first status is where the app starts: nothing to signal. */
+      gboolean reconfigured = FALSE;
+      gboolean handover = FALSE;
+      if (!reachd_line_buffer_take_statuses (lines, host, &have_status, &reconfigured, &handover, error))
+        {
+          have_status = FALSE;
+          break;
+        }
+      /* A status and then the end, in one read or two, is a daemon that
+       * answered and went away (a restart): the end is followed up like any
+       * later one, so that how the bytes arrived decides nothing. */
+      if (!open && !have_status)
+        {
+          g_propagate_error (error, g_steal_pointer (&read_error));
+          break;
+        }
+    }
+  if (have_status && !reachd_namespace_is_ours (&host->network, fd))
+    {
+      g_propagate_error (error, reachd_daemon_paths_mark_foreign (paths, index));
+      *foreign = TRUE;
+      have_status = FALSE;
+    }
+  if (!have_status)
+    {
+      close (fd);
+      return -1;
+    }
   return fd;
 }

@@ -1,6 +1,7 @@
 /* Talking to the daemon's socket, for the monitor, its liveness probe and
  * can_reach's queries: where the daemon listens, connections that never
- * block, reads that never block the app's main loop. */
+ * block, reads that never block the app's main loop; and init's first
+ * subscription, the one wait, bounded by init's deadline. */
 #pragma once
 
 #include <gio/gio.h>
@@ -35,6 +36,18 @@ GError *reachd_daemon_paths_mark_foreign (ReachdDaemonPaths *paths, gint index);
 
 /* Some daemon has not been found to serve another network namespace. */
 gboolean reachd_daemon_paths_any_left (ReachdDaemonPaths *paths);
+
+/* What the monitor sends to subscribe: the summary, sent when it changes. */
+#define REACHD_SUBSCRIBE_SUMMARY "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n"
+
+/* Subscribes to the daemon at `index` and waits for its first status, in
+ * `host`, until `deadline` (monotonic): the socket then, with what came
+ * after the status in `lines`; else -1 and `error`, which gives `wait_ms`
+ * as the wait. A daemon of another network namespace is marked so
+ * (`foreign`), as by reachd_daemon_paths_mark_foreign. Blocks: for init. */
+int reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, int wait_ms,
+                                       ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign,
+                                       GError **error);
 
 /* Connects to `path` without blocking (a full listen queue fails with
  * EAGAIN) and sends `requests` in one write; -1 with `error` otherwise. */

@@ -82,6 +82,22 @@ tell (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* The backend answered, on its thread; this runs in the context the
+ * question was asked from, and passes the answer on to the caller's task:
+ * so the backend's thread never holds that task, nor its source object. */
+static void
+on_answered (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = user_data;
+  GError *error = NULL;
+  (void) source;
+  if (g_task_propagate_boolean (G_TASK (result), &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
 /* ---- On the thread ---- */
 
 static void
@@ -228,8 +244,7 @@ reachd_fallback_stop (ReachdFallback *fallback)
 }
 
 gboolean
-reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *connectable, GCancellable *cancellable,
-                                 GAsyncReadyCallback callback, gpointer user_data)
+reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *connectable, GTask *task)
 {
   g_mutex_lock (&fallback->lock);
   if (fallback->monitor == NULL)
@@ -243,7 +258,7 @@ reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *c
   question->fallback = reachd_fallback_ref (fallback);
   question->monitor = g_object_ref (fallback->monitor);
   question->connectable = g_object_ref (connectable);
-  question->task = g_task_new (NULL, cancellable, callback, user_data);
+  question->task = g_task_new (NULL, g_task_get_cancellable (task), on_answered, task);
   g_task_set_source_tag (question->task, reachd_fallback_can_reach_async);
   post (fallback->context, ask, question, NULL);
   g_mutex_unlock (&fallback->lock);
@@ -251,7 +266,19 @@ reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *c
 }
 
 gboolean
-reachd_fallback_can_reach_finish (GAsyncResult *result, GError **error)
+reachd_fallback_can_reach (ReachdFallback *fallback, GSocketConnectable *connectable, GCancellable *cancellable,
+                           gboolean *asked, GError **error)
 {
-  return g_task_propagate_boolean (G_TASK (result), error);
+  /* can_reach is synchronous: the answer is awaited in a context of its
+   * own, which nothing else of the app's runs in. */
+  g_autoptr (GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  g_autoptr (GTask) answer = g_task_new (NULL, cancellable, NULL, NULL);
+  *asked = reachd_fallback_can_reach_async (fallback, connectable, g_object_ref (answer));
+  if (!*asked)
+    g_object_unref (answer);
+  while (*asked && !g_task_get_completed (answer))
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  return *asked && g_task_propagate_boolean (answer, error);
 }

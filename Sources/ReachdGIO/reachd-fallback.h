@@ -45,12 +45,15 @@ ReachdFallback *reachd_fallback_ref (ReachdFallback *fallback);
 void reachd_fallback_unref (ReachdFallback *fallback);
 
 /* Asks the backend's can_reach_async on its own thread (its state is that
- * thread's alone); `callback` runs in the caller's thread-default context,
- * and reachd_fallback_can_reach_finish reads its answer. FALSE, and no
- * callback, before the backend is made and once stopped: the caller
- * answers otherwise. From any thread. */
-gboolean reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *connectable,
-                                          GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-gboolean reachd_fallback_can_reach_finish (GAsyncResult *result, GError **error);
+ * thread's alone), with `task`'s cancellable, and returns its answer on
+ * `task` from the caller's thread-default context. TRUE takes `task`.
+ * FALSE, and `task` left to the caller, before the backend is made and
+ * once stopped: the caller answers otherwise. From any thread. */
+gboolean reachd_fallback_can_reach_async (ReachdFallback *fallback, GSocketConnectable *connectable, GTask *task);
+
+/* The same, waited for; `asked` FALSE when the backend does not run (yet):
+ * the caller answers otherwise. From any thread. */
+gboolean reachd_fallback_can_reach (ReachdFallback *fallback, GSocketConnectable *connectable,
+                                    GCancellable *cancellable, gboolean *asked, GError **error);
 
 G_END_DECLS

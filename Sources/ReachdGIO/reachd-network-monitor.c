@@ -292,34 +292,6 @@ lose (ReachdNetworkMonitor *self, const GError *error)
     enter_fallback (self);
 }
 
-/* Decodes every complete line; the newest status wins, and `reconfigured`
- * says whether any of them changed the configuration. Returns FALSE (with
- * `error`) when the daemon can't be followed. */
-static gboolean
-take_lines (ReachdLineBuffer *lines, ReachdHostState *newest, gboolean *have_status, gboolean *reconfigured,
-            gboolean *handover, GError **error)
-{
-  gsize length;
-  char *bytes;
-  while ((bytes = reachd_line_buffer_take (lines, &length)) != NULL)
-    {
-      ReachdLine line;
-      gboolean parsed = reachd_line_parse (bytes, length, &line, error);
-      g_free (bytes);
-      if (!parsed)
-        return FALSE;
-      if (line.type == REACHD_LINE_STATUS)
-        {
-          *newest = line.host;
-          *have_status = TRUE;
-          *reconfigured = *reconfigured || line.reconfigured;
-          *handover = *handover || line.handover;
-        }
-      reachd_line_clear (&line);
-    }
-  return TRUE;
-}
-
 static gboolean
 on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
 {
@@ -333,7 +305,7 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   gboolean handover = FALSE;
   gboolean open = reachd_read_available (fd, &self->lines, REACHD_READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
-  gboolean usable = take_lines (&self->lines, &newest, &have_status, &reconfigured, &handover, &line_error);
+  gboolean usable = reachd_line_buffer_take_statuses (&self->lines, &newest, &have_status, &reconfigured, &handover, &line_error);
   if (have_status && self->first_pending)
     {
       self->first_pending = FALSE;
@@ -358,8 +330,6 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-static const char *const SUBSCRIBE = "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n";
-
 static gboolean
 on_retry (gpointer user_data)
 {
@@ -367,7 +337,7 @@ on_retry (gpointer user_data)
   g_clear_pointer (&self->retry, g_source_unref);
   g_autoptr (GError) error = NULL;
   gint path = -1;
-  int fd = reachd_daemon_paths_connect_first (self->paths, SUBSCRIBE, &path, &error);
+  int fd = reachd_daemon_paths_connect_first (self->paths, REACHD_SUBSCRIBE_SUMMARY, &path, &error);
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
@@ -400,65 +370,6 @@ schedule_retry (ReachdNetworkMonitor *self)
 
 /* ---- GInitable ---- */
 
-/* Subscribes on the path at `index` and waits for the first status until
- * `deadline`. A daemon of another network namespace (`foreign`) is marked
- * so: the subscription does not retry it. */
-static int
-subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, ReachdLineBuffer *lines, ReachdHostState *host,
-               gboolean *foreign, GError **error)
-{
-  const char *path = reachd_daemon_paths_path (paths, index);
-  *foreign = FALSE;
-  int fd = reachd_connect_and_send (path, SUBSCRIBE, error);
-  if (fd < 0)
-    return -1;
-  gboolean have_status = FALSE;
-  while (!have_status)
-    {
-      gint64 remaining = deadline - g_get_monotonic_time ();
-      if (remaining <= 0)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd on %s did not answer within %d ms", path,
-                       (int) (INIT_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
-          break;
-        }
-      GPollFD poll_fd = { .fd = fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
-      if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
-        continue;
-      g_autoptr (GError) read_error = NULL;
-      gboolean open = reachd_read_available (fd, lines, REACHD_READ_PER_WAKEUP, &read_error);
-      /* A refusal's error line says more than the end that follows it. The
-       * first status is where the app starts: nothing to signal. */
-      gboolean reconfigured = FALSE;
-      gboolean handover = FALSE;
-      if (!take_lines (lines, host, &have_status, &reconfigured, &handover, error))
-        {
-          have_status = FALSE;
-          break;
-        }
-      /* A status and then the end, in one read or two, is a daemon that
-       * answered and went away (a restart): the end is followed up like any
-       * later one, so that how the bytes arrived decides nothing. */
-      if (!open && !have_status)
-        {
-          g_propagate_error (error, g_steal_pointer (&read_error));
-          break;
-        }
-    }
-  if (have_status && !reachd_namespace_is_ours (&host->network, fd))
-    {
-      g_propagate_error (error, reachd_daemon_paths_mark_foreign (paths, index));
-      *foreign = TRUE;
-      have_status = FALSE;
-    }
-  if (!have_status)
-    {
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
 static gboolean
 reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
@@ -473,7 +384,8 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
       g_autoptr (GError) attempt = NULL;
       ReachdHostState host;
       gboolean other_network;
-      int fd = subscribe_now (self->paths, path, deadline, &self->lines, &host, &other_network, &attempt);
+      int fd = reachd_daemon_paths_subscribe_now (self->paths, path, deadline, INIT_DEADLINE_US / G_TIME_SPAN_MILLISECOND,
+                                                  &self->lines, &host, &other_network, &attempt);
       if (fd >= 0)
         {
           store (self, &host);
@@ -506,55 +418,22 @@ reachd_network_monitor_initable_iface_init (GInitableIface *iface)
 
 /* ---- can_reach ---- */
 
-/* GLib's backend answered for the daemon that does not. */
-static void
-on_fallback_reached (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  GTask *task = user_data;
-  GError *error = NULL;
-  (void) source;
-  if (reachd_fallback_can_reach_finish (result, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-  g_object_unref (task);
-}
-
-/* Asks GLib's backend, when it runs, and waits for its answer; `asked`
- * FALSE when it does not run (yet): the daemon is asked. */
-static gboolean
-fallback_can_reach (ReachdNetworkMonitor *self, GSocketConnectable *connectable, GCancellable *cancellable,
-                    gboolean *asked, GError **error)
-{
-  ReachdFallback *fallback = ref_fallback (self);
-  *asked = FALSE;
-  if (fallback == NULL)
-    return FALSE;
-  /* can_reach is synchronous: the answer is awaited in a context of its
-   * own, which nothing else of the app's runs in. */
-  g_autoptr (GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  g_autoptr (GTask) answer = g_task_new (NULL, cancellable, NULL, NULL);
-  *asked = reachd_fallback_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, g_object_ref (answer));
-  if (!*asked)
-    g_object_unref (answer);
-  while (*asked && !g_task_get_completed (answer))
-    g_main_context_iteration (context, TRUE);
-  g_main_context_pop_thread_default (context);
-  reachd_fallback_unref (fallback);
-  return *asked && g_task_propagate_boolean (answer, error);
-}
-
 static gboolean
 reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *connectable,
                                   GCancellable *cancellable, GError **error)
 {
   ReachdNetworkMonitor *self = REACHD_NETWORK_MONITOR (monitor);
-  /* The daemon would not answer: GLib's backend does, as for the state. */
-  gboolean asked;
-  gboolean through_glib = fallback_can_reach (self, connectable, cancellable, &asked, error);
-  if (asked)
-    return through_glib;
+  /* The daemon would not answer: GLib's backend does, as for the state.
+   * Not made yet, or stopped: the daemon is asked. */
+  ReachdFallback *fallback = ref_fallback (self);
+  if (fallback != NULL)
+    {
+      gboolean asked;
+      gboolean through_glib = reachd_fallback_can_reach (fallback, connectable, cancellable, &asked, error);
+      reachd_fallback_unref (fallback);
+      if (asked)
+        return through_glib;
+    }
   return reachd_reach_sync (self, self->paths, connectable, cancellable, error);
 }
 
@@ -566,8 +445,7 @@ reachd_network_monitor_can_reach_async (GNetworkMonitor *monitor, GSocketConnect
   GTask *task = g_task_new (monitor, cancellable, callback, user_data);
   g_task_set_source_tag (task, reachd_network_monitor_can_reach_async);
   ReachdFallback *fallback = ref_fallback (self);
-  gboolean asked = fallback != NULL
-                   && reachd_fallback_can_reach_async (fallback, connectable, cancellable, on_fallback_reached, task);
+  gboolean asked = fallback != NULL && reachd_fallback_can_reach_async (fallback, connectable, task);
   if (fallback != NULL)
     reachd_fallback_unref (fallback);
   if (asked)
