@@ -24,9 +24,9 @@ protocol ClientRequestHandler: AnyObject {
 /// answers are unread is not read (backpressure); what is left waits for
 /// the next pass, which then needs no wait.
 final class ClientService {
-    let admission: ClientAdmission
+    private let admission: ClientAdmission
     private let table = ClientTable()
-    let limits: ClientLimits
+    private let limits: ClientLimits
     private let poll: EventPoll<DaemonEventToken>
     private let logger: Logger
     /// Whether the loop waits on the listener: not while it is paused.
@@ -40,6 +40,12 @@ final class ClientService {
         self.logger = logger
         try poll.add(listener.fd, .listener, interest: .readable)
     }
+
+    /// Connections refused since the daemon started.
+    var refusedCount: Int { admission.refusedCount }
+
+    /// The socket's path, for the log.
+    var socketPath: String { admission.listener.path }
 
     /// Requests already read wait their turn: the next pass needs no wait.
     var hasWaiting: Bool { table.hasWaiting }

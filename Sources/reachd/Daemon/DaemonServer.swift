@@ -192,7 +192,7 @@ final class DaemonServer: ClientRequestHandler {
         metrics.exposition(
             subscribers: clients.subscriberCount,
             counts: .init(
-                refused: clients.admission.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
+                refused: clients.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
                 journalDropped: announcer.journalDropped))
     }
 
@@ -375,7 +375,7 @@ final class DaemonServer: ClientRequestHandler {
         announcer.stopping()
         clients.closeAll()
         metrics.stop()
-        logger.info("stopped", metadata: ["socket.path": "\(clients.admission.listener.path)"])
+        logger.info("stopped", metadata: ["socket.path": "\(clients.socketPath)"])
         announcer.stopped()
     }
 }
