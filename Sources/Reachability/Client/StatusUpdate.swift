@@ -72,17 +72,10 @@ package struct StatusUpdate {
 
     /// Whether `line` says it is a status (an error line must not pass for one).
     static func isStatusLine(_ line: [UInt8]) -> Bool {
-        contains(statusMarker, in: line)
+        line.firstRange(of: statusMarker) != nil
     }
 
     private static let statusMarker = Array(#""type":"status""#.utf8)
-
-    static func contains(_ marker: [UInt8], in line: [UInt8]) -> Bool {
-        guard line.count >= marker.count else { return false }
-        return (0...(line.count - marker.count)).contains { start in
-            line[start..<(start + marker.count)].elementsEqual(marker)
-        }
-    }
 }
 
 extension DaemonMessage {
