@@ -521,9 +521,8 @@ package final class FollowSession {
     private func startEngine(_ now: ContinuousClock.Instant) throws(Ending) {
         guard configuration.source != .daemon else { return }
         do { try inProcess.start() } catch {
-            guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
-            try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
-            logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
+            // The caller retries on the schedule.
+            try reportInProcessFailure(error)
             return
         }
         if !daemonAnswers {
@@ -583,10 +582,16 @@ package final class FollowSession {
     /// while, in-process or with the daemon's next try.
     private func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) throws(Ending) {
         stopEngine()
+        try reportInProcessFailure(error)
+        if !retry.isScheduled { retry.failed(now: now) }
+    }
+
+    /// Netlink failed in-process: the end of a session that can't wait,
+    /// else a problem passed on and logged, and retried.
+    private func reportInProcessFailure(_ error: NetlinkError) throws(Ending) {
         guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
         try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
         logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
-        if !retry.isScheduled { retry.failed(now: now) }
     }
 
     // MARK: Delivering
