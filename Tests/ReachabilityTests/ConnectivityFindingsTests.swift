@@ -50,8 +50,8 @@ struct ConnectivityFindingsTests {
 @Suite("Retry schedule")
 struct RetryScheduleTests {
     @Test func waitsDoubleUpToTheCapAndResetAfterASuccess() {
-        var schedule = RetrySchedule(.init(initial: .milliseconds(100), maximum: .seconds(1)))
         let start = ContinuousClock.now
+        var schedule = RetrySchedule(.init(initial: .milliseconds(100), maximum: .seconds(1)), first: start)
         let first = schedule.takeIfDue(start)
         #expect(first, "the first attempt is at once")
         #expect(!schedule.isScheduled)
@@ -69,8 +69,8 @@ struct RetryScheduleTests {
         schedule.succeeded()
         schedule.failed(now: now)
         #expect(schedule.due == now + .milliseconds(100))
-        schedule.now()
-        let again = schedule.takeIfDue(.now)
+        schedule.tryAgain(at: now)
+        let again = schedule.takeIfDue(now)
         #expect(again)
     }
 }

@@ -19,9 +19,10 @@ import Synchronization
 ///   the daemon's own composition of watcher and tracker, so the answers are
 ///   the daemon's.
 ///
-/// What it delivers is decided by values with no I/O: ``StatusStream`` (the
-/// status), ``FollowedDestinations`` (the destinations) and
-/// ``DaemonFailureLog`` (what it logs); the loop performs the rest.
+/// Every decision is ``FollowState``'s, with no I/O: the loop below waits,
+/// reads, turns what it found into the state's inputs and performs the
+/// effects it returns. So every reconnection, refusal and fallback is tested
+/// without a socket, and this type holds only descriptors.
 ///
 /// It waits in one `poll` (``PollSet``) with a timeout only while a retry, a
 /// first answer, a liveness probe or a name's resolution is due: a client
@@ -124,31 +125,28 @@ package final class FollowSession {
     }
 
     package let remote: Remote
-    private let configuration: Configuration
     private let logger: Logger
-
-    private var followed = FollowedDestinations()
-
+    /// Every decision; the rest of this type waits, reads and performs.
+    private var state: FollowState
     /// The daemon connection being followed or tried.
-    private var daemon: (connection: DaemonConnection, link: DaemonLink)?
-    /// Daemons found to serve another network namespace: not asked again.
-    /// A retry has nothing to try once every socket is one of these.
-    private var otherNetworks: Set<String> = []
+    private var connection: DaemonConnection?
     /// Made at the first try of a daemon, kept for the session's life.
     private var liveness: DaemonLiveness?
     private let inProcess: InProcessFollower
-    /// When to try the daemon again or, in-process, to start netlink again.
-    private var retry: RetrySchedule
-    /// What was delivered of the status, and how the next one is.
-    private var stream: StatusStream
-    private var failures = DaemonFailureLog()
-    private var deliver: ((Update) -> Bool)?
 
-    /// Why the loop ends.
-    private enum Ending: Error {
-        /// Told to stop, or the caller had enough.
+    /// Why a run ends.
+    private enum Ending {
+        /// Told to stop, the caller had enough, or the deadline passed.
         case stopped
         case failed(ReachabilityError)
+    }
+
+    /// What an effect came to.
+    private enum Outcome {
+        case done
+        /// A result for the state to judge.
+        case then(FollowState.Input)
+        case ends(Ending)
     }
 
     private enum Token {
@@ -157,11 +155,9 @@ package final class FollowSession {
     }
 
     package init(_ configuration: Configuration, remote: Remote, logger: Logger) {
-        self.configuration = configuration
         self.remote = remote
         self.logger = logger
-        retry = RetrySchedule(configuration.backoff)
-        stream = StatusStream(detail: configuration.statusDetail)
+        state = FollowState(configuration)
         inProcess = InProcessFollower(logger: logger, traceDatagrams: configuration.traceDatagrams)
     }
 
@@ -175,46 +171,40 @@ package final class FollowSession {
     /// version to a `.daemon` session, any daemon failure when
     /// ``Configuration/daemonRequired``, or a failure of `poll`.
     package func run(until deadline: ContinuousClock.Instant? = nil, deliver: (Update) -> Bool) throws(ReachabilityError) {
-        var ending: Ending?
-        withoutActuallyEscaping(deliver) { deliver in
-            self.deliver = deliver
-            retry = RetrySchedule(configuration.backoff)
-            stream.restart()
-            defer {
-                dropDaemon()
-                stopEngine()
-                self.deliver = nil
-            }
-            do throws(Ending) { try loop(until: deadline) } catch { ending = error }
+        state.restart(at: .now)
+        defer {
+            connection = nil
+            liveness?.forget()
+            inProcess.stop()
         }
-        if case .failed(let error) = ending { throw error }
+        if case .failed(let error) = loop(until: deadline, deliver) { throw error }
     }
 
-    private func loop(until deadline: ContinuousClock.Instant?) throws(Ending) {
+    private func loop(until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool) -> Ending {
         // Commands sent before the run are waiting already.
         var signalled = true
         while true {
             let now = ContinuousClock.now
-            if let deadline, now >= deadline { return }
+            if let deadline, now >= deadline { return .stopped }
             if signalled { remote.wake.drain() }
-            try obey(remote.takeCommands(), now)
-            if retry.takeIfDue(now) { try attempt(now) }
+            if let ending = perform(.commands(remote.takeCommands()), now, deliver) ?? perform(.tick, now, deliver) {
+                return ending
+            }
 
             var descriptors = PollSet<Token>()
             descriptors.add(remote.wake.fileDescriptor, .commands)
-            if let daemon {
-                descriptors.add(daemon.connection.fd, .daemon)
+            if let connection {
+                descriptors.add(connection.fd, .daemon)
                 // Heard once the daemon has answered; what it heard before
                 // then is queued, and probed for at once.
-                if daemon.link.hasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                if state.daemonConnection.answered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
             let wake = Deadline.earliest(
-                deadline, retry.due, daemon?.link.firstAnswerBy, daemon == nil ? nil : liveness?.nextDeadline,
-                inProcess.nextDeadline)
+                deadline, state.nextDeadline, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
-            do { events = try descriptors.wait(until: wake) } catch { throw .failed(.waitFailed(error)) }
+            do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
             signalled = false
             var (daemonReady, kernelChanged, probeReady) = (false, false, false)
             var engineReady: [NetworkEngine.Input] = []
@@ -227,389 +217,106 @@ package final class FollowSession {
                 case .engine(let input): engineReady.append(input)
                 }
             }
+
             let later = ContinuousClock.now
-            // Each step that changes which daemon is followed starts a new
-            // pass: what is still ready is reported again.
-            if try checkLiveness(kernelChanged: kernelChanged, probeReadable: probeReady, later) { continue }
-            if try serviceDaemon(readable: daemonReady, later) { continue }
-            for input in engineReady { try serviceEngine(input, later) }
-            try evaluateInProcess(later)
-        }
-    }
-
-    // MARK: Destinations
-
-    private func obey(_ commands: [Remote.Command], _ now: ContinuousClock.Instant) throws(Ending) {
-        for command in commands {
-            switch command {
-            case .stop: throw .stopped
-            case .follow(let key): try follow(key, now)
-            case .unfollow(let key): try unfollow(key, now)
+            var inputs: [FollowState.Input] = []
+            if connection != nil, let verdict = liveness?.verdict(probeReadable: probeReady, kernelChanged: kernelChanged, now: later) {
+                inputs.append(.liveness(verdict))
+            }
+            if daemonReady { inputs.append(.daemonReadable) }
+            for input in inputs {
+                if let ending = perform(input, later, deliver) { return ending }
+            }
+            for input in engineReady where inProcess.isRunning {
+                let computed = computed { () throws(NetlinkError) in try inProcess.handle(input, now: later) }
+                if let ending = perform(computed, later, deliver) { return ending }
+            }
+            // Once per wake-up: the status, when a route it rests on expired,
+            // then the destinations whose answers may have changed.
+            if inProcess.isRunning {
+                let computed = computed { () throws(NetlinkError) in try inProcess.expireRoutes(now: later) }
+                if let ending = perform(computed, later, deliver) { return ending }
+            }
+            if inProcess.isRunning {
+                let computed = computed { () throws(NetlinkError) in try inProcess.evaluateDestinations(now: later) }
+                if let ending = perform(computed, later, deliver) { return ending }
             }
         }
     }
 
-    private func follow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
-        guard let id = followed.add(key) else { return }
-        if let link = daemon {
-            do throws(DaemonClientError) { try link.connection.send([watch(key, id: id)]) } catch {
-                try daemonFailed(error, now)
-                return
+    /// Steps the state with `input`, delivers its updates and performs its
+    /// effects in order. What an effect comes to is the next input, and the
+    /// effects it decides join the end of the queue: each was decided after
+    /// those before it. Returns why the run ends, if it does.
+    private func perform(_ input: FollowState.Input, _ now: ContinuousClock.Instant, _ deliver: (Update) -> Bool) -> Ending? {
+        var next: FollowState.Input? = input
+        var queue: [FollowState.Effect] = []
+        var performed = 0
+        while true {
+            if let input = next {
+                let step = state.step(input, now: now)
+                for update in step.updates where !deliver(update) { return .stopped }
+                queue += step.effects
             }
-        }
-        try syncEngineKeys(now)
-    }
-
-    private func unfollow(_ key: Key, _ now: ContinuousClock.Instant) throws(Ending) {
-        guard let entry = followed.remove(key) else { return }
-        inProcess.drop(key)
-        // What the daemon refused, it does not hold.
-        if entry.daemonHolds, let link = daemon {
-            do throws(DaemonClientError) { try link.connection.send([ClientRequest(.unwatch, id: entry.wireID)]) } catch {
-                // Half a request may be written: the connection is no good.
-                try daemonFailed(error, now)
-                return
-            }
-        }
-        // An engine kept for what the daemon refused goes with the last of it.
-        if daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
-    }
-
-    private func watch(_ key: Key, id: String) -> ClientRequest {
-        ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
-    }
-
-    /// Delivers a destination's answer unless it repeats the last one.
-    private func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) throws(Ending) {
-        if followed.deliver(status, for: key) { try pass(.destination(key, status, line: line)) }
-    }
-
-    /// The daemon refused to watch `key` (over its limits, say): in-process
-    /// from then on where the source allows, else no more.
-    private func watchRefused(_ key: Key, _ error: DaemonClientError, _ now: ContinuousClock.Instant) throws(Ending) {
-        try note(error)
-        switch configuration.source {
-        case .automatic, .embedded:
-            followed.refusedByDaemon(key)
-            try startEngine(now)
-        case .daemon:
-            _ = followed.remove(key)
-            try pass(.destinationFailed(key, .noDaemonAnswered([error])))
-        }
-    }
-
-    // MARK: The daemon
-
-    /// Whether the daemon answers for the session now: it has, and has not
-    /// stopped answering since.
-    private var daemonAnswers: Bool {
-        guard let daemon else { return false }
-        return daemon.link.hasAnswered && liveness?.isUnresponsive != true
-    }
-
-    /// The retry schedule says it is time: the daemon, else netlink again.
-    private func attempt(_ now: ContinuousClock.Instant) throws(Ending) {
-        switch configuration.source {
-        case .embedded:
-            try startEngine(now)
-            if !inProcess.isRunning { retry.failed(now: now) }
-        case .automatic, .daemon:
-            if daemon == nil {
-                do throws(DaemonClientError) { daemon = try connect(now) } catch { try daemonFailed(error, now) }
-            } else if !inProcess.isRunning, followed.anyRefusedByDaemon {
-                // The engine for what the daemon refused failed: again.
-                try startEngine(now)
-                if !inProcess.isRunning { retry.failed(now: now) }
+            guard performed < queue.count else { return nil }
+            defer { performed += 1 }
+            switch perform(queue[performed], now) {
+            case .done: next = nil
+            case .then(let input): next = input
+            case .ends(let ending): return ending
             }
         }
     }
 
-    /// The first of the sockets that takes the requests. The answer is
-    /// awaited in the loop, so a stopped daemon holds up nothing: the connect
-    /// may block only briefly (a full listen queue).
-    private func connect(_ now: ContinuousClock.Instant) throws(DaemonClientError)
-        -> (connection: DaemonConnection, link: DaemonLink)
-    {
-        let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
-        let watches = followed.daemonWatches.map { watch($0.key, id: $0.wireID) }
-        var lastError: DaemonClientError?
-        for path in configuration.socketPaths where !otherNetworks.contains(path) {
+    private func perform(_ effect: FollowState.Effect, _ now: ContinuousClock.Instant) -> Outcome {
+        switch effect {
+        case .connect(let path, let requests):
             do throws(DaemonClientError) {
-                let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))
+                // A short connect: a full listen queue blocks it.
+                let made = try DaemonConnection(path: path, timeout: .milliseconds(100))
                 // Listening before the daemon reads the request, so before it
                 // answers (see DaemonLiveness.listen(to:)); made with the first
                 // daemon that accepts, not while none runs. Without netlink, a
                 // stopped daemon goes unnoticed once it has answered.
                 if liveness == nil { liveness = try? DaemonLiveness() }
                 liveness?.listen(to: path)
-                try connection.send([first] + watches)
-                let link = DaemonLink(
-                    firstAnswerBy: now + DaemonConnection.answerTimeout,
-                    checkServesThisNetwork: connection.checkServesThisNetwork)
-                return (connection, link)
+                try made.send(requests)
+                connection = made
+                return .then(.connected(path: path, checkServesThisNetwork: made.checkServesThisNetwork))
             } catch {
-                if path != configuration.socketPaths.last { try? note(error) }
-                lastError = error
+                return .then(.connectFailed(path: path, error))
             }
-        }
-        throw lastError ?? .otherNetwork(path: configuration.socketPaths.last ?? "")
-    }
-
-    /// What the liveness probe says about a daemon that has answered.
-    /// Returns whether the daemon followed changed.
-    private func checkLiveness(kernelChanged: Bool, probeReadable: Bool, _ now: ContinuousClock.Instant) throws(Ending)
-        -> Bool
-    {
-        guard daemon != nil, let verdict = liveness?.verdict(probeReadable: probeReadable, kernelChanged: kernelChanged, now: now)
-        else { return false }
-        switch verdict {
-        case .none:
-            return false
-        case .notAnswering(let error):
-            if configuration.daemonRequired {
-                dropDaemon()
-                throw .failed(.noDaemonAnswered([error]))
+        case .send(let requests):
+            do throws(DaemonClientError) { try connection?.send(requests) } catch { return .then(.daemonFailed(error)) }
+        case .readDaemon:
+            guard let connection else { return .done }
+            do throws(DaemonClientError) {
+                guard let lines = try connection.readAvailable() else { throw .closed(path: connection.path) }
+                return .then(.daemonLines(lines))
+            } catch {
+                return .then(.daemonFailed(error))
             }
-            // Kept open: its answer, or the subscription's next line, says
-            // the daemon is back.
-            try note(error)
-            try startEngine(now)
-            return false
-        case .answeringAgain:
-            resubscribe()
-            return true
-        case .gone(let error):
-            try daemonFailed(error, now)
-            return true
+        case .dropDaemon:
+            connection = nil
+            liveness?.forget()
+        case .startEngine:
+            do { try inProcess.start() } catch { return .then(.engineFailed(error)) }
+            return .then(.engineStarted(lastStatus: inProcess.lastStatus))
+        case .stopEngine:
+            inProcess.stop()
+        case .holdInProcess(let keys):
+            return .then(computed { () throws(NetlinkError) in try inProcess.hold(keys, now: now) })
+        case .dropInProcess(let key):
+            inProcess.drop(key)
+        case .log(let level, let message, let metadata):
+            logger.log(level: level, "\(message)", metadata: metadata)
+        case .end(let error):
+            return .ends(error.map { .failed($0) } ?? .stopped)
         }
+        return .done
     }
 
-    /// Reads the daemon's lines, or gives up on a first answer that is
-    /// overdue. Returns whether the daemon followed changed.
-    private func serviceDaemon(readable: Bool, _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
-        guard let (connection, link) = daemon else { return false }
-        guard readable else {
-            if let due = link.firstAnswerBy, now >= due {
-                try daemonFailed(.timedOut(path: connection.path, timeout: DaemonConnection.answerTimeout), now)
-                return true
-            }
-            return false
-        }
-        if liveness?.isUnresponsive == true {
-            // It spoke again, on the subscription this time.
-            resubscribe()
-            return true
-        }
-        let lines: [[UInt8]]
-        do throws(DaemonClientError) {
-            guard let read = try connection.readAvailable() else { throw .closed(path: connection.path) }
-            lines = read
-        } catch {
-            try daemonFailed(error, now)
-            return true
-        }
-        // Every line, statuses included: each status says what changed since
-        // the one before, so the newest alone would hide a handover in an
-        // older one read with it.
-        for line in lines {
-            if try act(on: line, now) { return true }
-        }
-        return false
-    }
-
-    /// One line from the daemon. Returns whether the daemon followed changed.
-    private func act(on line: [UInt8], _ now: ContinuousClock.Instant) throws(Ending) -> Bool {
-        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return true }
-        for event in events {
-            switch event {
-            case .news(let update):
-                try pass(.status(update))
-                do throws(DaemonClientError) { stream.passed(try update.status()) } catch {
-                    try daemonFailed(error, now)
-                    return true
-                }
-            case .answered(let status, let line):
-                try daemonAnswered(now)
-                try offer(status, line: line)
-            case .status(let status, let line):
-                try offer(status, line: line)
-            case .destination(let id, let status, let line):
-                // An id unwatched meanwhile names nothing.
-                guard let key = followed.key(wireID: id) else { continue }
-                try forward(key, status, line: line)
-            case .refused(let error, let code, let id):
-                guard let id, let key = followed.key(wireID: id) else {
-                    // About a destination unfollowed meanwhile (its unwatch, a
-                    // refusal already on its way): nothing is asked of it now.
-                    if let id, followed.wasIssued(id) { continue }
-                    try daemonFailed(error, now)
-                    return true
-                }
-                switch code {
-                case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
-                    // Refused: the daemon holds no watch for it.
-                    try watchRefused(key, error, now)
-                default:
-                    // lookup_failed, or what a newer daemon says about it: the
-                    // watch is held, and the daemon's next evaluation answers it.
-                    try note(error)
-                }
-            case .failed(let error, let otherNetwork):
-                if otherNetwork, let path = daemon?.connection.path { otherNetworks.insert(path) }
-                try daemonFailed(error, now)
-                return true
-            }
-        }
-        return false
-    }
-
-    /// The daemon's first answer: the next failure is news, and in-process
-    /// can stop, but for what the daemon refused.
-    private func daemonAnswered(_ now: ContinuousClock.Instant) throws(Ending) {
-        retry.succeeded()
-        failures.daemonAnswered()
-        try say(following: .daemon)
-        if followed.anyRefusedByDaemon { try syncEngineKeys(now) } else { stopEngine() }
-    }
-
-    /// The daemon failed: drop it, say so, retry on the schedule, and follow
-    /// in-process meanwhile where the source allows.
-    private func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) throws(Ending) {
-        dropDaemon()
-        if configuration.daemonRequired { throw .failed(.noDaemonAnswered([error])) }
-        if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
-            logger.error("\(error.description)")
-            throw .failed(.noDaemonAnswered([error]))
-        }
-        let anyToAsk = configuration.socketPaths.contains { !otherNetworks.contains($0) }
-        // A daemon-only source with every daemon another network's has
-        // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
-        if !anyToAsk, configuration.source == .daemon { throw .failed(.noDaemonAnswered([error])) }
-        try note(error)
-        // With every daemon another network's, there is nothing to ask again:
-        // no timer.
-        if anyToAsk { retry.failed(now: now) }
-        try startEngine(now)
-    }
-
-    /// A daemon that did not answer does again: a fresh subscription, whose
-    /// first answers are its state now, compared with what in-process
-    /// delivered meanwhile (which stops at that answer).
-    private func resubscribe() {
-        dropDaemon()
-        retry.now()
-    }
-
-    private func dropDaemon() {
-        daemon = nil
-        liveness?.forget()
-    }
-
-    /// Passes on and logs a daemon failure, once: a refusing daemon costs
-    /// one warning, not one per retry.
-    private func note(_ error: DaemonClientError) throws(Ending) {
-        try pass(.problem(.noDaemonAnswered([error])))
-        if let entry = failures.entry(for: error, source: configuration.source) {
-            logger.log(level: entry.level, "\(entry.message)", metadata: entry.metadata)
-        }
-    }
-
-    // MARK: In-process
-
-    /// Starts the engine, where the source allows and none runs: the status,
-    /// and every destination the daemon does not answer for.
-    private func startEngine(_ now: ContinuousClock.Instant) throws(Ending) {
-        guard configuration.source != .daemon else { return }
-        do { try inProcess.start() } catch {
-            // The caller retries on the schedule.
-            try reportInProcessFailure(error)
-            return
-        }
-        if !daemonAnswers {
-            try say(following: .embedded)
-            // Its status, the first or what it followed while the daemon
-            // answered: a daemon that stopped answering missed the same changes.
-            if let status = inProcess.lastStatus { try offer(status, line: nil) }
-        }
-        try syncEngineKeys(now)
-    }
-
-    private func stopEngine() {
-        inProcess.stop()
-    }
-
-    /// Makes the engine hold every destination while no daemon answers, and
-    /// only those the daemon refused while one does.
-    private func syncEngineKeys(_ now: ContinuousClock.Instant) throws(Ending) {
-        guard inProcess.isRunning else { return }
-        let wanted = followed.ordered(followed.inProcess(daemonAnswers: daemonAnswers))
-        try computed(now) { () throws(NetlinkError) in try inProcess.hold(wanted, now: now) }
-    }
-
-    private func serviceEngine(_ input: NetworkEngine.Input, _ now: ContinuousClock.Instant) throws(Ending) {
-        try computed(now) { () throws(NetlinkError) in try inProcess.handle(input, now: now) }
-    }
-
-    /// Once per wake-up: the status, when a route it rests on expired, and
-    /// the destinations whose answers may have changed.
-    private func evaluateInProcess(_ now: ContinuousClock.Instant) throws(Ending) {
-        guard inProcess.isRunning else { return }
-        try computed(now) { () throws(NetlinkError) in try inProcess.expireRoutes(now: now) }
-        guard inProcess.isRunning else { return }
-        try computed(now) { () throws(NetlinkError) in try inProcess.evaluateDestinations(now: now) }
-    }
-
-    /// Delivers what the in-process half computed: its status while no
-    /// daemon answers, its answers for the destinations it holds.
-    private func computed(
-        _ now: ContinuousClock.Instant, _ compute: () throws(NetlinkError) -> [InProcessFollower.Event]
-    ) throws(Ending) {
-        let events: [InProcessFollower.Event]
-        do { events = try compute() } catch {
-            try engineFailed(error, now)
-            return
-        }
-        for event in events {
-            switch event {
-            case .status(let status): if !daemonAnswers { try offer(status, line: nil) }
-            case .destination(let key, let status): try forward(key, status, line: nil)
-            case .reopened(let error): try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
-            }
-        }
-    }
-
-    /// Netlink failed in-process and could not be reopened: again after a
-    /// while, in-process or with the daemon's next try.
-    private func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) throws(Ending) {
-        stopEngine()
-        try reportInProcessFailure(error)
-        if !retry.isScheduled { retry.failed(now: now) }
-    }
-
-    /// Netlink failed in-process: the end of a session that can't wait,
-    /// else a problem passed on and logged, and retried.
-    private func reportInProcessFailure(_ error: NetlinkError) throws(Ending) {
-        guard configuration.retryingInProcess else { throw .failed(.inProcessFailed(error, daemonFailures: [])) }
-        try pass(.problem(.inProcessFailed(error, daemonFailures: [])))
-        logger.warning("in-process network monitor failed; retrying", metadata: ["error": "\(error)"])
-    }
-
-    // MARK: Delivering
-
-    /// Delivers a status unless it repeats what was delivered (``StatusStream``).
-    private func offer(_ status: NetworkStatus, line: [UInt8]?) throws(Ending) {
-        guard let detail = stream.detail else { return }
-        // A daemon that predates summaries answers in full: reduced here.
-        let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
-        if let update = stream.offer(offered.status, line: offered.line) { try pass(.status(update)) }
-    }
-
-    /// Says where what follows comes from, when that changed.
-    private func say(following source: StatusSource) throws(Ending) {
-        if let update = stream.follow(source) { try pass(update) }
-    }
-
-    private func pass(_ update: Update) throws(Ending) {
-        guard deliver?(update) == true else { throw .stopped }
+    private func computed(_ compute: () throws(NetlinkError) -> [InProcessFollower.Event]) -> FollowState.Input {
+        do { return .computed(try compute()) } catch { return .engineFailed(error) }
     }
 }

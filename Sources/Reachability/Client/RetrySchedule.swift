@@ -5,11 +5,13 @@
 struct RetrySchedule {
     let backoff: ReachabilityMonitor.Backoff
     /// When the next attempt is due; `nil` while none is scheduled.
-    private(set) var due: ContinuousClock.Instant? = .now
+    private(set) var due: ContinuousClock.Instant?
     private var failures = 0
 
-    init(_ backoff: ReachabilityMonitor.Backoff) {
+    /// A schedule whose first attempt is due at `first`.
+    init(_ backoff: ReachabilityMonitor.Backoff, first: ContinuousClock.Instant?) {
         self.backoff = backoff
+        due = first
     }
 
     var isScheduled: Bool { due != nil }
@@ -25,11 +27,11 @@ struct RetrySchedule {
     mutating func succeeded() { failures = 0 }
 
     /// An attempt failed: the next one after the backoff's wait.
-    mutating func failed(now: ContinuousClock.Instant = .now) {
+    mutating func failed(now: ContinuousClock.Instant) {
         due = now + backoff.delay(attempt: failures)
         failures += 1
     }
 
-    /// Try again at once (a daemon that stopped answering answers again).
-    mutating func now() { due = .now }
+    /// Try again at `now` (a daemon that stopped answering answers again).
+    mutating func tryAgain(at now: ContinuousClock.Instant) { due = now }
 }

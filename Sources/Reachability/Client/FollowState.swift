@@ -1,0 +1,439 @@
+import Logging
+
+/// Every decision a ``FollowSession`` makes, with none of its I/O: an input
+/// (a command, a daemon's lines, what a connect or the in-process engine
+/// came to, the time) in; the updates to deliver and the effects to perform
+/// out, in order.
+///
+/// The session's loop waits, reads and performs; what a result of an effect
+/// means comes back here as another input. So every reconnection, refusal,
+/// liveness verdict and fallback is decided here and tested without a
+/// socket (`FollowStateTests`), with the clock given as each input's `now`.
+///
+/// An effect says what to make so, decided with what was known then: the
+/// loop performs them in the order decided, and a later one supersedes an
+/// earlier one (a `.stopEngine` after a `.startEngine`).
+struct FollowState {
+    typealias Key = DestinationTracker.Key
+    typealias Update = FollowSession.Update
+    typealias Configuration = FollowSession.Configuration
+
+    enum Input {
+        /// What other threads asked, through the session's ``FollowSession/Remote``.
+        case commands([FollowSession.Remote.Command])
+        /// Time passed: a retry or a first answer may be due.
+        case tick
+        /// `.connect` reached the daemon at `path`, and sent the requests.
+        /// `checkServesThisNetwork` asks the connection's socket (see ``DaemonLink``).
+        case connected(path: String, checkServesThisNetwork: (NetworkStatus) throws(DaemonClientError) -> Void)
+        /// `.connect` to `path` failed.
+        case connectFailed(path: String, DaemonClientError)
+        /// The daemon's connection is readable.
+        case daemonReadable
+        /// `.readDaemon` found these complete lines, in order.
+        case daemonLines([[UInt8]])
+        /// Reading from or sending to the daemon failed, or it closed.
+        case daemonFailed(DaemonClientError)
+        /// What ``DaemonLiveness`` says about the daemon followed.
+        case liveness(DaemonLiveness.Verdict)
+        /// `.startEngine` left the engine running; its status so far.
+        case engineStarted(lastStatus: NetworkStatus?)
+        /// Netlink failed in-process: starting the engine, or while it ran.
+        case engineFailed(NetlinkError)
+        /// What the in-process engine computed.
+        case computed([InProcessFollower.Event])
+    }
+
+    enum Effect {
+        /// Connect to the daemon at `path` and send `requests`; `.connected`
+        /// or `.connectFailed` says how it went.
+        case connect(path: String, requests: [ClientRequest])
+        /// Send on the daemon's connection; `.daemonFailed` if that fails.
+        case send([ClientRequest])
+        /// Read what the daemon sent: `.daemonLines` or `.daemonFailed`.
+        case readDaemon
+        /// Close the daemon's connection and forget its liveness probe.
+        case dropDaemon
+        /// Start the in-process engine unless it runs: `.engineStarted` or `.engineFailed`.
+        case startEngine
+        case stopEngine
+        /// Make the engine hold exactly these destinations: `.computed` with
+        /// the answers of those it starts holding, or `.engineFailed`.
+        case holdInProcess([Key])
+        /// The engine stops holding `key`, now unfollowed.
+        case dropInProcess(Key)
+        case log(Logger.Level, String, Logger.Metadata)
+        /// The session ends, with `error` to throw if any.
+        case end(ReachabilityError?)
+    }
+
+    let configuration: Configuration
+    private var followed = FollowedDestinations()
+    /// The daemon connection being followed or tried, and its socket.
+    private var daemon: (path: String, link: DaemonLink)?
+    /// The daemon followed stopped answering its liveness probe: in-process
+    /// meanwhile, and its next word starts a fresh subscription.
+    private(set) var daemonUnresponsive = false
+    /// Daemons found to serve another network namespace: not asked again.
+    /// A retry has nothing to try once every socket is one of these.
+    private var otherNetworks: Set<String> = []
+    /// Whether the engine runs, as last decided.
+    private(set) var engineRunning = false
+    /// When to try the daemon again or, in-process, to start netlink again.
+    private var retry: RetrySchedule
+    /// What was delivered of the status, and how the next one is.
+    private var stream: StatusStream
+    private var failures = DaemonFailureLog()
+    private(set) var hasEnded = false
+
+    private var updates: [Update] = []
+    private var effects: [Effect] = []
+
+    init(_ configuration: Configuration) {
+        self.configuration = configuration
+        retry = RetrySchedule(configuration.backoff, first: nil)
+        stream = StatusStream(detail: configuration.statusDetail)
+    }
+
+    /// A run starts at `now`: the daemon (or netlink) is tried at once, and
+    /// the first source is news, whatever the last run followed.
+    mutating func restart(at now: ContinuousClock.Instant) {
+        retry = RetrySchedule(configuration.backoff, first: now)
+        stream.restart()
+        hasEnded = false
+    }
+
+    /// Whether a daemon connection is open, and whether it answered.
+    var daemonConnection: (open: Bool, answered: Bool) {
+        (daemon != nil, daemon?.link.hasAnswered == true)
+    }
+
+    /// When the session must look again even if nothing is ready: a retry,
+    /// or a first answer, due.
+    var nextDeadline: ContinuousClock.Instant? {
+        Deadline.earliest(retry.due, daemon?.link.firstAnswerBy)
+    }
+
+    /// What `input` at `now` changes: the updates to deliver, then the
+    /// effects to perform, in order.
+    mutating func step(_ input: Input, now: ContinuousClock.Instant) -> (updates: [Update], effects: [Effect]) {
+        guard !hasEnded else { return ([], []) }
+        switch input {
+        case .commands(let commands): obey(commands)
+        case .tick: tick(now)
+        case .connected(let path, let check):
+            daemon = (path, DaemonLink(firstAnswerBy: now + DaemonConnection.answerTimeout, checkServesThisNetwork: check))
+        case .connectFailed(let path, let error): connectFailed(path, error, now)
+        case .daemonReadable:
+            guard daemon != nil else { break }
+            // It spoke again, on the subscription this time.
+            if daemonUnresponsive { resubscribe(now) } else { effects.append(.readDaemon) }
+        case .daemonLines(let lines):
+            // Every line, statuses included: each status says what changed
+            // since the one before, so the newest alone would hide a handover
+            // in an older one read with it.
+            for line in lines where daemon != nil && !hasEnded { act(on: line, now) }
+        case .daemonFailed(let error): if daemon != nil { daemonFailed(error, now) }
+        case .liveness(let verdict): judge(verdict, now)
+        case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
+        case .engineFailed(let error): engineFailed(error, now)
+        case .computed(let events): computed(events)
+        }
+        defer { (updates, effects) = ([], []) }
+        return (updates, effects)
+    }
+
+    // MARK: Destinations
+
+    private mutating func obey(_ commands: [FollowSession.Remote.Command]) {
+        for command in commands where !hasEnded {
+            switch command {
+            case .stop: end(nil)
+            case .follow(let key): follow(key)
+            case .unfollow(let key): unfollow(key)
+            }
+        }
+    }
+
+    private mutating func follow(_ key: Key) {
+        guard let id = followed.add(key) else { return }
+        if daemon != nil { effects.append(.send([watch(key, id: id)])) }
+        holdInProcess()
+    }
+
+    private mutating func unfollow(_ key: Key) {
+        guard let entry = followed.remove(key) else { return }
+        effects.append(.dropInProcess(key))
+        // What the daemon refused, it does not hold.
+        if entry.daemonHolds, daemon != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
+        // An engine kept for what the daemon refused goes with the last of it.
+        if daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
+    }
+
+    private func watch(_ key: Key, id: String) -> ClientRequest {
+        ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
+    }
+
+    /// Delivers a destination's answer unless it repeats the last one.
+    private mutating func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) {
+        if followed.deliver(status, for: key) { updates.append(.destination(key, status, line: line)) }
+    }
+
+    /// The daemon refused to watch `key` (over its limits, say): in-process
+    /// from then on where the source allows, else no more.
+    private mutating func watchRefused(_ key: Key, _ error: DaemonClientError) {
+        note(error)
+        switch configuration.source {
+        case .automatic, .embedded:
+            followed.refusedByDaemon(key)
+            startEngine()
+        case .daemon:
+            _ = followed.remove(key)
+            updates.append(.destinationFailed(key, .noDaemonAnswered([error])))
+        }
+    }
+
+    // MARK: The daemon
+
+    /// Whether the daemon answers for the session now: it has, and has not
+    /// stopped answering since.
+    private var daemonAnswers: Bool { daemon?.link.hasAnswered == true && !daemonUnresponsive }
+
+    private var daemonsToAsk: [String] { configuration.socketPaths.filter { !otherNetworks.contains($0) } }
+
+    private mutating func tick(_ now: ContinuousClock.Instant) {
+        if let daemon, let due = daemon.link.firstAnswerBy, now >= due {
+            daemonFailed(.timedOut(path: daemon.path, timeout: DaemonConnection.answerTimeout), now)
+        }
+        if !hasEnded, retry.takeIfDue(now) { attempt(now) }
+    }
+
+    /// The retry schedule says it is time: the daemon, else netlink again.
+    private mutating func attempt(_ now: ContinuousClock.Instant) {
+        switch configuration.source {
+        case .embedded:
+            startEngine()
+        case .automatic, .daemon:
+            if daemon == nil, let first = daemonsToAsk.first {
+                connect(first)
+            } else if daemon == nil || !daemonAnswers || followed.anyRefusedByDaemon {
+                // The engine failed where it stands in for the daemon: again.
+                startEngine()
+            }
+        }
+    }
+
+    /// Asks the daemon at `path` for the status (or, when only destinations
+    /// are followed, one `get`) and every watch. The answer is awaited in
+    /// the loop, so a stopped daemon holds up nothing.
+    private mutating func connect(_ path: String) {
+        let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
+        let watches = followed.daemonWatches.map { watch($0.key, id: $0.wireID) }
+        effects.append(.connect(path: path, requests: [first] + watches))
+    }
+
+    /// The next socket, else the daemon failed.
+    private mutating func connectFailed(_ path: String, _ error: DaemonClientError, _ now: ContinuousClock.Instant) {
+        let remaining = daemonsToAsk.drop { $0 != path }.dropFirst()
+        guard let next = remaining.first else { return daemonFailed(error, now) }
+        note(error)
+        connect(next)
+    }
+
+    /// What the liveness probe says about a daemon that has answered.
+    private mutating func judge(_ verdict: DaemonLiveness.Verdict, _ now: ContinuousClock.Instant) {
+        guard daemon != nil else { return }
+        switch verdict {
+        case .none:
+            break
+        case .notAnswering(let error):
+            if configuration.daemonRequired {
+                dropDaemon()
+                return end(.noDaemonAnswered([error]))
+            }
+            // Kept open: its answer, or the subscription's next line, says
+            // the daemon is back.
+            daemonUnresponsive = true
+            note(error)
+            startEngine()
+        case .answeringAgain:
+            resubscribe(now)
+        case .gone(let error):
+            daemonFailed(error, now)
+        }
+    }
+
+    /// One line from the daemon.
+    private mutating func act(on line: [UInt8], _ now: ContinuousClock.Instant) {
+        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return }
+        for event in events where daemon != nil && !hasEnded {
+            switch event {
+            case .news(let update):
+                updates.append(.status(update))
+                do throws(DaemonClientError) { stream.passed(try update.status()) } catch { daemonFailed(error, now) }
+            case .answered(let status, let line):
+                daemonAnswered()
+                offer(status, line: line)
+            case .status(let status, let line):
+                offer(status, line: line)
+            case .destination(let id, let status, let line):
+                // An id unwatched meanwhile names nothing.
+                guard let key = followed.key(wireID: id) else { continue }
+                forward(key, status, line: line)
+            case .refused(let error, let code, let id):
+                refused(error, code: code, id: id, now)
+            case .failed(let error, let otherNetwork):
+                if otherNetwork, let path = daemon?.path { otherNetworks.insert(path) }
+                daemonFailed(error, now)
+            }
+        }
+    }
+
+    private mutating func refused(_ error: DaemonClientError, code: String, id: String?, _ now: ContinuousClock.Instant) {
+        guard let id, let key = followed.key(wireID: id) else {
+            // About a destination unfollowed meanwhile (its unwatch, a
+            // refusal already on its way): nothing is asked of it now.
+            if let id, followed.wasIssued(id) { return }
+            return daemonFailed(error, now)
+        }
+        switch code {
+        case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
+            // Refused: the daemon holds no watch for it.
+            watchRefused(key, error)
+        default:
+            // lookup_failed, or what a newer daemon says about it: the watch
+            // is held, and the daemon's next evaluation answers it.
+            note(error)
+        }
+    }
+
+    /// The daemon's first answer: the next failure is news, and in-process
+    /// can stop, but for what the daemon refused.
+    private mutating func daemonAnswered() {
+        retry.succeeded()
+        failures.daemonAnswered()
+        say(following: .daemon)
+        if followed.anyRefusedByDaemon { holdInProcess() } else { stopEngine() }
+    }
+
+    /// The daemon failed: drop it, say so, retry on the schedule, and follow
+    /// in-process meanwhile where the source allows.
+    private mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
+        dropDaemon()
+        if configuration.daemonRequired { return end(.noDaemonAnswered([error])) }
+        if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
+            effects.append(.log(.error, error.description, [:]))
+            return end(.noDaemonAnswered([error]))
+        }
+        let anyToAsk = !daemonsToAsk.isEmpty
+        // A daemon-only source with every daemon another network's has
+        // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
+        if !anyToAsk, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
+        note(error)
+        // With every daemon another network's, there is nothing to ask again:
+        // no timer.
+        if anyToAsk { retry.failed(now: now) }
+        startEngine()
+    }
+
+    /// A daemon that did not answer does again: a fresh subscription, whose
+    /// first answers are its state now, compared with what in-process
+    /// delivered meanwhile (which stops at that answer).
+    private mutating func resubscribe(_ now: ContinuousClock.Instant) {
+        dropDaemon()
+        retry.tryAgain(at: now)
+    }
+
+    private mutating func dropDaemon() {
+        daemon = nil
+        daemonUnresponsive = false
+        effects.append(.dropDaemon)
+    }
+
+    /// Passes on and logs a daemon failure, once: a refusing daemon costs
+    /// one warning, not one per retry.
+    private mutating func note(_ error: DaemonClientError) {
+        updates.append(.problem(.noDaemonAnswered([error])))
+        if let entry = failures.entry(for: error, source: configuration.source) {
+            effects.append(.log(entry.level, entry.message, entry.metadata))
+        }
+    }
+
+    // MARK: In-process
+
+    /// Starts the engine where the source allows: the status, and every
+    /// destination the daemon does not answer for.
+    private mutating func startEngine() {
+        guard configuration.source != .daemon else { return }
+        engineRunning = true
+        effects.append(.startEngine)
+    }
+
+    private mutating func stopEngine() {
+        engineRunning = false
+        effects.append(.stopEngine)
+    }
+
+    private mutating func engineStarted(_ lastStatus: NetworkStatus?, _ now: ContinuousClock.Instant) {
+        // Stopped since it was started: nothing of it counts.
+        guard engineRunning else { return }
+        if !daemonAnswers {
+            say(following: .embedded)
+            // Its status, the first or what it followed while the daemon
+            // answered: a daemon that stopped answering missed the same changes.
+            if let lastStatus { offer(lastStatus, line: nil) }
+        }
+        holdInProcess()
+    }
+
+    /// Makes the engine hold every destination while no daemon answers, and
+    /// only those the daemon refused while one does.
+    private mutating func holdInProcess() {
+        guard engineRunning else { return }
+        effects.append(.holdInProcess(followed.ordered(followed.inProcess(daemonAnswers: daemonAnswers))))
+    }
+
+    /// Delivers what the in-process half computed: its status while no
+    /// daemon answers, its answers for the destinations it holds.
+    private mutating func computed(_ events: [InProcessFollower.Event]) {
+        guard engineRunning else { return }
+        for event in events {
+            switch event {
+            case .status(let status): if !daemonAnswers { offer(status, line: nil) }
+            case .destination(let key, let status): forward(key, status, line: nil)
+            case .reopened(let error): updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
+            }
+        }
+    }
+
+    /// Netlink failed in-process: the end of a session that can't wait,
+    /// else a problem passed on and logged, and netlink tried again after a
+    /// while, in-process or with the daemon's next try.
+    private mutating func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) {
+        stopEngine()
+        guard configuration.retryingInProcess else { return end(.inProcessFailed(error, daemonFailures: [])) }
+        updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
+        effects.append(.log(.warning, "in-process network monitor failed; retrying", ["error": "\(error)"]))
+        if !retry.isScheduled { retry.failed(now: now) }
+    }
+
+    // MARK: Delivering
+
+    /// Delivers a status unless it repeats what was delivered (``StatusStream``).
+    private mutating func offer(_ status: NetworkStatus, line: [UInt8]?) {
+        guard let detail = stream.detail else { return }
+        // A daemon that predates summaries answers in full: reduced here.
+        let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
+        if let update = stream.offer(offered.status, line: offered.line) { updates.append(.status(update)) }
+    }
+
+    /// Says where what follows comes from, when that changed.
+    private mutating func say(following source: StatusSource) {
+        if let update = stream.follow(source) { updates.append(update) }
+    }
+
+    private mutating func end(_ error: ReachabilityError?) {
+        hasEnded = true
+        effects.append(.end(error))
+    }
+}

@@ -1,0 +1,349 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+@testable import Reachability
+
+/// Every decision of a follow session, without a socket or a clock: inputs
+/// in (what the loop would read, or what an effect came to), updates and
+/// effects out (``FollowState``). The socket-driven cases of
+/// `FollowSessionTests` hold here step by step, and the ones a socket can't
+/// stage in a test (a netlink failure, a liveness verdict at a chosen time).
+@Suite("A follow session's decisions")
+struct FollowStateTests {
+    typealias Key = DestinationTracker.Key
+
+    static let socket = "/run/reachd/reachd.sock"
+    static let userSocket = "/run/user/1000/reachd.sock"
+    static let statusLine = Array(FakeDaemon.newerDaemonsLine.utf8)
+    static let start = ContinuousClock.now
+
+    static func key(_ target: String) -> Key {
+        Key(try! Destination(parsing: target), uid: nil, family: nil)
+    }
+
+    static func destinationLine(_ state: DestinationState, id: String, target: String) -> [UInt8] {
+        let destination = try! Destination(parsing: target)
+        let status = DestinationStatus(
+            id: id, target: destination.description, host: destination.host, port: destination.port, state: state,
+            reason: nil, via: nil, addresses: [], seq: 1, source: .daemon)
+        return Array(DaemonMessage.destination(status).line().dropLast())
+    }
+
+    static func refusal(_ code: String, id: String?) -> [UInt8] {
+        Array(DaemonMessage.error(code: code, message: "refused", id: id).line().dropLast())
+    }
+
+    static func embeddedStatus(seq: UInt64) -> NetworkStatus {
+        let path = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1", source: nil)
+        return NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
+            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            interfaces: [], seq: seq, changedAt: Date(timeIntervalSince1970: 0), source: .embedded)
+    }
+
+    static func embeddedAnswer(_ target: String, _ state: DestinationState) -> DestinationStatus {
+        let destination = try! Destination(parsing: target)
+        return DestinationStatus(
+            id: nil, target: destination.description, host: destination.host, port: destination.port, state: state,
+            reason: nil, via: nil, addresses: [], seq: 1, source: .embedded)
+    }
+
+    /// A daemon whose statuses say they serve this network, or not.
+    static func connected(_ path: String, servesThisNetwork: Bool = true) -> FollowState.Input {
+        .connected(path: path) { (_: NetworkStatus) throws(DaemonClientError) in
+            if !servesThisNetwork { throw .otherNetwork(path: path) }
+        }
+    }
+
+    /// The state, a clock the test moves, and what came out, as words.
+    struct Driver {
+        var state: FollowState
+        var now = FollowStateTests.start
+
+        init(
+            _ source: ReachabilityMonitor.Source, paths: [String] = [FollowStateTests.socket],
+            detail: StatusDetail? = .summary, daemonRequired: Bool = false, retryingInProcess: Bool = true
+        ) {
+            var configuration = FollowSession.Configuration(
+                source: source, socketPaths: paths, statusDetail: detail,
+                backoff: .init(initial: .milliseconds(100), maximum: .seconds(1)), daemonRequired: daemonRequired)
+            configuration.retryingInProcess = retryingInProcess
+            state = FollowState(configuration)
+            state.restart(at: now)
+        }
+
+        /// Feeds `input`; the updates, then the effects, as words.
+        @discardableResult
+        mutating func feed(_ input: FollowState.Input) -> (updates: [String], effects: [String]) {
+            let step = state.step(input, now: now)
+            return (step.updates.map(Self.describe), step.effects.map(Self.describe))
+        }
+
+        mutating func follow(_ targets: String...) -> [String] {
+            feed(.commands(targets.map { .follow(FollowStateTests.key($0)) })).effects
+        }
+
+        /// Connects to the one socket and takes its first status: what a
+        /// session that found a working daemon did.
+        mutating func answeredByDaemon(lines: [[UInt8]] = []) -> [String] {
+            feed(.tick)
+            feed(FollowStateTests.connected(FollowStateTests.socket))
+            return feed(.daemonLines([FollowStateTests.statusLine] + lines)).updates
+        }
+
+        static func describe(_ update: FollowSession.Update) -> String {
+            switch update {
+            case .following(let source): "following \(source.rawValue)"
+            case .status(let update): "status from \((try? update.status().source.rawValue) ?? "?")"
+            case .destination(let key, let status, _): "\(key.destination) \(status.state.rawValue) from \(status.source.rawValue)"
+            case .destinationFailed(let key, _): "\(key.destination) failed"
+            case .problem(let error):
+                switch error {
+                case .inProcessFailed: "problem: netlink"
+                case .noDaemonAnswered, .waitFailed: "problem: daemon"
+                }
+            }
+        }
+
+        static func describe(_ effect: FollowState.Effect) -> String {
+            switch effect {
+            case .connect(let path, let requests): "connect \(path) " + requests.map(describe).joined(separator: ", ")
+            case .send(let requests): "send " + requests.map(describe).joined(separator: ", ")
+            case .readDaemon: "read"
+            case .dropDaemon: "drop daemon"
+            case .startEngine: "start engine"
+            case .stopEngine: "stop engine"
+            case .holdInProcess(let keys): "hold [" + keys.map(\.destination.description).joined(separator: ", ") + "]"
+            case .dropInProcess(let key): "drop \(key.destination)"
+            case .log(let level, _, _): "log \(level)"
+            case .end(let error): error == nil ? "end" : "end: failed"
+            }
+        }
+
+        static func describe(_ request: ClientRequest) -> String {
+            [request.operation.rawValue, request.id].compactMap { $0 }.joined(separator: " ")
+        }
+    }
+
+    // MARK: Finding a daemon
+
+    @Test func theFirstDaemonThatAcceptsCarriesTheStatusAndEveryWatch() {
+        var session = Driver(.automatic, paths: [Self.userSocket, Self.socket])
+        #expect(session.follow("api.example.com:443", "cdn.example.com:443").isEmpty, "nothing to send to yet")
+        #expect(session.feed(.tick).effects == ["connect \(Self.userSocket) subscribe, watch 0, watch 1"])
+        let refused = session.feed(.connectFailed(path: Self.userSocket, .closed(path: Self.userSocket)))
+        #expect(refused.effects.last == "connect \(Self.socket) subscribe, watch 0, watch 1", "the next socket")
+        session.feed(Self.connected(Self.socket))
+        let answered = session.feed(.daemonLines([
+            Self.statusLine, Self.destinationLine(.reachable, id: "1", target: "cdn.example.com:443"),
+        ]))
+        #expect(answered.updates == ["following daemon", "status from daemon", "cdn.example.com:443 reachable from daemon"])
+        #expect(answered.effects == ["stop engine"])
+        #expect(session.follow("third.example.com:443") == ["send watch 2"], "on the same connection")
+    }
+
+    @Test func nothingADaemonSaysCountsBeforeItsStatusSaysWhichNetwork() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket, servesThisNetwork: false))
+        let early = session.feed(.daemonLines([Self.destinationLine(.reachable, id: "0", target: "api.example.com:443")]))
+        #expect(early.updates.isEmpty, "held until a status says which network")
+        let other = session.feed(.daemonLines([Self.statusLine]))
+        #expect(other.updates == ["problem: daemon"], "nothing the daemon said is delivered")
+        #expect(other.effects == ["drop daemon", "log warning", "start engine"])
+        // Another network's daemon is not asked again: with none left, no retry.
+        #expect(session.state.nextDeadline == nil)
+    }
+
+    @Test func aDaemonThatNeverAnswersCostsASecondThenInProcess() {
+        var session = Driver(.automatic)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket))
+        #expect(session.state.nextDeadline == Self.start + DaemonConnection.answerTimeout)
+        session.now = Self.start + .milliseconds(999)
+        #expect(session.feed(.tick).effects.isEmpty)
+        session.now = Self.start + DaemonConnection.answerTimeout
+        let overdue = session.feed(.tick)
+        #expect(overdue.updates == ["problem: daemon"])
+        #expect(overdue.effects == ["drop daemon", "log warning", "start engine"])
+        let started = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
+        #expect(started.updates == ["following embedded", "status from embedded"])
+        #expect(session.state.nextDeadline == session.now + .milliseconds(100), "the daemon again, on the schedule")
+    }
+
+    @Test func aRequiredDaemonThatNeverAnswersEndsTheSession() {
+        var session = Driver(.automatic, daemonRequired: true)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket))
+        session.now = Self.start + DaemonConnection.answerTimeout
+        #expect(session.feed(.tick).effects == ["drop daemon", "end: failed"])
+        #expect(session.feed(.tick).effects.isEmpty, "an ended session decides nothing more")
+    }
+
+    @Test func aDaemonOfAnotherVersionEndsADaemonOnlySession() {
+        var session = Driver(.daemon)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket))
+        let line = Array(#"{"type":"status","version":99}"#.utf8)
+        #expect(session.feed(.daemonLines([line])).effects == ["drop daemon", "log error", "end: failed"])
+    }
+
+    // MARK: Reconnecting
+
+    @Test func aReconnectionSendsTheWatchesAgainAndDropsRepeats() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        let reachable = Self.destinationLine(.reachable, id: "0", target: "api.example.com:443")
+        #expect(session.answeredByDaemon(lines: [reachable]).last == "api.example.com:443 reachable from daemon")
+        let gone = session.feed(.daemonFailed(.closed(path: Self.socket)))
+        #expect(gone.effects == ["drop daemon", "log debug", "start engine"], "a daemon going away is no warning")
+        #expect(session.feed(.engineStarted(lastStatus: nil)).effects == ["hold [api.example.com:443]"])
+        session.now += .milliseconds(100)
+        #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe, watch 0"])
+        session.feed(Self.connected(Self.socket))
+        let pending = Self.destinationLine(.pending, id: "0", target: "api.example.com:443")
+        let back = session.feed(.daemonLines([Self.statusLine, pending, reachable]))
+        #expect(back.updates == ["following daemon"], "the same status and answer again, and a restarted daemon's pending, are no news")
+        #expect(back.effects == ["stop engine"])
+    }
+
+    @Test func whatInProcessComputedMeanwhileIsDeliveredUntilTheDaemonAnswers() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        session.feed(.tick)
+        session.feed(.connectFailed(path: Self.socket, .closed(path: Self.socket)))
+        let started = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
+        #expect(started.effects == ["hold [api.example.com:443]"])
+        let computed = session.feed(.computed([.destination(Self.key("api.example.com:443"), Self.embeddedAnswer("api.example.com:443", .reachable))]))
+        #expect(computed.updates == ["api.example.com:443 reachable from embedded"])
+        session.now += .milliseconds(100)
+        _ = session.answeredByDaemon()
+        let late = session.feed(.computed([.status(Self.embeddedStatus(seq: 2))]))
+        #expect(late.updates.isEmpty, "the daemon answers now: the engine's status is not delivered")
+    }
+
+    // MARK: Refusals
+
+    @Test func aRefusedWatchIsAnsweredInProcessWithoutAskingAgain() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443", "cdn.example.com:443")
+        _ = session.answeredByDaemon()
+        let refused = session.feed(.daemonLines([Self.refusal(RequestError.tooManyWatches, id: "1")]))
+        #expect(refused.updates == ["problem: daemon"])
+        #expect(refused.effects == ["log warning", "start engine"])
+        #expect(session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1))).effects == ["hold [cdn.example.com:443]"],
+            "only what the daemon refused, and no status while the daemon answers")
+        session.feed(.daemonFailed(.closed(path: Self.socket)))
+        session.now += .milliseconds(100)
+        #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe, watch 0"], "not asked again")
+        // Unfollowing the last refused destination stops the engine kept for it.
+        session.feed(Self.connected(Self.socket))
+        session.feed(.daemonLines([Self.statusLine]))
+        let unfollowed = session.feed(.commands([.unfollow(Self.key("cdn.example.com:443"))]))
+        #expect(unfollowed.effects == ["drop cdn.example.com:443", "stop engine"], "no unwatch for what the daemon does not hold")
+    }
+
+    @Test func aDaemonOnlySessionEndsARefusedDestinationAlone() {
+        var session = Driver(.daemon)
+        _ = session.follow("api.example.com:443")
+        _ = session.answeredByDaemon()
+        let refused = session.feed(.daemonLines([Self.refusal(RequestError.badDestination, id: "0")]))
+        #expect(refused.updates == ["problem: daemon", "api.example.com:443 failed"])
+        #expect(!refused.effects.contains("start engine"))
+        #expect(session.feed(.commands([.unfollow(Self.key("api.example.com:443"))])).effects.isEmpty, "no longer followed")
+    }
+
+    @Test func aRefusalAboutAnUnfollowedDestinationKeepsTheDaemon() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        _ = session.answeredByDaemon()
+        let unfollowed = session.feed(.commands([.unfollow(Self.key("api.example.com:443"))]))
+        #expect(unfollowed.effects == ["drop api.example.com:443", "send unwatch 0", "stop engine"])
+        let late = session.feed(.daemonLines([Self.refusal("unknown_id", id: "0")]))
+        #expect(late.updates.isEmpty && late.effects.isEmpty)
+        let unasked = session.feed(.daemonLines([Self.refusal("unknown_id", id: "7")]))
+        #expect(unasked.effects.first == "drop daemon", "an id never given is the daemon's mistake")
+    }
+
+    @Test func aFailedLookupKeepsTheWatchWithTheDaemon() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        _ = session.answeredByDaemon()
+        let failed = session.feed(.daemonLines([Self.refusal(RequestError.lookupFailed, id: "0")]))
+        #expect(failed.updates == ["problem: daemon"])
+        #expect(failed.effects == ["log warning"], "no engine, no drop")
+    }
+
+    // MARK: Liveness
+
+    @Test func aDaemonThatStopsAnsweringIsStoodInForThenResubscribedWhenItSpeaks() {
+        var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
+        let silent = session.feed(.liveness(.notAnswering(.timedOut(path: Self.socket, timeout: .seconds(1)))))
+        #expect(silent.updates == ["problem: daemon"])
+        #expect(silent.effects == ["log warning", "start engine"], "the connection is kept open")
+        let started = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
+        #expect(started.updates == ["following embedded", "status from embedded"])
+        #expect(session.feed(.daemonReadable).effects == ["drop daemon"], "its next word starts a fresh subscription, not read")
+        #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe"], "at once")
+    }
+
+    @Test func aDaemonAnsweringItsProbeAgainIsResubscribed() {
+        var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
+        session.feed(.liveness(.notAnswering(.timedOut(path: Self.socket, timeout: .seconds(1)))))
+        #expect(session.feed(.liveness(.answeringAgain)).effects == ["drop daemon"])
+        #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe"])
+        var other = Driver(.automatic)
+        _ = other.answeredByDaemon()
+        #expect(other.feed(.liveness(.gone(.closed(path: Self.socket)))).effects == ["drop daemon", "log debug", "start engine"])
+    }
+
+    @Test func aRequiredDaemonThatStopsAnsweringEndsTheSession() {
+        var session = Driver(.automatic, daemonRequired: true)
+        _ = session.answeredByDaemon()
+        let silent = session.feed(.liveness(.notAnswering(.timedOut(path: Self.socket, timeout: .seconds(1)))))
+        #expect(silent.effects == ["drop daemon", "end: failed"])
+    }
+
+    // MARK: In-process
+
+    @Test func netlinkFailingInProcessIsRetriedOnTheSchedule() {
+        var session = Driver(.embedded, paths: [])
+        #expect(session.feed(.tick).effects == ["start engine"])
+        let failed = session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM)))
+        #expect(failed.updates == ["problem: netlink"])
+        #expect(failed.effects == ["stop engine", "log warning"])
+        #expect(session.state.nextDeadline == session.now + .milliseconds(100))
+        session.now += .milliseconds(100)
+        #expect(session.feed(.tick).effects == ["start engine"])
+    }
+
+    @Test func netlinkFailingEndsASessionThatCannotWait() {
+        var session = Driver(.embedded, paths: [], retryingInProcess: false)
+        session.feed(.tick)
+        #expect(session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM))).effects == ["stop engine", "end: failed"])
+    }
+
+    @Test func anEngineStoppedBeforeItStartedDeliversNothing() {
+        var session = Driver(.automatic)
+        _ = session.follow("api.example.com:443")
+        session.feed(.tick)
+        session.feed(.connectFailed(path: Self.socket, .closed(path: Self.socket)))
+        session.now += .milliseconds(100)
+        _ = session.answeredByDaemon()
+        // The loop performs the start decided before the daemon answered
+        // after the stop decided since: its results no longer count.
+        let late = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
+        #expect(late.updates.isEmpty && late.effects.isEmpty)
+    }
+
+    @Test func stopEndsTheSessionAndIgnoresWhatFollows() {
+        var session = Driver(.automatic)
+        let stopped = session.feed(.commands([.stop, .follow(Self.key("api.example.com:443"))]))
+        #expect(stopped.effects == ["end"])
+        #expect(session.state.hasEnded)
+    }
+}
