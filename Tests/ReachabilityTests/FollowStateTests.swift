@@ -111,6 +111,7 @@ struct FollowStateTests {
             case .connect(let path, let requests): "connect \(path) " + requests.map(describe).joined(separator: ", ")
             case .send(let requests): "send " + requests.map(describe).joined(separator: ", ")
             case .readDaemon: "read"
+            case .decode(_, let lines): "decode, then \(lines.count) lines"
             case .dropDaemon: "drop daemon"
             case .startEngine: "start engine"
             case .stopEngine: "stop engine"
@@ -188,6 +189,24 @@ struct FollowStateTests {
         session.feed(Self.connected(Self.socket))
         let line = Array(#"{"type":"status","version":99}"#.utf8)
         #expect(session.feed(.daemonLines([line])).effects == ["drop daemon", "log error", "end: failed"])
+    }
+
+    @Test func aStatusPassedOnIsDeliveredBeforeItIsDecodedAndWhatFollowsItAfter() throws {
+        var session = Driver(.automatic, detail: .full)
+        _ = session.follow("api.example.com:443")
+        _ = session.answeredByDaemon()
+        let next = Array(FakeDaemon.newerDaemonsLine.replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+        let answer = Self.destinationLine(.reachable, id: "0", target: "api.example.com:443")
+        let news = session.feed(.daemonLines([next, answer]))
+        #expect(news.updates == ["status from daemon"], "delivered as it came")
+        #expect(news.effects == ["decode, then 1 lines"], "the answer after it waits for the decoding")
+        let status = try StatusUpdate(line: next).status()
+        let decoded = session.feed(.decoded(.success(status), then: [answer]))
+        #expect(decoded.updates == ["api.example.com:443 reachable from daemon"])
+        let broken = session.feed(.daemonLines([next]))
+        #expect(broken.effects == ["decode, then 0 lines"])
+        let malformed = session.feed(.decoded(.failure(.protocolError(.malformed("a status"))), then: []))
+        #expect(malformed.effects == ["drop daemon", "log warning", "start engine"], "a line that does not decode fails the daemon")
     }
 
     // MARK: Reconnecting
@@ -338,6 +357,16 @@ struct FollowStateTests {
         // after the stop decided since: its results no longer count.
         let late = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
         #expect(late.updates.isEmpty && late.effects.isEmpty)
+    }
+
+    @Test func aNewRunStartsWithNoConnectionAndSaysItsSourceAgain() {
+        var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
+        session.feed(.commands([.stop]))
+        session.state.restart(at: session.now)
+        #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe"], "the last run's connection was closed")
+        session.feed(Self.connected(Self.socket))
+        #expect(session.feed(.daemonLines([Self.statusLine])).updates == ["following daemon"], "the same status is no news, its source is")
     }
 
     @Test func stopEndsTheSessionAndIgnoresWhatFollows() {

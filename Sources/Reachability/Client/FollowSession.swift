@@ -296,6 +296,10 @@ package final class FollowSession {
             } catch {
                 return .then(.daemonFailed(error))
             }
+        case .decode(let update, let lines):
+            do throws(DaemonClientError) { return .then(.decoded(.success(try update.status()), then: lines)) } catch {
+                return .then(.decoded(.failure(error), then: lines))
+            }
         case .dropDaemon:
             connection = nil
             liveness?.forget()

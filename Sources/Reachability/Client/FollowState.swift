@@ -32,6 +32,9 @@ struct FollowState {
         case daemonReadable
         /// `.readDaemon` found these complete lines, in order.
         case daemonLines([[UInt8]])
+        /// What `.decode` made of a status passed on undecoded, and the lines
+        /// read after it.
+        case decoded(Result<NetworkStatus, DaemonClientError>, then: [[UInt8]])
         /// Reading from or sending to the daemon failed, or it closed.
         case daemonFailed(DaemonClientError)
         /// What ``DaemonLiveness`` says about the daemon followed.
@@ -52,6 +55,11 @@ struct FollowState {
         case send([ClientRequest])
         /// Read what the daemon sent: `.daemonLines` or `.daemonFailed`.
         case readDaemon
+        /// Decode a status line already delivered as it came, then go on
+        /// with the lines after it: `.decoded`. Decoding is the costliest
+        /// part of a following client's work, so the line reaches its reader
+        /// first, and is still checked whole.
+        case decode(StatusUpdate, then: [[UInt8]])
         /// Close the daemon's connection and forget its liveness probe.
         case dropDaemon
         /// Start the in-process engine unless it runs: `.engineStarted` or `.engineFailed`.
@@ -95,9 +103,13 @@ struct FollowState {
         stream = StatusStream(detail: configuration.statusDetail)
     }
 
-    /// A run starts at `now`: the daemon (or netlink) is tried at once, and
-    /// the first source is news, whatever the last run followed.
+    /// A run starts at `now`, with no daemon connection and no engine (the
+    /// last run's were closed): the daemon (or netlink) is tried at once,
+    /// and the first source is news, whatever the last run followed.
     mutating func restart(at now: ContinuousClock.Instant) {
+        daemon = nil
+        daemonUnresponsive = false
+        engineRunning = false
         retry = RetrySchedule(configuration.backoff, first: now)
         stream.restart()
         hasEnded = false
@@ -129,10 +141,16 @@ struct FollowState {
             // It spoke again, on the subscription this time.
             if daemonUnresponsive { resubscribe(now) } else { effects.append(.readDaemon) }
         case .daemonLines(let lines):
-            // Every line, statuses included: each status says what changed
-            // since the one before, so the newest alone would hide a handover
-            // in an older one read with it.
-            for line in lines where daemon != nil && !hasEnded { act(on: line, now) }
+            act(on: lines, now)
+        case .decoded(let status, let lines):
+            guard daemon != nil else { break }
+            switch status {
+            case .success(let status):
+                stream.passed(status)
+                act(on: lines, now)
+            case .failure(let error):
+                daemonFailed(error, now)
+            }
         case .daemonFailed(let error): if daemon != nil { daemonFailed(error, now) }
         case .liveness(let verdict): judge(verdict, now)
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
@@ -263,14 +281,28 @@ struct FollowState {
         }
     }
 
-    /// One line from the daemon.
-    private mutating func act(on line: [UInt8], _ now: ContinuousClock.Instant) {
-        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return }
+    /// Lines from the daemon, in order, up to a status passed on undecoded:
+    /// the rest wait for its decoding (`.decode`), since they are compared
+    /// with it. Every line counts, statuses included: each status says what
+    /// changed since the one before, so the newest alone would hide a
+    /// handover in an older one read with it.
+    private mutating func act(on lines: [[UInt8]], _ now: ContinuousClock.Instant) {
+        for (index, line) in lines.enumerated() where daemon != nil && !hasEnded {
+            if let news = act(on: line, now) {
+                effects.append(.decode(news, then: Array(lines[(index + 1)...])))
+                return
+            }
+        }
+    }
+
+    /// One line from the daemon; a status passed on undecoded, if it is one.
+    private mutating func act(on line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
+        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return nil }
         for event in events where daemon != nil && !hasEnded {
             switch event {
             case .news(let update):
                 updates.append(.status(update))
-                do throws(DaemonClientError) { stream.passed(try update.status()) } catch { daemonFailed(error, now) }
+                return update
             case .answered(let status, let line):
                 daemonAnswered()
                 offer(status, line: line)
@@ -287,6 +319,7 @@ struct FollowState {
                 daemonFailed(error, now)
             }
         }
+        return nil
     }
 
     private mutating func refused(_ error: DaemonClientError, code: String, id: String?, _ now: ContinuousClock.Instant) {
