@@ -42,7 +42,7 @@ struct StatusStream {
     /// changes, so it needs no comparing, unless it must be renumbered.
     func passesThrough(_ line: [UInt8]) -> Bool {
         guard seqOffset == 0, let detail, StatusUpdate.isStatusLine(line) else { return false }
-        return detail == .full || line.firstRange(of: Self.summaryMarker) != nil
+        return detail == .full || line.firstRange(ofBytes: Self.summaryMarker) != nil
     }
 
     private static let summaryMarker = Array(#""detail":"summary""#.utf8)

@@ -56,7 +56,7 @@ package struct StatusUpdate {
     static func line(_ line: [UInt8], renumberedTo seq: UInt64) -> [UInt8]? {
         let key = Array(#""seq":"#.utf8), source = Array(#","source":""#.utf8), type = Array(#"","type":"status""#.utf8)
         var start = 0
-        while let found = line[start...].firstRange(of: key) {
+        while let found = line[start...].firstRange(ofBytes: key) {
             start = found.upperBound
             var end = found.upperBound
             while end < line.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[end]) { end += 1 }
@@ -72,7 +72,7 @@ package struct StatusUpdate {
 
     /// Whether `line` says it is a status (an error line must not pass for one).
     static func isStatusLine(_ line: [UInt8]) -> Bool {
-        line.firstRange(of: statusMarker) != nil
+        line.firstRange(ofBytes: statusMarker) != nil
     }
 
     private static let statusMarker = Array(#""type":"status""#.utf8)

@@ -20,7 +20,7 @@ struct HTTPResponse: Equatable, Sendable {
     /// `nil` until the status line and every header have arrived.
     init?(parsing bytes: [UInt8]) {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = bytes.firstRange(of: separator) else { return nil }
+        guard let end = bytes.firstRange(ofBytes: separator) else { return nil }
         let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
         var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
         guard !lines.isEmpty else { return nil }
@@ -53,7 +53,7 @@ struct HTTPResponse: Equatable, Sendable {
     private static func dechunk(_ body: [UInt8]) -> [UInt8] {
         var data: [UInt8] = []
         var rest = body[...]
-        while let lineEnd = rest.firstRange(of: [13, 10]) {
+        while let lineEnd = rest.firstRange(ofBytes: [13, 10]) {
             let sizeText = String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText.trimmingSpaces(), radix: 16), size > 0 else { break }
             let start = lineEnd.upperBound

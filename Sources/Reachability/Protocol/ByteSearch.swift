@@ -1,0 +1,42 @@
+extension RandomAccessCollection where Element == UInt8 {
+    /// Where `marker` first occurs in these bytes; `nil` if nowhere, or if
+    /// `marker` is empty.
+    ///
+    /// ```swift
+    /// let line = Array(#"{"seq":7,"type":"status"}"#.utf8)
+    /// let found = line.firstRange(ofBytes: Array(#""type":"status""#.utf8))   // 9..<24
+    /// ```
+    ///
+    /// Written by hand because the standard library's `firstRange(of:)`
+    /// (from _StringProcessing) costs about 150 µs on a 3 KB status line in
+    /// a release build (Swift 6.3), against under 1 µs for this loop: it ran
+    /// on every status a following client passes on, and doubled the
+    /// daemon's hop in `make bench`.
+    package func firstRange(ofBytes marker: [UInt8]) -> Range<Index>? {
+        guard let first = marker.first, count >= marker.count else { return nil }
+        let offset: Int?? = withContiguousStorageIfAvailable { bytes in
+            marker.withUnsafeBufferPointer { marker in
+                var start = 0
+                while start <= bytes.count - marker.count {
+                    if bytes[start] == first, memcmpEqual(bytes, from: start, marker) { return start }
+                    start += 1
+                }
+                return nil
+            }
+        }
+        guard let offset else { return firstRange(of: marker) }
+        guard let offset else { return nil }
+        let lower = index(startIndex, offsetBy: offset)
+        return lower..<index(lower, offsetBy: marker.count)
+    }
+}
+
+/// Whether `bytes` holds `marker` at `start` (which leaves room for it).
+private func memcmpEqual(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, _ marker: UnsafeBufferPointer<UInt8>) -> Bool {
+    var index = 1
+    while index < marker.count {
+        guard bytes[start + index] == marker[index] else { return false }
+        index += 1
+    }
+    return true
+}
