@@ -228,23 +228,38 @@ def hop(flips, runs=3):
     against a machine the other keeps busy (on two cores, one flip wakes
     five processes); and the bare daemon (this script reading its socket),
     which says how much of the hop is the daemon's and how much its client's.
+    Against the floor in the same rounds: bench/relay.c carrying each route
+    change one process further with nothing of ours (a blocking read, a
+    write, a blocking read), against the same program printing it at once.
     The median over `runs` rounds of each run's p50."""
-    watchers = [IN_PROCESS, THROUGH_DAEMON, ("daemon socket, bare subscriber", "bare")]
+    relay = os.path.join(tempfile.gettempdir(), f"reachd-relay-{os.getpid()}")
+    subprocess.run(["gcc", "-O2", "-o", relay, os.path.join(HERE, "relay.c")], check=True)
+    floor_direct = ("floor: the kernel to one process", [relay, "direct"])
+    floor_hop = ("floor: the kernel to one process, to another", [relay, "hop"])
+    watchers = [IN_PROCESS, THROUGH_DAEMON, ("daemon socket, bare subscriber", "bare"), floor_direct, floor_hop]
     medians = {name: [] for name, _ in watchers}
     rows = []
-    for run in range(runs):
-        for spec in watchers:
-            arrivals = {}
-            rows.append(f"  round {run + 1}: {measure(flips, [spec], arrivals=arrivals)[0].strip()}")
-            reference = arrivals["ip monitor route (reference)"]
-            differences = [t - r for t, r in zip(arrivals[spec[0]], reference) if t is not None and r is not None]
-            if differences:
-                medians[spec[0]].append(statistics.median(differences))
+    try:
+        for run in range(runs):
+            for spec in watchers:
+                arrivals = {}
+                rows.append(f"  round {run + 1}: {measure(flips, [spec], arrivals=arrivals)[0].strip()}")
+                reference = arrivals["ip monitor route (reference)"]
+                differences = [t - r for t, r in zip(arrivals[spec[0]], reference) if t is not None and r is not None]
+                if differences:
+                    medians[spec[0]].append(statistics.median(differences))
+    finally:
+        os.unlink(relay)
     p50 = {name: statistics.median(values) for name, values in medians.items() if values}
     for name, value in p50.items():
         rows.append(f"  {name:44} {value / 1e6:+.3f} ms, median of {len(medians[name])} rounds' p50")
     if IN_PROCESS[0] in p50 and THROUGH_DAEMON[0] in p50:
-        rows.append(f"  the hop (through the daemon minus in-process): {(p50[THROUGH_DAEMON[0]] - p50[IN_PROCESS[0]]) / 1e6:+.3f} ms")
+        ours = p50[THROUGH_DAEMON[0]] - p50[IN_PROCESS[0]]
+        rows.append(f"  the hop (through the daemon minus in-process): {ours / 1e6:+.3f} ms")
+        if floor_direct[0] in p50 and floor_hop[0] in p50:
+            floor = p50[floor_hop[0]] - p50[floor_direct[0]]
+            rows.append(f"  the floor's hop (relay minus direct):           {floor / 1e6:+.3f} ms")
+            rows.append(f"  the hop above the floor:                        {(ours - floor) / 1e6:+.3f} ms")
     return rows
 
 

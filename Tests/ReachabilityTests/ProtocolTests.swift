@@ -289,6 +289,39 @@ struct LineBufferTests {
         let lines = try buffer.append([UInt8](repeating: UInt8(ascii: "a"), count: 4096) + [UInt8(ascii: "\n")])
         #expect(lines.first?.count == 4096)
     }
+
+    /// However a stream is cut into reads, the same lines come out, and a
+    /// line over the limit fails wherever it is cut.
+    @Test func theLinesDoNotDependOnHowTheStreamIsCut() throws {
+        var generator = SeededGenerator(seed: 11)
+        let alphabet = Array("ab\r\n".utf8)
+        for _ in 0..<500 {
+            let stream = (0..<Int.random(in: 0...60, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            var whole = LineBuffer(limit: 8), cut = LineBuffer(limit: 8)
+            let expected = Result { () throws(LineBuffer.Failure) in try whole.append(stream) }
+            var received: [[UInt8]] = []
+            var rest = stream[...]
+            let outcome = Result { () throws(LineBuffer.Failure) in
+                while !rest.isEmpty {
+                    let size = Int.random(in: 1...7, using: &generator)
+                    received += try cut.append(rest.prefix(size))
+                    rest = rest.dropFirst(size)
+                }
+                return received
+            }
+            switch (expected, outcome) {
+            case (.success(let lines), .success(let cutLines)):
+                #expect(lines == cutLines, "\(stream)")
+                #expect(whole.hasPartialLine == cut.hasPartialLine)
+            case (.failure, .failure): break
+            case (.success, .failure), (.failure, .success): Issue.record("one failed, the other did not: \(stream)")
+            }
+            // Every line it gives is within the limit and has no line break.
+            for line in (try? expected.get()) ?? [] {
+                #expect(line.count <= 8 && !line.contains(UInt8(ascii: "\n")))
+            }
+        }
+    }
 }
 
 @Suite("Publishing only changes")
