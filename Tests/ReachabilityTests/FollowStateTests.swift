@@ -180,7 +180,8 @@ struct FollowStateTests {
         session.feed(Self.connected(Self.socket))
         session.now = Self.start + DaemonConnection.answerTimeout
         #expect(session.feed(.tick).effects == ["drop daemon", "end: failed"])
-        #expect(session.feed(.tick).effects.isEmpty, "an ended session decides nothing more")
+        let after = session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM)))
+        #expect(after.updates.isEmpty && after.effects.isEmpty, "an ended session decides nothing more")
     }
 
     @Test func aDaemonOfAnotherVersionEndsADaemonOnlySession() {
@@ -239,6 +240,9 @@ struct FollowStateTests {
         #expect(computed.updates == ["api.example.com:443 reachable from embedded"])
         session.now += .milliseconds(100)
         _ = session.answeredByDaemon()
+        // A destination the daemon refuses keeps the engine running.
+        session.feed(.daemonLines([Self.refusal(RequestError.tooManyWatches, id: "0")]))
+        #expect(session.state.engineRunning)
         let late = session.feed(.computed([.status(Self.embeddedStatus(seq: 2))]))
         #expect(late.updates.isEmpty, "the daemon answers now: the engine's status is not delivered")
     }
@@ -270,7 +274,7 @@ struct FollowStateTests {
         _ = session.answeredByDaemon()
         let refused = session.feed(.daemonLines([Self.refusal(RequestError.badDestination, id: "0")]))
         #expect(refused.updates == ["problem: daemon", "api.example.com:443 failed"])
-        #expect(!refused.effects.contains("start engine"))
+        #expect(refused.effects == ["log warning"], "no engine, and the daemon kept")
         #expect(session.feed(.commands([.unfollow(Self.key("api.example.com:443"))])).effects.isEmpty, "no longer followed")
     }
 
@@ -353,8 +357,8 @@ struct FollowStateTests {
         session.feed(.connectFailed(path: Self.socket, .closed(path: Self.socket)))
         session.now += .milliseconds(100)
         _ = session.answeredByDaemon()
-        // The loop performs the start decided before the daemon answered
-        // after the stop decided since: its results no longer count.
+        // Both decided before the loop performs either (one queue): the
+        // start's result arrives after the stop was decided, and no longer counts.
         let late = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
         #expect(late.updates.isEmpty && late.effects.isEmpty)
     }
@@ -371,8 +375,38 @@ struct FollowStateTests {
 
     @Test func stopEndsTheSessionAndIgnoresWhatFollows() {
         var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
         let stopped = session.feed(.commands([.stop, .follow(Self.key("api.example.com:443"))]))
-        #expect(stopped.effects == ["end"])
+        #expect(stopped.effects == ["end"], "no watch sent after the stop")
         #expect(session.state.hasEnded)
+    }
+
+    @Test func aDaemonOnlySessionWithEveryDaemonAnotherNetworksEnds() {
+        var session = Driver(.daemon)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket, servesThisNetwork: false))
+        #expect(session.feed(.daemonLines([Self.statusLine])).effects == ["drop daemon", "end: failed"])
+        // Remembered in a later run: it ends at once rather than wait for nothing.
+        session.state.restart(at: session.now)
+        #expect(session.feed(.tick).effects == ["end: failed"])
+    }
+
+    @Test func aStatusDecodedAfterTheDaemonWentCountsAsDelivered() throws {
+        var session = Driver(.automatic, detail: .full)
+        _ = session.answeredByDaemon()
+        let offline = Array(FakeDaemon.newerDaemonsLine
+            .replacingOccurrences(
+                of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
+                with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
+            .replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+        #expect(session.feed(.daemonLines([offline])).updates == ["status from daemon"])
+        session.feed(.daemonFailed(.closed(path: Self.socket)))
+        session.feed(.decoded(.success(try StatusUpdate(line: offline).status()), then: []))
+        session.now += .milliseconds(100)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket))
+        #expect(session.feed(.daemonLines([offline])).updates.isEmpty,
+            "the daemon's status is the one delivered last, from the same source: no news")
+        #expect(session.state.daemonConnection.answered)
     }
 }

@@ -176,6 +176,7 @@ package final class FollowSession {
             connection = nil
             liveness?.forget()
             inProcess.stop()
+            state.closed()
         }
         if case .failed(let error) = loop(until: deadline, deliver) { throw error }
     }

@@ -103,16 +103,22 @@ struct FollowState {
         stream = StatusStream(detail: configuration.statusDetail)
     }
 
-    /// A run starts at `now`, with no daemon connection and no engine (the
-    /// last run's were closed): the daemon (or netlink) is tried at once,
-    /// and the first source is news, whatever the last run followed.
+    /// A run starts at `now`: the daemon (or netlink) is tried at once, and
+    /// the first source is news, whatever the last run followed.
     mutating func restart(at now: ContinuousClock.Instant) {
-        daemon = nil
-        daemonUnresponsive = false
-        engineRunning = false
+        closed()
         retry = RetrySchedule(configuration.backoff, first: now)
         stream.restart()
         hasEnded = false
+    }
+
+    /// A run ended and its loop closed the daemon connection and stopped the
+    /// engine: nothing of them is kept (the link's namespace check holds the
+    /// connection).
+    mutating func closed() {
+        daemon = nil
+        daemonUnresponsive = false
+        engineRunning = false
     }
 
     /// Whether a daemon connection is open, and whether it answered.
@@ -143,13 +149,13 @@ struct FollowState {
         case .daemonLines(let lines):
             act(on: lines, now)
         case .decoded(let status, let lines):
-            guard daemon != nil else { break }
             switch status {
             case .success(let status):
+                // Delivered already, whatever became of the daemon since.
                 stream.passed(status)
                 act(on: lines, now)
             case .failure(let error):
-                daemonFailed(error, now)
+                if daemon != nil { daemonFailed(error, now) }
             }
         case .daemonFailed(let error): if daemon != nil { daemonFailed(error, now) }
         case .liveness(let verdict): judge(verdict, now)
@@ -234,6 +240,10 @@ struct FollowState {
         case .automatic, .daemon:
             if daemon == nil, let first = daemonsToAsk.first {
                 connect(first)
+            } else if daemon == nil, configuration.source == .daemon {
+                // Every daemon is another network's (found in an earlier run):
+                // nothing to wait for.
+                end(.noDaemonAnswered([.otherNetwork(path: configuration.socketPaths.last ?? "")]))
             } else if daemon == nil || !daemonAnswers || followed.anyRefusedByDaemon {
                 // The engine failed where it stands in for the daemon: again.
                 startEngine()
