@@ -1,11 +1,7 @@
 extension RandomAccessCollection where Element == UInt8 {
     /// Where `marker` first occurs in these bytes; `nil` if nowhere, or if
-    /// `marker` is empty.
-    ///
-    /// ```swift
-    /// let line = Array(#"{"seq":7,"type":"status"}"#.utf8)
-    /// let found = line.firstRange(ofBytes: Array(#""type":"status""#.utf8))   // 9..<24
-    /// ```
+    /// `marker` is empty: in `{"seq":7,"type":"status"}`, `"type":"status"`
+    /// is found at 9..<24.
     ///
     /// Written by hand because the standard library's `firstRange(of:)`
     /// (from _StringProcessing) costs about 150 µs on a 3 KB status line in
