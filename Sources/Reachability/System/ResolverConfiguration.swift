@@ -1,0 +1,37 @@
+/// The name servers a resolver configuration (`resolv.conf(5)`) names.
+///
+/// Only the first three count: glibc's resolver asks no more (`MAXNS`).
+/// An address with a zone (`fe80::1%eth0`) is taken without it.
+package struct ResolverConfiguration: Equatable, Sendable {
+    /// glibc's `MAXNS`.
+    package static let serversAsked = 3
+    /// systemd-resolved's stub listeners: the real servers are resolved's.
+    package static let resolvedStubs: Set<String> = ["127.0.0.53", "127.0.0.54"]
+    /// Where systemd-resolved writes the servers it uses.
+    package static let resolvedServersFile = "/run/systemd/resolve/resolv.conf"
+
+    package var servers: [IPAddress]
+
+    package init(servers: [IPAddress]) {
+        self.servers = servers
+    }
+
+    /// The `nameserver` lines of `text`, in order; anything else, and what
+    /// does not parse, is skipped, as the resolver skips it.
+    package init(parsing text: String) {
+        var servers: [IPAddress] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard words.count >= 2, words[0] == "nameserver", servers.count < Self.serversAsked else { continue }
+            let address = words[1].split(separator: "%", maxSplits: 1).first.map(String.init) ?? ""
+            if let parsed = IPAddress(address) { servers.append(parsed) }
+        }
+        self.servers = servers
+    }
+
+    /// Whether every server is systemd-resolved's stub: then the servers
+    /// that answer are in ``resolvedServersFile``.
+    package var pointsAtResolvedStub: Bool {
+        !servers.isEmpty && servers.allSatisfy { Self.resolvedStubs.contains($0.description) }
+    }
+}
