@@ -36,7 +36,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The GIO module: a C compiler, GLib's and json-glib's headers. Its tests
 # drive the real GLib from Python (python3-gi), and run it under valgrind.
 # radvd sends the router advertisements whose routes expire unannounced;
-# Prometheus and node_exporter scrape the daemon's metrics.
+# Prometheus and node_exporter scrape the daemon's metrics; nftables counts
+# the packets a test must not see (no DNS query to judge name resolution).
 # The GTK example (Examples/GtkListViewer, a package of its own, so that
 # nothing else needs GTK) and its tests: libadwaita's headers, an X server
 # with no screen (xvfb), screenshots (imagemagick), OCR (tesseract-ocr, with
@@ -48,7 +49,7 @@ GTK_DEPS     := libadwaita-1-dev libgtk-4-dev adwaita-icon-theme fonts-dejavu-co
 DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool dbus-daemon at-spi2-core gir1.2-atspi-2.0
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
-                radvd prometheus prometheus-node-exporter $(DESKTOP_DEPS)
+                radvd prometheus prometheus-node-exporter nftables $(DESKTOP_DEPS)
 GTK_VIEWER   := $(CURDIR)/Examples/GtkListViewer/.build/debug/gtk-list-viewer
 
 # The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib

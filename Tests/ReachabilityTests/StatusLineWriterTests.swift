@@ -74,6 +74,16 @@ struct StatusLineWriterTests {
                 },
                 seq: UInt64.random(in: 0...UInt64.max, using: &generator), source: .daemon)
         }
+        // Name resolution, with every optional key of a server both ways.
+        let dnsStates = DNSState.allCases + [.unrecognized("new\"state")]
+        status.dns = DNSStatus(
+            state: dnsStates.randomElement(using: &generator)!,
+            servers: (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                DNSServer(
+                    address: text(&generator), state: states.randomElement(using: &generator)!,
+                    reason: Bool.random(using: &generator) ? nil : UnreachableReason.allCases.randomElement(using: &generator)!,
+                    interface: Bool.random(using: &generator) ? nil : text(&generator))
+            })
         // Every kind of change, each of its optional fields both ways.
         status.changes = (0..<Int.random(in: 0...4, using: &generator)).map { _ in
             let family = Bool.random(using: &generator) ? AddressFamily.ipv4 : .ipv6
@@ -83,6 +93,7 @@ struct StatusLineWriterTests {
                 .path(family, from: path(family), to: path(family)),
                 .reachability(family, from: level(), to: level()),
                 .connectivity(from: verdict(), to: verdict()),
+                .dns(from: dnsStates.randomElement(using: &generator)!, to: dnsStates.randomElement(using: &generator)!),
                 .metered(from: Bool.random(using: &generator), to: Bool.random(using: &generator)),
                 .portalURL,
                 .interfaces(links: (0..<Int.random(in: 0...3, using: &generator)).map { _ in text(&generator) }),

@@ -75,4 +75,17 @@ public struct DNSServer: Codable, Sendable, Equatable {
         self.reason = reason
         self.interface = interface
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case address, state, reason, interface
+    }
+
+    /// `null` where there is no reason or link, as every key of the protocol.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(address, forKey: .address)
+        try container.encode(state, forKey: .state)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(interface, forKey: .interface)
+    }
 }

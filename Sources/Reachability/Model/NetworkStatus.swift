@@ -21,6 +21,10 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Where a captive portal sends the user to sign in (the check's redirect
     /// target), when ``connectivity`` is `.portal` and the portal said.
     public var portalURL: String?
+    /// Whether names can resolve: each configured name server judged by
+    /// the kernel's route to it, with no packet sent. `.unknown` from a
+    /// daemon that predates saying so.
+    public var dns: DNSStatus = .unknown
     /// The connectivity check the daemon runs; `nil` when it runs none, in a
     /// status computed in-process, and from a daemon that predates saying so.
     /// Not part of what the status describes: it changes only with the daemon.
@@ -185,11 +189,11 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// subscriber hears of a status only when this is `false`.
     public func hasSameSummary(as other: NetworkStatus) -> Bool {
         ipv4 == other.ipv4 && ipv6 == other.ipv6 && connectivity == other.connectivity
-            && portalURL == other.portalURL && metered == other.metered
+            && portalURL == other.portalURL && metered == other.metered && dns == other.dns
     }
 
     private enum CodingKeys: String, CodingKey {
-        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes, check
+        case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes, check, dns
         case portalURL = "portal_url"
         case metered, detail
         case network = "netns"
@@ -239,6 +243,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         // otherwise, and what this version can't read it does without.
         network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
         check = try? container.decodeIfPresent(DaemonCheck.self, forKey: .check)
+        dns = (try? container.decodeIfPresent(DNSStatus.self, forKey: .dns)) ?? .unknown
         daemonsWord = DaemonsWord(
             online: try? container.decodeIfPresent(Bool.self, forKey: .online),
             reachability: try? container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
@@ -251,6 +256,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv4.reachability, forKey: .ipv4)
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
+        try container.encode(dns, forKey: .dns)
         try container.encode(changes, forKey: .changes)
         try container.encode(check, forKey: .check)
         try container.encode(portalURL, forKey: .portalURL)

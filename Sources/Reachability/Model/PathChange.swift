@@ -43,7 +43,7 @@ extension NetworkStatus {
         changes.compactMap { change in
             switch change {
             case .path(let family, let from, let to): PathChange(family: family, from: from, to: to, status: self)
-            case .reachability, .connectivity, .metered, .portalURL, .interfaces, .watched, .unrecognized: nil
+            case .reachability, .connectivity, .dns, .metered, .portalURL, .interfaces, .watched, .unrecognized: nil
             }
         }
     }

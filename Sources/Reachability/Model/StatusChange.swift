@@ -27,6 +27,9 @@ public enum StatusChange: Sendable, Hashable {
     case reachability(AddressFamily, from: ReachabilityLevel, to: ReachabilityLevel)
     /// The connectivity check's verdict.
     case connectivity(from: Connectivity, to: Connectivity)
+    /// Name resolution (``NetworkStatus/dns``): its verdict, or its servers
+    /// and their routes (`from` equals `to` when only those changed).
+    case dns(from: DNSState, to: DNSState)
     /// Whether the primary path is metered.
     case metered(from: Bool, to: Bool)
     /// Where a captive portal sends the user (``NetworkStatus/portalURL``).
@@ -48,6 +51,7 @@ public enum StatusChange: Sendable, Hashable {
         case .path: "path"
         case .reachability: "reachability"
         case .connectivity: "connectivity"
+        case .dns: "dns"
         case .metered: "metered"
         case .portalURL: "portal_url"
         case .interfaces: "interfaces"
@@ -60,7 +64,7 @@ public enum StatusChange: Sendable, Hashable {
     /// the watched targets, which a summary leaves out.
     public var isInSummary: Bool {
         switch self {
-        case .path, .reachability, .connectivity, .metered, .portalURL, .unrecognized: true
+        case .path, .reachability, .connectivity, .dns, .metered, .portalURL, .unrecognized: true
         case .interfaces, .watched: false
         }
     }
@@ -72,7 +76,8 @@ public enum StatusChange: Sendable, Hashable {
     public var changesConfiguration: Bool {
         switch self {
         case .path, .reachability, .connectivity, .metered, .portalURL: true
-        case .interfaces, .watched, .unrecognized: false
+        // GLib's monitor has no word for name resolution.
+        case .dns, .interfaces, .watched, .unrecognized: false
         }
     }
 
@@ -108,11 +113,12 @@ public enum StatusChange: Sendable, Hashable {
         case .reachability(let name, _, _): return family(name)
         case .path(let name, _, _): return family(name) + 1
         case .connectivity: return 10
-        case .portalURL: return 11
-        case .metered: return 12
-        case .interfaces: return 13
-        case .watched: return 14
-        case .unrecognized: return 15
+        case .dns: return 11
+        case .portalURL: return 12
+        case .metered: return 13
+        case .interfaces: return 14
+        case .watched: return 15
+        case .unrecognized: return 16
         }
     }
 
@@ -120,7 +126,7 @@ public enum StatusChange: Sendable, Hashable {
     private enum Subject: Hashable {
         case path(AddressFamily)
         case reachability(AddressFamily)
-        case connectivity, metered, portalURL, interfaces
+        case connectivity, dns, metered, portalURL, interfaces
         case watched(String)
         case unrecognized(String)
     }
@@ -130,6 +136,7 @@ public enum StatusChange: Sendable, Hashable {
         case .path(let family, _, _): .path(family)
         case .reachability(let family, _, _): .reachability(family)
         case .connectivity: .connectivity
+        case .dns: .dns
         case .metered: .metered
         case .portalURL: .portalURL
         case .interfaces: .interfaces
@@ -145,11 +152,12 @@ public enum StatusChange: Sendable, Hashable {
         case (.reachability(let family, let from, _), .reachability(_, _, let to)):
             .reachability(family, from: from, to: to)
         case (.connectivity(let from, _), .connectivity(_, let to)): .connectivity(from: from, to: to)
+        case (.dns(let from, _), .dns(_, let to)): .dns(from: from, to: to)
         case (.metered(let from, _), .metered(_, let to)): .metered(from: from, to: to)
         case (.interfaces(let before), .interfaces(let after)):
             .interfaces(links: before + after.filter { !before.contains($0) })
         case (.watched(let target, let from, _), .watched(_, _, let to)): .watched(target: target, from: from, to: to)
-        case (.path, _), (.reachability, _), (.connectivity, _), (.metered, _), (.portalURL, _), (.interfaces, _),
+        case (.path, _), (.reachability, _), (.connectivity, _), (.dns, _), (.metered, _), (.portalURL, _), (.interfaces, _),
             (.watched, _), (.unrecognized, _):
             later
         }
@@ -183,6 +191,10 @@ extension StatusChange: Codable {
                 return .connectivity(
                     from: try container.decode(Connectivity.self, forKey: .from),
                     to: try container.decode(Connectivity.self, forKey: .to))
+            case "dns":
+                return .dns(
+                    from: try container.decode(DNSState.self, forKey: .from),
+                    to: try container.decode(DNSState.self, forKey: .to))
             case "metered":
                 return .metered(
                     from: try container.decode(Bool.self, forKey: .from), to: try container.decode(Bool.self, forKey: .to))
@@ -215,6 +227,9 @@ extension StatusChange: Codable {
             try container.encode(from, forKey: .from)
             try container.encode(to, forKey: .to)
         case .connectivity(let from, let to):
+            try container.encode(from, forKey: .from)
+            try container.encode(to, forKey: .to)
+        case .dns(let from, let to):
             try container.encode(from, forKey: .from)
             try container.encode(to, forKey: .to)
         case .metered(let from, let to):

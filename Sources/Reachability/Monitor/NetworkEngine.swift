@@ -21,16 +21,16 @@ package final class NetworkEngine {
         case netlink
         /// Finished name resolutions (``DestinationTracker``).
         case resolver
-        /// `/etc/resolv.conf`, `/etc/hosts` or `/etc/nsswitch.conf` changed.
+        /// `/etc/resolv.conf`, `/etc/hosts` or `/etc/nsswitch.conf` changed,
+        /// or systemd-resolved's servers.
         case resolverFiles
     }
 
     package let watcher: NetworkWatcher
     package let tracker: DestinationTracker
-    /// Made with the first name watched: a process that follows only the
-    /// status, or only addresses, holds no inotify instance.
+    /// Made at start: the name servers judged in every status come from
+    /// these files, and watched names resolve again when they change.
     private var resolverFiles: FileChangeWatch?
-    private var triedResolverFiles = false
     private let source: StatusSource
     private let logger: Logger
     /// Descriptors an epoll owner has not been told of yet.
@@ -56,6 +56,8 @@ package final class NetworkEngine {
 
     /// Takes the first snapshot: the first status to publish.
     package func start() throws(NetlinkError) -> NetworkStatus {
+        watchResolverFiles()
+        _ = try watcher.setResolverServers(ResolverConfiguration.current().servers)
         let first = try watcher.start()
         published(first)
         evaluatedGeneration = watcher.generation
@@ -63,9 +65,8 @@ package final class NetworkEngine {
     }
 
     /// What to wait on for readability, each under the input ``handle(_:now:)``
-    /// takes. Two change: the netlink socket, when a failing one is
-    /// reopened, and the /etc watch, made with the first name watched
-    /// (``takeNewDescriptors()`` says when).
+    /// takes. One changes: the netlink socket, when a failing one is
+    /// reopened (``takeNewDescriptors()`` says when).
     package var descriptors: [(input: Input, fd: Int32)] {
         var descriptors: [(Input, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
         if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
@@ -109,8 +110,12 @@ package final class NetworkEngine {
             if tracker.collectResolutions() { resolutionsChanged = true }
             return Outcome()
         case .resolverFiles:
-            if resolverFiles?.takeChanges() == true { tracker.resolveAgain() }
-            return Outcome()
+            var outcome = Outcome()
+            guard resolverFiles?.takeChanges() == true else { return outcome }
+            tracker.resolveAgain()
+            outcome.status = try watcher.setResolverServers(ResolverConfiguration.current().servers)
+            if let status = outcome.status { published(status) }
+            return outcome
         }
     }
 
@@ -166,14 +171,12 @@ package final class NetworkEngine {
         -> [DestinationTracker.Key]
     {
         for key in keys { tracker.add(key, now: now) }
-        if keys.contains(where: { $0.destination.address == nil }) { watchResolverFiles() }
         return try tracker.evaluate(with: watcher, only: keys, now: now)
     }
 
-    /// Watches `/etc` for the resolver's files, once: a name is watched.
+    /// Watches the resolver's files.
     private func watchResolverFiles() {
-        guard !triedResolverFiles else { return }
-        triedResolverFiles = true
+        guard resolverFiles == nil else { return }
         do {
             let files = try FileChangeWatch.resolverConfiguration()
             resolverFiles = files

@@ -46,6 +46,11 @@ package final class NetworkWatcher {
     /// route event.
     private var meteringGuesses: [Int: (name: String, guess: Metering)] = [:]
 
+    /// The name servers the resolver asks (``ResolverConfiguration``): each
+    /// judged by its route at every evaluation. Set with
+    /// ``setResolverServers(_:)``.
+    package private(set) var resolverServers: [IPAddress] = []
+
     /// What a connectivity check found about the paths published so far (the
     /// daemon's checker, fed back through ``apply(_:)``); `nil` where no check
     /// runs, and connectivity is `.unknown`.
@@ -119,6 +124,15 @@ package final class NetworkWatcher {
         return try resynchronise()
     }
 
+    /// Takes in the resolver's servers (its configuration changed, or before
+    /// ``start()``): the status to publish when their verdict changed it.
+    package func setResolverServers(_ servers: [IPAddress]) throws(NetlinkError) -> NetworkStatus? {
+        guard servers != resolverServers else { return nil }
+        resolverServers = servers
+        guard publisher.current != nil else { return nil }
+        return try evaluate()
+    }
+
     /// Takes in what the connectivity check found (a probe finished) and
     /// publishes again: the new status, or `nil` when nothing changed.
     package func apply(_ findings: ConnectivityFindings) -> NetworkStatus? {
@@ -127,7 +141,7 @@ package final class NetworkWatcher {
         let (verdict, portalURL) = findings.connectivity(ipv4: current.ipv4, ipv6: current.ipv6)
         return publisher.publish(
             ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
-            connectivity: verdict, portalURL: portalURL, at: Date())
+            connectivity: verdict, portalURL: portalURL, dns: current.dns, at: Date())
     }
 
     /// Takes in the answers for the destinations the daemon watches itself,
@@ -168,7 +182,10 @@ package final class NetworkWatcher {
         var publisher = StatusPublisher(
             source: source, firstSeq: firstSequenceNumber(), network: .current(socket: queries.fileDescriptor))
         var findings: ConnectivityFindings?
-        return try evaluate(table, queries, &publisher, findings: &findings, metering: guessMetering(of:)).status!
+        return try evaluate(
+            table, queries, &publisher, findings: &findings, resolverServers: ResolverConfiguration.current().servers,
+            metering: guessMetering(of:)
+        ).status!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -185,9 +202,9 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        let (status, lookups) = try Self.evaluate(table, queries, &publisher, findings: &connectivityFindings) {
-            self.metering(of: $0)
-        }
+        let (status, lookups) = try Self.evaluate(
+            table, queries, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
+        ) { self.metering(of: $0) }
         routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
         return status
     }
@@ -210,18 +227,22 @@ package final class NetworkWatcher {
     /// The status to publish, `nil` when unchanged, and the lookups it rests on.
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
-        findings: inout ConnectivityFindings?,
+        findings: inout ConnectivityFindings?, resolverServers: [IPAddress],
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult]) {
         let lookups = try queries.lookupRoutes(
             to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
+        // One lookup per server, in the same batch of evaluations: a route
+        // going under the resolver changes the verdict with the status.
+        let servers = try DestinationEvaluator.judge(resolverServers.map { RouteQuery($0) }, socket: queries, table: table)
+        let dns = DNSEvaluator.evaluate(resolverServers, verdicts: servers)
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
         findings?.forget(pathsOtherThan: ipv4, ipv6)
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         let status = publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
-            connectivity: verdict, portalURL: portalURL, at: Date())
-        return (status, lookups)
+            connectivity: verdict, portalURL: portalURL, dns: dns, at: Date())
+        return (status, lookups + servers.compactMap(\.lookup))
     }
 }

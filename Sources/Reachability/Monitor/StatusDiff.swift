@@ -3,7 +3,7 @@
 /// metrics, `reachd monitor`, the GIO module) renders what this found.
 enum StatusDiff {
     /// What differs from `old` to `new`, in a fixed order: each family's
-    /// reachability and path, then the verdict, the portal, metering, the
+    /// reachability and path, then the verdict, name resolution, the portal, metering, the
     /// links, and the watched targets in their configured order. Empty
     /// exactly when the two describe the same network, but for a watched
     /// target gone from the list, which the daemon's fixed list never has.
@@ -19,6 +19,7 @@ enum StatusDiff {
         if old.connectivity != new.connectivity {
             changes.append(.connectivity(from: old.connectivity, to: new.connectivity))
         }
+        if old.dns != new.dns { changes.append(.dns(from: old.dns.state, to: new.dns.state)) }
         if old.portalURL != new.portalURL { changes.append(.portalURL) }
         if old.metered != new.metered { changes.append(.metered(from: old.metered, to: new.metered)) }
         let links = changedLinks(from: old.interfaces, to: new.interfaces)

@@ -42,6 +42,11 @@ package struct StatusLineWriter {
         raw(",\"connectivity\":")
         string(status.connectivity.rawValue)
         if status.isSummary { raw(",\"detail\":\"summary\"") }
+        raw(",\"dns\":{\"servers\":")
+        array(status.dns.servers) { $0.write($1) }
+        raw(",\"state\":")
+        string(status.dns.state.rawValue)
+        raw("}")
         raw(",\"families\":{\"ipv4\":")
         write(status.ipv4)
         raw(",\"ipv6\":")
@@ -99,6 +104,12 @@ package struct StatusLineWriter {
             raw(",\"to\":")
             string(to.rawValue)
         case .connectivity(let from, let to):
+            raw("{\"from\":")
+            string(from.rawValue)
+            kind(change)
+            raw(",\"to\":")
+            string(to.rawValue)
+        case .dns(let from, let to):
             raw("{\"from\":")
             string(from.rawValue)
             kind(change)
@@ -169,6 +180,18 @@ package struct StatusLineWriter {
         string(target.target)
         raw(",\"via\":")
         write(target.via)
+        raw("}")
+    }
+
+    private mutating func write(_ server: DNSServer) {
+        raw("{\"address\":")
+        string(server.address)
+        raw(",\"interface\":")
+        optionalString(server.interface)
+        raw(",\"reason\":")
+        optionalString(server.reason?.rawValue)
+        raw(",\"state\":")
+        string(server.state.rawValue)
         raw("}")
     }
 

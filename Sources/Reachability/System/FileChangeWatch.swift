@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// Tells an event loop that some files in one directory changed: the
-/// resolver's configuration (`/etc/resolv.conf`, `/etc/hosts`).
+/// Tells an event loop that some files in a few directories changed: the
+/// resolver's configuration (`/etc/resolv.conf`, `/etc/hosts`, and
+/// systemd-resolved's servers in `/run/systemd/resolve`).
 ///
 /// Watches the directory, not the files: resolvconf, NetworkManager and
 /// systemd-resolved replace `/etc/resolv.conf` by renaming a new file over
@@ -15,7 +16,9 @@ package final class FileChangeWatch {
     package let fileDescriptor: Int32
     private let names: Set<String>
 
-    package init(directory: String, names: Set<String>) throws(SystemError) {
+    /// Watches `directory`, and each of `optional` that exists (a directory
+    /// made later is not watched), for files named one of `names`.
+    package init(directory: String, optional: [String] = [], names: Set<String>) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw SystemError("inotify_init1") }
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
@@ -23,13 +26,16 @@ package final class FileChangeWatch {
             close(fd)
             throw SystemError("inotify_add_watch \(directory)")
         }
+        for other in optional { _ = inotify_add_watch(fd, other, mask) }
         fileDescriptor = fd
         self.names = names
     }
 
-    /// The resolver's configuration in `/etc`: what `getaddrinfo` reads.
+    /// The resolver's configuration: what `getaddrinfo` reads in `/etc`, and
+    /// the servers systemd-resolved writes where its stub is the resolver.
     package static func resolverConfiguration() throws(SystemError) -> FileChangeWatch {
-        try FileChangeWatch(directory: "/etc", names: ["resolv.conf", "hosts", "nsswitch.conf"])
+        try FileChangeWatch(
+            directory: "/etc", optional: ["/run/systemd/resolve"], names: ["resolv.conf", "hosts", "nsswitch.conf"])
     }
 
     deinit { close(fileDescriptor) }

@@ -9,7 +9,7 @@ enum LinkFacts {
         guard !name.contains("/") else { return (nil, nil) }
         let base = "/sys/class/net/\(name)"
         var deviceType: String?
-        if let uevent = readSmallFile(base + "/uevent") {
+        if let uevent = SmallFile.read(base + "/uevent", limit: 4096) {
             for line in uevent.split(separator: "\n") where line.hasPrefix("DEVTYPE=") {
                 deviceType = String(line.dropFirst("DEVTYPE=".count))
             }
@@ -20,14 +20,5 @@ enum LinkFacts {
             ? String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last.map(String.init)
             : nil
         return (deviceType, driver)
-    }
-
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = Glibc.read(fd, &buffer, buffer.count)
-        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
     }
 }

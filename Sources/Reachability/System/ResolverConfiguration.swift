@@ -29,6 +29,16 @@ package struct ResolverConfiguration: Equatable, Sendable {
         self.servers = servers
     }
 
+    /// The servers the host's resolver asks now: `/etc/resolv.conf`'s, or,
+    /// where it points at systemd-resolved's stub, resolved's own servers
+    /// (the stub where resolved lists none). No file: no server.
+    package static func current(etc: String = "/etc/resolv.conf") -> ResolverConfiguration {
+        let configured = ResolverConfiguration(parsing: SmallFile.read(etc) ?? "")
+        guard configured.pointsAtResolvedStub else { return configured }
+        let resolved = ResolverConfiguration(parsing: SmallFile.read(resolvedServersFile) ?? "")
+        return resolved.servers.isEmpty ? configured : resolved
+    }
+
     /// Whether every server is systemd-resolved's stub: then the servers
     /// that answer are in ``resolvedServersFile``.
     package var pointsAtResolvedStub: Bool {

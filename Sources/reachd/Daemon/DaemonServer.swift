@@ -90,7 +90,7 @@ final class DaemonServer: ClientRequestHandler {
         let limits = environment.limits
         clients = try ClientService(listener: listener, limits: limits, poll: poll, logger: logger)
         try connectivity?.register(in: poll)
-        // Every descriptor there is, the /etc watch a watched name made included.
+        // Every descriptor there is, the resolver files' watch included.
         _ = engine.takeNewDescriptors()
         for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
         destinations = DestinationWatches(limits: settings.destinationLimits, engine: engine)
@@ -297,8 +297,7 @@ final class DaemonServer: ClientRequestHandler {
     }
 
     /// The engine's descriptors that came since: a reopened netlink socket
-    /// (the old one left the poll when it was closed), the /etc watch made
-    /// with the first name watched.
+    /// (the old one left the poll when it was closed).
     private func registerNewDescriptors() throws {
         for (input, fd) in engine.takeNewDescriptors() {
             do { try poll.add(fd, .engine(input), interest: .readable) } catch {

@@ -21,6 +21,7 @@ final class DaemonMetrics {
     private let online: Gauge
     private let familyOnline: [AddressFamily: Gauge]
     private let connectivity: [String: Gauge]
+    private let dns: [String: Gauge]
     private let metered: Gauge
     private let statusChanges: Counter
     private let pathChanges: [AddressFamily: Counter]
@@ -37,6 +38,8 @@ final class DaemonMetrics {
 
     /// The verdicts `reachd_connectivity` has a series for, always all of them.
     static let connectivityStates = ["unknown", "none", "portal", "limited", "full"]
+    /// The verdicts `reachd_dns` has a series for, always all of them.
+    static let dnsStates = DNSState.allCases.map(\.rawValue)
 
     init(watching watched: [Destination]) {
         let registry = registry
@@ -46,6 +49,9 @@ final class DaemonMetrics {
         })
         connectivity = Dictionary(uniqueKeysWithValues: Self.connectivityStates.map { state in
             (state, registry.makeGauge(descriptor: Self.name("connectivity", unit: "", "The connectivity check's verdict, as a state set: 1 for the current state, 0 for the others."), labels: [("state", state)]))
+        })
+        dns = Dictionary(uniqueKeysWithValues: Self.dnsStates.map { state in
+            (state, registry.makeGauge(descriptor: Self.name("dns", unit: "", "Name resolution's verdict (ok: a configured name server is routable), as a state set: 1 for the current state, 0 for the others."), labels: [("state", state)]))
         })
         metered = registry.makeGauge(descriptor: Self.name("metered", unit: "", "1 when the primary path is metered."))
         statusChanges = registry.makeCounter(descriptor: Self.name("status_changes", unit: "total", "Statuses published since the daemon started, the first not counted."))
@@ -79,6 +85,7 @@ final class DaemonMetrics {
         familyOnline[.ipv4]?.set(Int64(status.ipv4.reachability == .online ? 1 : 0))
         familyOnline[.ipv6]?.set(Int64(status.ipv6.reachability == .online ? 1 : 0))
         for (state, gauge) in connectivity { gauge.set(Int64(status.connectivity.rawValue == state ? 1 : 0)) }
+        for (state, gauge) in dns { gauge.set(Int64(status.dns.state.rawValue == state ? 1 : 0)) }
         metered.set(Int64(status.metered ? 1 : 0))
         lastChange.set(status.changedAt.timeIntervalSince1970)
         if seenStatus { statusChanges.increment() }
@@ -91,7 +98,7 @@ final class DaemonMetrics {
             case .watched(let target, let from?, let to) where from != to && from != .pending:
                 // Resolving a name is no answer yet: its first answer is no change.
                 targets[target]?.changes.increment()
-            case .watched, .reachability, .connectivity, .metered, .portalURL, .interfaces, .unrecognized:
+            case .watched, .reachability, .connectivity, .dns, .metered, .portalURL, .interfaces, .unrecognized:
                 break
             }
         }

@@ -68,7 +68,7 @@ struct JournalEntry {
                 if let answer = status.watched.first(where: { $0.target == target }) {
                     entries.append(destination(answer, was: from == .pending ? nil : from, status))
                 }
-            case .watched, .metered, .interfaces, .unrecognized:
+            case .watched, .dns, .metered, .interfaces, .unrecognized:
                 entries.append(JournalEntry(
                     kind: .other, message: StatusFormatter.describe(change, in: status), priority: 6,
                     fields: [("REACHD_CHANGE", change.kind)] + common))

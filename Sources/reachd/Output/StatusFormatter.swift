@@ -23,6 +23,7 @@ enum StatusFormatter {
             "  IPv4: \(familyLine(status.ipv4))",
             "  IPv6: \(familyLine(status.ipv6))",
             "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
+            "DNS: \(status.dns.state.rawValue)" + (status.dns.servers.isEmpty ? "" : " (\(servers(status.dns)))"),
             "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
             "",
         ].map(\.escapingControlCharacters)
@@ -108,6 +109,8 @@ enum StatusFormatter {
             return from == to ? "\(family) \(to.rawValue)\(reason)" : "\(family) \(from.rawValue) → \(to.rawValue)\(reason)"
         case .connectivity(let from, let to):
             return "connectivity \(from.rawValue) → \(to.rawValue)"
+        case .dns(let from, let to):
+            return from == to ? "dns \(to.rawValue): \(servers(status.dns))" : "dns \(from.rawValue) → \(to.rawValue)"
         case .portalURL:
             return status.portalURL.map { "portal \($0)" } ?? "no portal URL"
         case .metered(let from, let to):
@@ -127,6 +130,13 @@ enum StatusFormatter {
         case .unrecognized(let kind):
             return "\(kind) changed"
         }
+    }
+
+    /// "192.0.2.53 via eth0, 10.8.0.1 unreachable (no_route)": each server and its route.
+    private static func servers(_ dns: DNSStatus) -> String {
+        dns.servers.map { server in
+            server.address + (server.interface.map { " via \($0)" } ?? " \(server.state)" + (server.reason.map { " (\($0))" } ?? ""))
+        }.joined(separator: ", ")
     }
 
     /// "eth0 via 10.0.0.1", or "tun0" on-link: a path in a change.

@@ -77,7 +77,7 @@ struct HandoverTests {
             switch change {
             case .path(let family, let from, let to): "\(family.rawValue) path \(words(from)) → \(words(to))"
             case .reachability(let family, let from, let to): "\(family.rawValue) \(from.rawValue) → \(to.rawValue)"
-            case .connectivity, .metered, .portalURL, .interfaces, .watched, .unrecognized: change.kind
+            case .connectivity, .dns, .metered, .portalURL, .interfaces, .watched, .unrecognized: change.kind
             }
         }
     }

@@ -88,7 +88,7 @@ struct MetricsTests {
         let metrics = DaemonMetrics(watching: [try Destination(parsing: "db.internal:5432")])
         let text = String(decoding: metrics.exposition(subscribers: 2, counts: .init(refused: 3, resyncs: 1, journalDropped: 4)), as: UTF8.self)
         let contract: [(String, String)] = [
-            ("reachd_online", "gauge"), ("reachd_family_online", "gauge"), ("reachd_connectivity", "gauge"),
+            ("reachd_online", "gauge"), ("reachd_family_online", "gauge"), ("reachd_connectivity", "gauge"), ("reachd_dns", "gauge"),
             ("reachd_metered", "gauge"), ("reachd_status_changes_total", "counter"), ("reachd_path_changes_total", "counter"),
             ("reachd_last_change_timestamp_seconds", "gauge"), ("reachd_destination_reachable", "gauge"),
             ("reachd_destination_changes_total", "counter"), ("reachd_subscribers", "gauge"),

@@ -1,0 +1,17 @@
+/// Judges name resolution from the kernel's answers alone: each configured
+/// name server's route, as the asker's packets would take it, with no
+/// packet sent. Pure: servers and route verdicts in, the `dns` block out.
+enum DNSEvaluator {
+    /// `ok` when one server is routable, `none` when none is configured,
+    /// `unroutable` when none has a route. `verdicts` are the servers', in
+    /// their order.
+    static func evaluate(_ servers: [IPAddress], verdicts: [AddressVerdict]) -> DNSStatus {
+        let judged = zip(servers, verdicts).map { server, verdict in
+            DNSServer(
+                address: server.description, state: verdict.reason == nil ? .reachable : .unreachable,
+                reason: verdict.reason, interface: verdict.via?.interface)
+        }
+        if judged.isEmpty { return DNSStatus(state: .none, servers: []) }
+        return DNSStatus(state: judged.contains { $0.state == .reachable } ? .ok : .unroutable, servers: judged)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+/// The status's `dns` block (issue 36), judged with what the kernel already
+/// knows: each configured name server's route, with no packet sent. The
+/// daemon reads a resolv.conf of the test's own (``TestNetwork/inHost(etc:)``).
+@Suite("Name resolution in the status", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct NameResolutionTests {
+    /// Counts what reaches the gateway on port 53, from the host: the
+    /// verdict must cost no packet.
+    static func countQueries(_ network: TestNetwork) async throws {
+        try await TestNetwork.sh(
+            "ip netns exec \(network.gateway) nft 'add table inet reachd_dns; "
+                + "add chain inet reachd_dns seen { type filter hook prerouting priority -300; }; "
+                + "add rule inet reachd_dns seen meta l4proto { udp, tcp } th dport 53 counter'")
+    }
+
+    static func queriesSeen(_ network: TestNetwork) async throws -> Int {
+        let listing = try await Subprocess.run(
+            ["/usr/bin/env", "ip", "netns", "exec", network.gateway, "nft", "list", "chain", "inet", "reachd_dns", "seen"])
+        guard let packets = listing.output.firstMatch(of: /counter packets (\d+)/)?.1, let count = Int(packets) else {
+            throw HarnessError.commandFailed("no counter in: \(listing.output) \(listing.error)")
+        }
+        return count
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRouteGoingUnderTheResolverMakesItUnroutableWithinASecondAndSendsNothing() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        try await Self.countQueries(network)
+        let daemon = try await network.startDaemon(etc: etc)
+        defer { daemon.signal(SIGTERM) }
+
+        let working = try await network.waitForStatus("a routable name server") { $0.dns.state == .ok }
+        #expect(working.dns.servers == [DNSServer(address: NameServer.address, state: .reachable, reason: nil, interface: "vh")])
+
+        let monitor = try network.startReachd("monitor", "--json", "--socket=\(network.socketPath)")
+        _ = try await eventually("the monitor's first status") { monitor.outputLines.first }
+        try await network.inHost("route del default")
+        let gone = try await network.waitForStatus(timeout: .seconds(1), "no route to the name server") { $0.dns.state == .unroutable }
+        #expect(gone.dns.servers.first?.reason == .noRoute)
+        let told = try await eventually("the change, to a subscriber") { () -> [StatusChange]? in
+            monitor.outputLines.compactMap { line -> [StatusChange]? in
+                guard case .status(let status)? = try? DaemonMessage.decode(Array(line.utf8)) else { return nil }
+                return status.changes.contains(.dns(from: .ok, to: .unroutable)) ? status.changes : nil
+            }.first
+        }
+        #expect(told.contains(.reachability(.ipv4, from: .online, to: .local)), "with the route that went: \(told)")
+        let words = try await network.reachd("status", "--socket=\(network.socketPath)")
+        #expect(words.output.contains("DNS: unroutable (10.53.0.53 unreachable (no route))"), "\(words.output)")
+
+        try await network.inHost("route add default via 10.77.0.1")
+        try await network.waitForStatus(timeout: .seconds(1), "the name server routable again") { $0.dns.state == .ok }
+        #expect(try await Self.queriesSeen(network) == 0, "judged without a packet")
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func noConfiguredServerIsNone(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        try "# no name server\n".write(to: etc.appendingPathComponent("resolv.conf"), atomically: false, encoding: .utf8)
+        var daemon: Subprocess?
+        if throughDaemon { daemon = try await network.startDaemon(etc: etc) }
+        defer { daemon?.signal(SIGTERM) }
+        let status = try await Subprocess.run(
+            network.inHost(etc: etc)
+                + [Reachd.binary, "status", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"])
+        guard case .status(let decoded) = try DaemonMessage.decode(Array(status.output.utf8.prefix { $0 != 10 })) else {
+            throw HarnessError.commandFailed("status printed \(status.output) \(status.error)")
+        }
+        #expect(decoded.dns == DNSStatus(state: .none, servers: []))
+        #expect(decoded.online, "no name server is no reason to be offline")
+    }
+
+    /// The resolver's configuration replaced while the daemon runs, as
+    /// NetworkManager replaces it: the verdict follows.
+    @Test(.timeLimit(.minutes(1)))
+    func aNewResolverConfigurationIsJudgedAtOnce() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        let daemon = try await network.startDaemon(etc: etc)
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("no route to the name server") { $0.dns.state == .unroutable }
+        // A resolver on this host (a local dnsmasq, say): routed through lo.
+        let replacement = etc.appendingPathComponent("resolv.conf.new")
+        try "nameserver 127.0.0.1\n".write(to: replacement, atomically: false, encoding: .utf8)
+        try await TestNetwork.sh("mv \(replacement.path) \(etc.appendingPathComponent("resolv.conf").path)")
+        let local = try await network.waitForStatus(timeout: .seconds(2), "the local resolver") { $0.dns.state == .ok }
+        #expect(local.dns.servers.map(\.interface) == ["lo"])
+    }
+}
