@@ -16,6 +16,7 @@ public struct DNSStatus: Codable, Sendable, Equatable {
     /// The servers the resolver asks, in its order, each with its route answer.
     public var servers: [DNSServer]
 
+    /// A verdict and the servers it rests on, as the daemon (or a test) builds it.
     public init(state: DNSState, servers: [DNSServer]) {
         self.state = state
         self.servers = servers
@@ -69,6 +70,7 @@ public struct DNSServer: Codable, Sendable, Equatable {
     /// The link its packets leave by, when reachable.
     public var interface: String?
 
+    /// A server and its route answer, as the daemon (or a test) builds it.
     public init(address: String, state: DestinationState, reason: UnreachableReason?, interface: String?) {
         self.address = address
         self.state = state
