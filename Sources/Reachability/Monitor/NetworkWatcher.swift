@@ -230,11 +230,14 @@ package final class NetworkWatcher {
         findings: inout ConnectivityFindings?, resolverServers: [IPAddress],
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult]) {
+        // The families' probes and each name server in one round trip: a
+        // route going under the resolver changes the verdict with the status.
         let lookups = try queries.lookupRoutes(
-            to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!])
-        // One lookup per server, in the same batch of evaluations: a route
-        // going under the resolver changes the verdict with the status.
-        let servers = try DestinationEvaluator.judge(resolverServers.map { RouteQuery($0) }, socket: queries, table: table)
+            to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!]
+                + resolverServers)
+        let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
+            DestinationEvaluator.evaluate(server, lookup: lookup, table: table)
+        }
         let dns = DNSEvaluator.evaluate(resolverServers, verdicts: servers)
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
@@ -243,6 +246,6 @@ package final class NetworkWatcher {
         let status = publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, dns: dns, at: Date())
-        return (status, lookups + servers.compactMap(\.lookup))
+        return (status, lookups)
     }
 }
