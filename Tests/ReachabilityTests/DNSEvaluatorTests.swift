@@ -45,6 +45,32 @@ struct DNSEvaluatorTests {
     }
 }
 
+extension DNSEvaluatorTests {
+    /// A status that differs only in its `dns` block is news, to summary
+    /// subscribers too: the servers' routes moving alone is a `dns` change
+    /// with the same state.
+    @Test func aDNSChangeAloneIsPublished() throws {
+        guard case .status(var before) = try DaemonMessage.decode(Array(FakeDaemonLine.withoutDNS.utf8)) else { return }
+        before.dns = DNSEvaluator.evaluate([Self.first], verdicts: [Self.routed(Self.first)])
+        var after = before
+        after.dns.servers[0].interface = "tun0"
+        #expect(!after.hasSameSummary(as: before) && !after.summary().hasSameSummary(as: before.summary()))
+        #expect(StatusDiff.changes(from: before, to: after) == [.dns(from: .ok, to: .ok)])
+    }
+
+    @Test func aMalformedBlockKeepsWhatItCan() throws {
+        func dns(_ block: String) throws -> DNSStatus? {
+            let line = FakeDaemonLine.withoutDNS.replacingOccurrences(
+                of: #""connectivity":"unknown","#, with: #""connectivity":"unknown","dns":\#(block),"#)
+            guard case .status(let status) = try DaemonMessage.decode(Array(line.utf8)) else { return nil }
+            return status.dns
+        }
+        #expect(try dns(#"{"state":"ok","servers":"not a list"}"#) == DNSStatus(state: .ok, servers: []))
+        #expect(try dns(#"{"servers":[]}"#) == .unknown)
+        #expect(try dns(#""ok""#) == .unknown, "the status stands without the block")
+    }
+}
+
 private enum FakeDaemonLine {
     static let withoutDNS = #"{"changed_at":"2026-11-21T05:10:00.123Z","connectivity":"unknown","families":{"ipv4":{"path":null,"reachability":"local","reason":"no_route"},"ipv6":{"path":null,"reachability":"local","reason":"no_route"}},"interfaces":[],"ipv4":"local","ipv6":"local","online":false,"reachability":"local","seq":7,"source":"daemon","type":"status","version":1}"#
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Reachability
 
@@ -30,5 +31,25 @@ struct ResolverConfigurationTests {
         #expect(!ResolverConfiguration(parsing: "nameserver 127.0.0.53\nnameserver 192.0.2.53").pointsAtResolvedStub,
             "a real server beside the stub is asked too")
         #expect(!ResolverConfiguration(parsing: "").pointsAtResolvedStub)
+    }
+
+    /// Where resolv.conf points at resolved's stub, resolved's own list
+    /// counts, all of it; an empty one is no server, and the stub stands
+    /// only where that list can't be read.
+    @Test func behindTheStubResolvedsServersCount() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("resolver-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let etc = directory.appendingPathComponent("resolv.conf"), resolved = directory.appendingPathComponent("resolved.conf")
+        try "nameserver 127.0.0.53\noptions edns0 trust-ad\n".write(to: etc, atomically: true, encoding: .utf8)
+        func current() -> [String] {
+            ResolverConfiguration.current(etc: etc.path, resolved: resolved.path).servers.map(\.description)
+        }
+        #expect(current() == ["127.0.0.53"], "resolved's list unreadable: the stub")
+        try "# No DNS servers known.\n".write(to: resolved, atomically: true, encoding: .utf8)
+        #expect(current() == [], "resolved knows none")
+        try (1...4).map { "nameserver 192.0.2.\($0)" }.joined(separator: "\n").write(to: resolved, atomically: true, encoding: .utf8)
+        #expect(current() == ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"], "resolved asks all it lists")
+        #expect(ResolverConfiguration.current(etc: directory.appendingPathComponent("absent").path).servers.isEmpty)
     }
 }

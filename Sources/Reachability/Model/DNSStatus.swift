@@ -25,6 +25,18 @@ public struct DNSStatus: Codable, Sendable, Equatable {
     /// What a status says where nothing was judged: from a daemon that
     /// predates the block.
     public static let unknown = DNSStatus(state: .unknown, servers: [])
+
+    private enum CodingKeys: String, CodingKey {
+        case state, servers
+    }
+
+    /// Each part read on its own: a block a newer daemon wrote otherwise
+    /// keeps what this version can read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = (try? container.decode(DNSState.self, forKey: .state)) ?? .unknown
+        servers = (try? container.decodeIfPresent([DNSServer].self, forKey: .servers)) ?? []
+    }
 }
 
 /// The verdict on name resolution.
@@ -60,7 +72,7 @@ public enum DNSState: ProtocolValue {
 
 /// One name server and the kernel's answer for it.
 public struct DNSServer: Codable, Sendable, Equatable {
-    /// As the resolver's configuration spells it.
+    /// Its address, as reachd writes addresses (an IPv6 zone left out).
     public var address: String
     /// `reachable` when the kernel has a route for it out of a link that is
     /// up, else `unreachable`.

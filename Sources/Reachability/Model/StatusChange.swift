@@ -100,6 +100,7 @@ public enum StatusChange: Sendable, Hashable {
 
     /// Where a change stands in a status's list (docs/PROTOCOL.md, Changes):
     /// each family's reachability then path, IPv4 first, then the verdict,
+    /// name resolution,
     /// the portal, metering, the links, the watched targets.
     private var rank: Int {
         func family(_ family: AddressFamily) -> Int {

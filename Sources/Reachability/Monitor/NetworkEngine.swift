@@ -95,28 +95,35 @@ package final class NetworkEngine {
     package func handle(_ input: Input, now: ContinuousClock.Instant) throws(NetlinkError) -> Outcome {
         switch input {
         case .netlink:
-            var outcome = Outcome()
-            do {
-                outcome.status = try watcher.handleReadable()
-            } catch {
-                logger.error("netlink failed; reopening its sockets and resynchronising", metadata: ["error": "\(error)"])
-                outcome.status = try watcher.reopen()
-                outcome.reopenedAfter = error
-                newDescriptors.append((.netlink, watcher.fileDescriptor))
-            }
-            if let status = outcome.status { published(status) }
-            return outcome
+            return try reopeningOnFailure { () throws(NetlinkError) in try watcher.handleReadable() }
         case .resolver:
             if tracker.collectResolutions() { resolutionsChanged = true }
             return Outcome()
         case .resolverFiles:
-            var outcome = Outcome()
-            guard resolverFiles?.takeChanges() == true else { return outcome }
+            guard resolverFiles?.takeChanges() == true else { return Outcome() }
             tracker.resolveAgain()
-            outcome.status = try watcher.setResolverServers(ResolverConfiguration.current().servers)
-            if let status = outcome.status { published(status) }
-            return outcome
+            let servers = ResolverConfiguration.current().servers
+            // The servers are kept even when their lookups fail: the
+            // reopened sockets' first evaluation judges them.
+            return try reopeningOnFailure { () throws(NetlinkError) in try watcher.setResolverServers(servers) }
         }
+    }
+
+    /// What `evaluate` publishes; where netlink fails other than by an
+    /// overrun, the sockets are reopened and the state resynchronised, and
+    /// only a failure to reopen them is thrown.
+    private func reopeningOnFailure(_ evaluate: () throws(NetlinkError) -> NetworkStatus?) throws(NetlinkError) -> Outcome {
+        var outcome = Outcome()
+        do {
+            outcome.status = try evaluate()
+        } catch {
+            logger.error("netlink failed; reopening its sockets and resynchronising", metadata: ["error": "\(error)"])
+            outcome.status = try watcher.reopen()
+            outcome.reopenedAfter = error
+            newDescriptors.append((.netlink, watcher.fileDescriptor))
+        }
+        if let status = outcome.status { published(status) }
+        return outcome
     }
 
     /// Takes in what the connectivity check found; the status to publish

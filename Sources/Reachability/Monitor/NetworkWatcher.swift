@@ -29,9 +29,10 @@ package final class NetworkWatcher {
     /// How many times the event socket overran and was resynchronised.
     package private(set) var resyncCount = 0
 
-    /// When the first route behind the published paths expires, and the
-    /// lookups must be asked again: the kernel stops using an expired route
-    /// but says nothing until its garbage collection runs, up to 30 s later.
+    /// When the first route behind the published paths or the name servers
+    /// expires, and the lookups must be asked again: the kernel stops using
+    /// an expired route but says nothing until its garbage collection runs,
+    /// up to 30 s later.
     /// `nil` while no such route expires: no timer.
     package private(set) var routesExpire: ContinuousClock.Instant?
 

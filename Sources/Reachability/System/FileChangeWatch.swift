@@ -31,11 +31,22 @@ package final class FileChangeWatch {
         self.names = names
     }
 
-    /// The resolver's configuration: what `getaddrinfo` reads in `/etc`, and
-    /// the servers systemd-resolved writes where its stub is the resolver.
+    /// The resolver's configuration: what `getaddrinfo` reads in `/etc`,
+    /// the file `/etc/resolv.conf` links to (resolvconf, NetworkManager and
+    /// resolved rewrite it where it is, in `/run`), and the servers
+    /// systemd-resolved writes where its stub is the resolver.
     package static func resolverConfiguration() throws(SystemError) -> FileChangeWatch {
-        try FileChangeWatch(
-            directory: "/etc", optional: ["/run/systemd/resolve"], names: ["resolv.conf", "hosts", "nsswitch.conf"])
+        var optional = ["/run/systemd/resolve"]
+        var names: Set<String> = ["resolv.conf", "hosts", "nsswitch.conf"]
+        if let target = realpath("/etc/resolv.conf", nil) {
+            defer { free(target) }
+            let path = String(cString: target)
+            if let slash = path.lastIndex(of: "/"), path[..<slash] != "/etc" {
+                optional.append(String(path[..<slash]))
+                names.insert(String(path[path.index(after: slash)...]))
+            }
+        }
+        return try FileChangeWatch(directory: "/etc", optional: optional, names: names)
     }
 
     deinit { close(fileDescriptor) }

@@ -18,11 +18,13 @@ package struct ResolverConfiguration: Equatable, Sendable {
 
     /// The `nameserver` lines of `text`, in order; anything else, and what
     /// does not parse, is skipped, as the resolver skips it.
-    package init(parsing text: String) {
+    /// `limit`: how many count (glibc asks three; systemd-resolved all of
+    /// those it lists).
+    package init(parsing text: String, limit: Int = serversAsked) {
         var servers: [IPAddress] = []
         for line in text.split(whereSeparator: \.isNewline) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard words.count >= 2, words[0] == "nameserver", servers.count < Self.serversAsked else { continue }
+            guard words.count >= 2, words[0] == "nameserver", servers.count < limit else { continue }
             let address = words[1].split(separator: "%", maxSplits: 1).first.map(String.init) ?? ""
             if let parsed = IPAddress(address) { servers.append(parsed) }
         }
@@ -30,13 +32,16 @@ package struct ResolverConfiguration: Equatable, Sendable {
     }
 
     /// The servers the host's resolver asks now: `/etc/resolv.conf`'s, or,
-    /// where it points at systemd-resolved's stub, resolved's own servers
-    /// (the stub where resolved lists none). No file: no server.
-    package static func current(etc: String = "/etc/resolv.conf") -> ResolverConfiguration {
+    /// where it points at systemd-resolved's stub, resolved's own servers:
+    /// none when it knows none (it writes the file with no `nameserver`
+    /// line), the stub itself when the file can't be read. No file: no
+    /// server (glibc would ask 127.0.0.1; reachd says `none`).
+    package static func current(
+        etc: String = "/etc/resolv.conf", resolved: String = resolvedServersFile
+    ) -> ResolverConfiguration {
         let configured = ResolverConfiguration(parsing: SmallFile.read(etc) ?? "")
-        guard configured.pointsAtResolvedStub else { return configured }
-        let resolved = ResolverConfiguration(parsing: SmallFile.read(resolvedServersFile) ?? "")
-        return resolved.servers.isEmpty ? configured : resolved
+        guard configured.pointsAtResolvedStub, let text = SmallFile.read(resolved) else { return configured }
+        return ResolverConfiguration(parsing: text, limit: .max)
     }
 
     /// Whether every server is systemd-resolved's stub: then the servers

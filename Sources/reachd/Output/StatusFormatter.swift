@@ -132,7 +132,7 @@ enum StatusFormatter {
         }
     }
 
-    /// "192.0.2.53 via eth0, 10.8.0.1 unreachable (no_route)": each server and its route.
+    /// "192.0.2.53 via eth0, 10.8.0.1 unreachable (no route)": each server and its route.
     private static func servers(_ dns: DNSStatus) -> String {
         dns.servers.map { server in
             server.address + (server.interface.map { " via \($0)" } ?? " \(server.state)" + (server.reason.map { " (\($0))" } ?? ""))

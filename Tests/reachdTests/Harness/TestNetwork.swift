@@ -123,11 +123,14 @@ final class TestNetwork: @unchecked Sendable {
     }
 
     /// Feeds many `ip` commands to one `ip -batch` in the host namespace.
+    /// A flood's time is the kernel's and the machine's: 200,000 route
+    /// changes take about 3 s alone and over 20 s beside the booted-systemd
+    /// tests on two cores, so it has a minute.
     func batchInHost(_ commands: [String]) async throws {
         let file = directory.appendingPathComponent("batch-\(UUID().uuidString)")
         try commands.joined(separator: "\n").appending("\n").write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        try await Self.sh("ip -n \(host) -batch \(file.path)")
+        try await Self.sh("ip -n \(host) -batch \(file.path)", timeout: .seconds(60))
     }
 
     /// The veth up with an IPv4 address on the host side; optionally the default route.
@@ -258,8 +261,8 @@ final class TestNetwork: @unchecked Sendable {
 
     /// Runs a shell command, awaiting rather than blocking one of the few
     /// threads Swift's concurrency runtime has.
-    static func sh(_ command: String) async throws {
-        let result = try await Subprocess.run(["/bin/sh", "-c", command])
+    static func sh(_ command: String, timeout: Duration = .seconds(20)) async throws {
+        let result = try await Subprocess.run(["/bin/sh", "-c", command], timeout: timeout)
         guard result.status == 0 else {
             throw HarnessError.commandFailed("\(command): \(result.error)")
         }
