@@ -22,6 +22,10 @@ struct OnlineCondition: Equatable {
     /// Also wait for the status to be ``NetworkStatus/online``: where the
     /// daemon runs a connectivity check, for it to find full access.
     var connectivity = false
+    /// Also wait for name resolution: a configured name server with a
+    /// route (the status's `dns` is `ok`), networkd-wait-online's `--dns`
+    /// judged by the kernel's routes rather than by configuration alone.
+    var dns = false
 
     /// What met the condition, one line each, for the success message; `nil`
     /// while it is unmet.
@@ -29,14 +33,16 @@ struct OnlineCondition: Equatable {
         // A daemon with a check says `unknown` while its first probe of a
         // path runs, and is online then: wait for its verdict.
         if connectivity, !status.online || (status.check != nil && status.connectivity != .full) { return nil }
+        if dns, status.dns.state != .ok { return nil }
+        let names = dns ? ["dns: \(StatusFormatter.describe(status.dns))"] : []
         guard !interfaces.isEmpty else {
             return families.lazy.compactMap { status.family($0).path }
                 .first { !ignored.contains($0.interface) }
-                .map { [Self.online($0)] }
+                .map { [Self.online($0)] + names }
         }
         let results = interfaces.map { $0.met(by: status, families: families) }
-        if any { return results.lazy.compactMap { $0 }.first.map { [$0] } }
-        return results.allSatisfy { $0 != nil } ? results.compactMap { $0 } : nil
+        if any { return results.lazy.compactMap { $0 }.first.map { [$0] + names } }
+        return results.allSatisfy { $0 != nil } ? results.compactMap { $0 } + names : nil
     }
 
     /// The success line for a route out: "online: IPv4 via eth0, gateway 192.0.2.1".
@@ -47,7 +53,8 @@ struct OnlineCondition: Equatable {
     /// What it waited for, for the timeout message.
     var description: String {
         let what = families == [.ipv4] ? "IPv4" : families == [.ipv6] ? "IPv6" : "the network"
-        let check = connectivity ? ", and the connectivity check to find full access" : ""
+        let check = (connectivity ? ", and the connectivity check to find full access" : "")
+            + (dns ? ", and a name server with a route" : "")
         guard !interfaces.isEmpty else {
             return what + (ignored.isEmpty ? "" : " through an interface other than \(ignored.sorted().joined(separator: ", "))") + check
         }

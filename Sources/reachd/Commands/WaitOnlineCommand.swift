@@ -26,6 +26,7 @@ struct WaitOnlineCommand: ParsableCommand {
               reachd wait-online -i eth0:carrier
               reachd wait-online --ignore tun0
               reachd wait-online --connectivity
+              reachd wait-online --dns
               reachd wait-online --host wiki.corp.example --host 10.8.0.1:22
 
             With --host, waits until every target is reachable as this user's \
@@ -63,6 +64,9 @@ struct WaitOnlineCommand: ParsableCommand {
     @Flag(help: "Wait for the daemon's connectivity check to find full access as well (the status's online): not behind a captive portal. Without a check, routes decide.")
     var connectivity = false
 
+    @Flag(help: "Wait for a configured name server to have a route as well (the status's dns is ok): names can be asked. Judged by the kernel's routes, with no query sent.")
+    var dns = false
+
     @Option(
         help: ArgumentHelp("Don't count a route out through this interface (a VPN, a container bridge). Repeatable.",
                            valueName: "name"),
@@ -87,8 +91,8 @@ struct WaitOnlineCommand: ParsableCommand {
         guard SecondsRange.waitTimeout.duration(timeout) != nil else {
             throw ValidationError("--timeout must be \(SecondsRange.waitTimeout), not \(timeout).")
         }
-        if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any || connectivity {
-            throw ValidationError("--host waits for servers; --interface, --ignore, --any and --connectivity for the host's route out; pick one.")
+        if !host.isEmpty, !interface.isEmpty || !ignore.isEmpty || any || connectivity || dns {
+            throw ValidationError("--host waits for servers; --interface, --ignore, --any, --connectivity and --dns for the host's route out; pick one.")
         }
         if any, interface.isEmpty {
             throw ValidationError("--any returns when one of several --interface is ready; name them with -i, or leave out --any.")
@@ -111,7 +115,8 @@ struct WaitOnlineCommand: ParsableCommand {
     }
 
     var condition: OnlineCondition {
-        OnlineCondition(families: families, interfaces: interface, any: any, ignored: Set(ignore), connectivity: connectivity)
+        OnlineCondition(
+            families: families, interfaces: interface, any: any, ignored: Set(ignore), connectivity: connectivity, dns: dns)
     }
 
     func run() throws {

@@ -23,7 +23,7 @@ enum StatusFormatter {
             "  IPv4: \(familyLine(status.ipv4))",
             "  IPv6: \(familyLine(status.ipv6))",
             "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
-            "DNS: \(status.dns.state.rawValue)" + (status.dns.servers.isEmpty ? "" : " (\(servers(status.dns)))"),
+            "DNS: \(describe(status.dns))",
             "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
             "",
         ].map(\.escapingControlCharacters)
@@ -130,6 +130,12 @@ enum StatusFormatter {
         case .unrecognized(let kind):
             return "\(kind) changed"
         }
+    }
+
+    /// "ok (192.0.2.53 via eth0, 10.8.0.1 unreachable (no route))": the
+    /// verdict, then each server and its route.
+    static func describe(_ dns: DNSStatus) -> String {
+        dns.state.rawValue.escapingControlCharacters + (dns.servers.isEmpty ? "" : " (\(servers(dns)))")
     }
 
     /// "192.0.2.53 via eth0, 10.8.0.1 unreachable (no route)": each server and its route.

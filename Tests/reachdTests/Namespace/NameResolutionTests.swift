@@ -58,6 +58,26 @@ struct NameResolutionTests {
         #expect(try await Self.queriesSeen(network) == 0, "judged without a packet")
     }
 
+    /// `wait-online --dns` returns once the resolver has a route, not when
+    /// the host is online by another way.
+    @Test(.timeLimit(.minutes(1)))
+    func waitOnlineDNSWaitsForTheRouteToTheResolver() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        let daemon = try await network.startDaemon(etc: etc)
+        defer { daemon.signal(SIGTERM) }
+        let waiting = try network.startReachd("wait-online", "--dns", "-t", "20", "--socket=\(network.socketPath)")
+        try await network.inHost("route add 10.0.0.0/8 via 10.77.0.1 metric 50")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(waiting.isRunning, "a route to the resolver, but no route out: still waiting")
+        try await network.inHost("route add default via 10.77.0.1")
+        let status = try await waiting.wait(timeout: .seconds(10))
+        #expect(status == 0, "\(waiting.errorOutput)")
+        #expect(waiting.outputLines.last == "dns: ok (10.53.0.53 via vh)", "\(waiting.outputLines)")
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: [true, false])
     func noConfiguredServerIsNone(throughDaemon: Bool) async throws {
         let network = try await TestNetwork()

@@ -52,6 +52,22 @@ struct OnlineConditionTests {
                 "without --connectivity: routes, as networkd's")
     }
 
+    /// `--dns` waits for a name server with a route too (networkd's flag,
+    /// judged by routes): online with no routable server is not enough.
+    @Test func dnsWaitsForARoutableNameServer() throws {
+        let condition = try Self.condition(["--dns"])
+        var status = Self.status(ipv4Via: "eth0")
+        status.dns = DNSStatus(state: .unroutable, servers: [
+            DNSServer(address: "10.8.0.53", state: .unreachable, reason: .noRoute, interface: nil),
+        ])
+        #expect(condition.met(by: status) == nil)
+        status.dns = DNSStatus(state: .ok, servers: [DNSServer(address: "10.8.0.53", state: .reachable, reason: nil, interface: "tun0")])
+        #expect(condition.met(by: status) == ["online: IPv4 via eth0, gateway 192.0.2.1", "dns: ok (10.8.0.53 via tun0)"])
+        #expect(try Self.condition([]).met(by: { var none = status; none.dns = .unknown; return none }()) != nil, "without --dns: routes")
+        #expect(condition.description == "the network, and a name server with a route")
+        #expect(throws: (any Error).self) { try WaitOnlineCommand.parse(["--dns", "--host", "example.com"]).validate() }
+    }
+
     @Test func anIgnoredInterfaceDoesNotCount() throws {
         let condition = try Self.condition(["--ignore", "tun0"])
         #expect(condition.met(by: Self.status(ipv4Via: "tun0")) == nil, "the VPN's route out is not the network")
