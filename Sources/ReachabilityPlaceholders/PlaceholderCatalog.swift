@@ -70,7 +70,7 @@ public struct PlaceholderCatalog: Sendable {
     /// Which placeholder an override or a localisation key is for.
     public enum Key: String, Sendable, Hashable, CaseIterable {
         case loading, noData, noNetwork, signInRequired, noInternet
-        case failedUnreachable, failedServer, failedClient, failedDecoding, failedOther
+        case failedUnreachable, failedNameLookup, failedServer, failedClient, failedDecoding, failedOther
     }
 
     /// Content that replaces the default for one placeholder of this list.
@@ -166,6 +166,9 @@ public struct PlaceholderCatalog: Sendable {
         case .noInternet: .noInternet
         case .failed(let failure):
             switch failure {
+            // The host is online (offline shows no network), so the name
+            // alone failed: the user's DNS, not the server.
+            case .unreachable(.dns): .failedNameLookup
             case .offline, .unreachable: .failedUnreachable
             case .server: .failedServer
             case .client: .failedClient
@@ -185,6 +188,7 @@ public struct PlaceholderCatalog: Sendable {
         case .signInRequired: ("Sign in to the network", "This network needs you to sign in before it connects you to the Internet.", "web-browser-symbolic", .openSignIn)
         case .noInternet: ("No Internet", "You're connected to a network, but it doesn't reach the Internet. Check the router, or try again later.", "network-no-route-symbolic", .retry)
         case .failedUnreachable: ("Can't reach the server", "The server did not answer. Try again in a moment.", "network-error-symbolic", .retry)
+        case .failedNameLookup: ("Can't look up addresses", "The network is connected, but the server's name could not be looked up. Check the DNS settings, or try again.", "network-error-symbolic", .retry)
         case .failedServer: ("Something went wrong", "The server had a problem. Try again later.", "dialog-error-symbolic", .retry)
         case .failedClient: ("Couldn't load this", "The request was refused.", "dialog-warning-symbolic", .none)
         case .failedDecoding: ("Couldn't read the answer", "The server sent something unexpected.", "dialog-warning-symbolic", .retry)

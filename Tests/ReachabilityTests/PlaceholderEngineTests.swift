@@ -449,6 +449,19 @@ struct PlaceholderCatalogTests {
         }
     }
 
+    /// A load that failed on the name alone (the host online: offline
+    /// shows no network) says so, and points at DNS, not the server.
+    @Test func aFailedNameLookupHasWordsOfItsOwn() throws {
+        let catalog = PlaceholderCatalog()
+        let lookup = try #require(catalog.content(for: .failed(.unreachable(.dns))))
+        #expect(lookup.title == "Can't look up addresses")
+        #expect(lookup.message.contains("DNS") && lookup.action == .retry)
+        #expect(PlaceholderCatalog.key(for: .failed(.unreachable(.dns))) == .failedNameLookup)
+        for cause in LoadFailure.Cause.allCases where cause != .dns {
+            #expect(catalog.content(for: .failed(.unreachable(cause)))?.title == "Can't reach the server", "\(cause)")
+        }
+    }
+
     @Test func overridesAndLocalisationApply() {
         var catalog = PlaceholderCatalog()
         catalog.overrides[.noData] = PlaceholderContent(
