@@ -14,13 +14,16 @@ as an absolute time. Watchers:
 - `reachd monitor --json`, in-process (`--no-daemon`) and through the daemon;
 - GLib's GNetworkMonitor from Python, where python3-gi is installed.
 
+Then the route change to the `dns` verdict (issue 36): the first line that
+says the name server's route moved, through the daemon and in-process.
+
 Then fan-out: the same flips while 1,000, then 10,000 subscribers (bench/fanout.c, one
 epoll loop in C, so the reader isn't what is measured) follow the daemon;
 event to first and to last subscriber. And idle wake-ups: context switches of
 every thread of a waiting `reachd monitor` (in-process, through the daemon)
 and of a ReachabilityMonitor library client, over 10 s.
 
-Needs root. Usage: python3 bench/latency.py [FLIPS]
+Needs root. Usage: python3 bench/latency.py [FLIPS] [hop|dns]
 """
 import json
 import os
@@ -167,11 +170,13 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
     try:
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         watchers = [start(net, "ip monitor route (reference)", REFERENCE)]
-        for name, argv in specs:
+        for name, argv, *matches in specs:
             if argv == "bare":
                 watchers.append(subscriber(net.sock, name))
             else:
                 watchers.append(start(net, name, argv))
+            # A spec's third element: which of its lines count (all, unless said).
+            watchers[-1].matches = matches[0] if matches else (lambda line: True)
         poller = select.poll()
         for w in watchers:
             poller.register(w.fd, select.POLLIN)
@@ -200,7 +205,7 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
         if arrivals is not None:
             arrivals[watchers[0].name] = reference
         for w in watchers[1:]:
-            times = flip_times(w, starts, lambda line: True)
+            times = flip_times(w, starts, w.matches)
             if arrivals is not None:
                 arrivals[w.name] = times
             differences = [t - r for t, r in zip(times, reference) if t is not None and r is not None]
@@ -261,6 +266,16 @@ def hop(flips, runs=3):
             rows.append(f"  the floor's hop (relay minus direct):           {floor / 1e6:+.3f} ms")
             rows.append(f"  the hop above the floor:                        {(ours - floor) / 1e6:+.3f} ms")
     return rows
+
+
+def dns_verdict(flips):
+    """Route change to the `dns` verdict (issue 36): the status line that
+    says the name server's route went or came (a `dns` change; the bench's
+    network has a resolver routed as the Internet is), through the daemon
+    and in-process, each beside `ip monitor` in a run of its own."""
+    said = lambda line: '"kind":"dns"' in line
+    return [row for name, argv in (THROUGH_DAEMON, IN_PROCESS)
+            for row in measure(flips, [(name.replace("reachd monitor --json", "the dns verdict"), argv, said)])]
 
 
 def drain(poller, watchers, seconds):
@@ -374,8 +389,13 @@ def main():
     if len(sys.argv) > 2 and sys.argv[2] == "hop":
         print("\n".join(hop(flips)))
         return
+    if len(sys.argv) > 2 and sys.argv[2] == "dns":
+        print("\n".join(dns_verdict(flips)))
+        return
     print(f"the daemon's hop: `reachd monitor --json` through it and in-process, each after `ip monitor route`:")
     print("\n".join(hop(flips)))
+    print("\nroute change to the dns verdict (a name server routed as the Internet is), after `ip monitor route`:")
+    print("\n".join(dns_verdict(flips)))
     print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
     print("\n".join(latency(flips)))
     print("\n... and all watchers in one run (six processes woken per flip on this machine's cores):")

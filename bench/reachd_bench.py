@@ -12,6 +12,7 @@
    it on after a probe against a server in the gateway namespace.
 """
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -31,6 +32,13 @@ class Network:
         self.host, self.gw = f"rdb-{os.getpid()}-h", f"rdb-{os.getpid()}-g"
         self.dir = tempfile.mkdtemp(prefix="reachd-bench-")
         self.sock = os.path.join(self.dir, "reachd.sock")
+        # A name server routed as the Internet is, whatever the machine's own:
+        # `ip netns exec` mounts this file over /etc/resolv.conf, so the
+        # daemon's dns verdict moves with the default route.
+        self.netns_etc = f"/etc/netns/{self.host}"
+        os.makedirs(self.netns_etc, exist_ok=True)
+        with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
+            f.write("nameserver 192.0.2.53\n")
         # No duplicate address detection: its completion a second later would be a
         # real change in the middle of a measurement.
         sh(f"ip netns add {self.host} && ip netns add {self.gw} && ip -n {self.host} link set lo up && "
@@ -49,6 +57,7 @@ class Network:
     def close(self):
         for ns in (self.host, self.gw):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.netns_etc, ignore_errors=True)
 
 
 def routes(n, verb):
