@@ -57,6 +57,16 @@ case "$answer" in
   *) fail check-as-user "$answer" ;;
 esac
 
+# 2b''. Name resolution under the unit's sandbox: the daemon (a dynamic user
+# with /etc read-only) reads the resolver's configuration, notices it replaced
+# as NetworkManager replaces it, and a real user reads the verdict.
+umount /etc/resolv.conf 2>/dev/null
+printf 'nameserver 10.77.0.53\n' > /etc/resolv.conf.reachd-check && mv -f /etc/resolv.conf.reachd-check /etc/resolv.conf
+judged='"dns":{"servers":[{"address":"10.77.0.53","interface":"vh","reason":null,"state":"reachable"}],"state":"ok"}'
+resolver_judged() { setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json | grep -qF "$judged"; }
+if wait_for 5 resolver_judged; then pass dns-as-user
+else fail dns-as-user "$(setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json 2>&1 | grep -o '"dns":{[^}]*}[^}]*}')"; fi
+
 # 2c. History in the journal: a flip of the default route is one structured
 # entry per family change and per watched target (MESSAGE_ID, REACHD_*
 # fields), sent with journald's native protocol from the sandboxed unit.
