@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 @testable import Reachability
 
@@ -51,5 +52,14 @@ struct ResolverConfigurationTests {
         try (1...4).map { "nameserver 192.0.2.\($0)" }.joined(separator: "\n").write(to: resolved, atomically: true, encoding: .utf8)
         #expect(current() == ["192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"], "resolved asks all it lists")
         #expect(ResolverConfiguration.current(etc: directory.appendingPathComponent("absent").path).servers.isEmpty)
+    }
+
+    /// Read on the daemon's event path: a FIFO in the file's place (no
+    /// writer) is no file, and nothing waits for it.
+    @Test(.timeLimit(.minutes(1))) func aFIFOInPlaceOfTheFileIsNotWaitedOn() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("resolv-\(UUID().uuidString)")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        defer { try? FileManager.default.removeItem(at: fifo) }
+        #expect(ResolverConfiguration.current(etc: fifo.path).servers.isEmpty)
     }
 }
