@@ -36,6 +36,14 @@ class Network:
         # `ip netns exec` mounts this file over /etc/resolv.conf, so the
         # daemon's dns verdict moves with the default route.
         self.netns_etc = f"/etc/netns/{self.host}"
+        try:
+            self._set_up()
+        except BaseException:
+            # Callers close what they opened; one that failed to open cleans up here.
+            self.close()
+            raise
+
+    def _set_up(self):
         os.makedirs(self.netns_etc, exist_ok=True)
         with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
             f.write("nameserver 192.0.2.53\n")
@@ -58,6 +66,11 @@ class Network:
         for ns in (self.host, self.gw):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
         shutil.rmtree(self.netns_etc, ignore_errors=True)
+        try:
+            os.rmdir(os.path.dirname(self.netns_etc))  # /etc/netns, if no one else uses it
+        except OSError:
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def routes(n, verb):
