@@ -182,8 +182,10 @@ is_foreign (ReachdDaemonPaths *paths, gint index)
 /* Its daemon serves another network namespace: never asked again. The
  * error says so. */
 GError *
-reachd_daemon_paths_mark_foreign (ReachdDaemonPaths *paths, gint index)
+reachd_daemon_paths_check_ours (ReachdDaemonPaths *paths, gint index, const ReachdNamespace *network, int fd)
 {
+  if (reachd_namespace_is_ours (network, fd))
+    return NULL;
   g_debug ("reachd: the daemon at %s serves another network namespace; not asking it again", paths->paths[index]);
   g_atomic_int_set (&paths->foreign[index], TRUE);
   return g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
@@ -266,9 +268,10 @@ reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 
           break;
         }
     }
-  if (have_status && !reachd_namespace_is_ours (&host->network, fd))
+  GError *other = have_status ? reachd_daemon_paths_check_ours (paths, index, &host->network, fd) : NULL;
+  if (other != NULL)
     {
-      g_propagate_error (error, reachd_daemon_paths_mark_foreign (paths, index));
+      g_propagate_error (error, other);
       *foreign = TRUE;
       have_status = FALSE;
     }

@@ -26,25 +26,29 @@ const char *reachd_daemon_paths_path (ReachdDaemonPaths *paths, gint index);
 
 /* Connects to the first daemon not found to serve another network
  * namespace and sends `requests`; `taken` says which (an index for
- * reachd_daemon_paths_mark_foreign). -1, with the last failure in `error`,
+ * reachd_daemon_paths_check_ours). -1, with the last failure in `error`,
  * when none takes them. */
 int reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken, GError **error);
 
-/* The daemon at `index` serves another network namespace: it is not asked
- * again. Returns the error that says so. */
-GError *reachd_daemon_paths_mark_foreign (ReachdDaemonPaths *paths, gint index);
+/* Whether the daemon at `index`, whose status said it serves `network`,
+ * serves the namespace of its connection `fd`: NULL if so; else it is not
+ * asked again, and the error says why. What every reader of a first status
+ * asks (the subscription, init's, a reach query's). */
+GError *reachd_daemon_paths_check_ours (ReachdDaemonPaths *paths, gint index, const ReachdNamespace *network, int fd);
 
 /* Some daemon has not been found to serve another network namespace. */
 gboolean reachd_daemon_paths_any_left (ReachdDaemonPaths *paths);
 
 /* What the monitor sends to subscribe: the summary, sent when it changes. */
+/* One summary: what a reach query and the liveness probe ask first. */
+#define REACHD_GET_SUMMARY "{\"op\":\"get\",\"detail\":\"summary\"}\n"
 #define REACHD_SUBSCRIBE_SUMMARY "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n"
 
 /* Subscribes to the daemon at `index` and waits for its first status, in
  * `host`, until `deadline` (monotonic): the socket then, with what came
  * after the status in `lines`; else -1 and `error`, which gives `wait_ms`
  * as the wait. A daemon of another network namespace is marked so
- * (`foreign`), as by reachd_daemon_paths_mark_foreign. Blocks: for init. */
+ * (`foreign`), as by reachd_daemon_paths_check_ours. Blocks: for init. */
 int reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, int wait_ms,
                                        ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign,
                                        GError **error);
@@ -62,6 +66,18 @@ int reachd_connect_and_send (const char *path, const char *requests, GError **er
  * end of the stream or on an error; TRUE when the socket has nothing more
  * now. */
 gboolean reachd_read_available (int fd, ReachdLineBuffer *lines, gsize limit, GError **error);
+
+/* Attaches `source` to `context` under `name` (what GLib's debugging tools
+ * show), calling `callback` with `data`: every source this module makes.
+ * Returns `source`, still referenced, for reachd_clear_source. */
+static inline GSource *
+reachd_attach_source (GSource *source, GSourceFunc callback, gpointer data, const char *name, GMainContext *context)
+{
+  g_source_set_callback (source, callback, data, NULL);
+  g_source_set_static_name (source, name);
+  g_source_attach (source, context);
+  return source;
+}
 
 /* Destroys a source this module attached, if there is one: the sources
  * that read the daemon's sockets, and the timers beside them. */

@@ -32,7 +32,6 @@ struct _ReachdLiveness
   gboolean stalled;
 };
 
-static const char *const GET = "{\"op\":\"get\",\"detail\":\"summary\"}\n";
 
 static void
 close_probe (ReachdLiveness *liveness)
@@ -45,15 +44,6 @@ close_probe (ReachdLiveness *liveness)
       liveness->probe = -1;
     }
   reachd_line_buffer_reset (&liveness->answer);
-}
-
-static GSource *
-attach (GSource *source, GSourceFunc callback, gpointer data, const char *name, GMainContext *context)
-{
-  g_source_set_callback (source, callback, data, NULL);
-  g_source_set_static_name (source, name);
-  g_source_attach (source, context);
-  return source;
 }
 
 static gboolean
@@ -94,7 +84,7 @@ static void
 ask (ReachdLiveness *liveness)
 {
   g_autoptr (GError) error = NULL;
-  int fd = reachd_connect_and_send (liveness->path, GET, &error);
+  int fd = reachd_connect_and_send (liveness->path, REACHD_GET_SUMMARY, &error);
   if (fd < 0)
     {
       liveness->next_allowed = g_get_monotonic_time () + REACHD_PROBE_SPACING_MS * G_TIME_SPAN_MILLISECOND;
@@ -109,9 +99,9 @@ ask (ReachdLiveness *liveness)
       return;
     }
   liveness->probe = fd;
-  liveness->probe_source = attach (g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR), G_SOURCE_FUNC (on_answer),
+  liveness->probe_source = reachd_attach_source (g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR), G_SOURCE_FUNC (on_answer),
                                    liveness, "[reachd-gio] liveness answer", liveness->context);
-  liveness->deadline = attach (g_timeout_source_new (REACHD_PROBE_DEADLINE_MS), on_deadline, liveness,
+  liveness->deadline = reachd_attach_source (g_timeout_source_new (REACHD_PROBE_DEADLINE_MS), on_deadline, liveness,
                                "[reachd-gio] liveness deadline", liveness->context);
 }
 
@@ -152,7 +142,7 @@ on_kernel_change (int fd, GIOCondition condition, gpointer user_data)
   if (wait <= 0)
     ask (liveness);
   else
-    liveness->spacing = attach (g_timeout_source_new ((guint) ((wait + 999) / 1000)), on_spacing_over, liveness,
+    liveness->spacing = reachd_attach_source (g_timeout_source_new ((guint) ((wait + 999) / 1000)), on_spacing_over, liveness,
                                 "[reachd-gio] liveness spacing", liveness->context);
   return G_SOURCE_CONTINUE;
 }
@@ -199,7 +189,7 @@ reachd_liveness_new (GMainContext *context, ReachdLivenessChanged changed, gpoin
   liveness->sentinel = sentinel;
   liveness->probe = -1;
   reachd_line_buffer_init (&liveness->answer);
-  liveness->sentinel_source = attach (g_unix_fd_source_new (sentinel, G_IO_IN), G_SOURCE_FUNC (on_kernel_change),
+  liveness->sentinel_source = reachd_attach_source (g_unix_fd_source_new (sentinel, G_IO_IN), G_SOURCE_FUNC (on_kernel_change),
                                       liveness, "[reachd-gio] liveness sentinel", context);
   return liveness;
 }

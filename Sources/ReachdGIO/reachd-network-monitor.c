@@ -267,10 +267,9 @@ follow (ReachdNetworkMonitor *self, int fd, gint path)
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
   self->first_pending = TRUE;
-  self->readable = g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_callback (self->readable, G_SOURCE_FUNC (on_subscription_readable), self, NULL);
-  g_source_set_static_name (self->readable, "[reachd-gio] subscription");
-  g_source_attach (self->readable, self->context);
+  self->readable = reachd_attach_source (g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR),
+                                         G_SOURCE_FUNC (on_subscription_readable), self,
+                                         "[reachd-gio] subscription", self->context);
 }
 
 /* The daemon is gone, or sent what reachd never sends: keep the state, try
@@ -309,9 +308,9 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   if (have_status && self->first_pending)
     {
       self->first_pending = FALSE;
-      if (!reachd_namespace_is_ours (&newest.network, fd))
+      g_autoptr (GError) other = reachd_daemon_paths_check_ours (self->paths, self->followed, &newest.network, fd);
+      if (other != NULL)
         {
-          g_autoptr (GError) other = reachd_daemon_paths_mark_foreign (self->paths, self->followed);
           lose (self, other);
           return G_SOURCE_REMOVE;
         }
@@ -362,10 +361,7 @@ schedule_retry (ReachdNetworkMonitor *self)
   if (self->failures > 0)
     delay = MIN (RETRY_MAX_MS, RETRY_FIRST_MS << MIN (self->failures - 1, 16u));
   self->failures++;
-  self->retry = g_timeout_source_new (delay);
-  g_source_set_callback (self->retry, on_retry, self, NULL);
-  g_source_set_static_name (self->retry, "[reachd-gio] reconnect");
-  g_source_attach (self->retry, self->context);
+  self->retry = reachd_attach_source (g_timeout_source_new (delay), on_retry, self, "[reachd-gio] reconnect", self->context);
 }
 
 /* ---- GInitable ---- */

@@ -139,7 +139,7 @@ append_reach_request (GString *requests, const char *destination, guint id)
 static gboolean
 reach_query_start (ReachQuery *query, GError **error)
 {
-  g_autoptr (GString) requests = g_string_new ("{\"op\":\"get\",\"detail\":\"summary\"}\n");
+  g_autoptr (GString) requests = g_string_new (REACHD_GET_SUMMARY);
   for (guint i = 0; i < query->count; i++)
     append_reach_request (requests, query->targets[i], i);
   query->fd = reachd_daemon_paths_connect_first (query->paths, requests->str, &query->path, error);
@@ -178,13 +178,10 @@ reach_query_read (ReachQuery *query)
               reachd_line_clear (&line);
               continue;
             }
-          gboolean ours = reachd_namespace_is_ours (&line.host.network, query->fd);
+          query->failure = reachd_daemon_paths_check_ours (query->paths, query->path, &line.host.network, query->fd);
           reachd_line_clear (&line);
-          if (!ours)
-            {
-              query->failure = reachd_daemon_paths_mark_foreign (query->paths, query->path);
-              return;
-            }
+          if (query->failure != NULL)
+            return;
           query->verified = TRUE;
           continue;
         }
@@ -388,19 +385,14 @@ async_reach_start (GTask *task, GStrv targets)
       return;
     }
   GMainContext *context = g_task_get_context (task);
-  reach->readable = g_unix_fd_source_new (reach->query->fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_callback (reach->readable, G_SOURCE_FUNC (on_reach_readable), task, NULL);
-  g_source_attach (reach->readable, context);
-  reach->timeout = g_timeout_source_new ((guint) (REACH_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
-  g_source_set_callback (reach->timeout, on_reach_over, task, NULL);
-  g_source_attach (reach->timeout, context);
+  reach->readable = reachd_attach_source (g_unix_fd_source_new (reach->query->fd, G_IO_IN | G_IO_HUP | G_IO_ERR),
+                                          G_SOURCE_FUNC (on_reach_readable), task, "[reachd-gio] reach answer", context);
+  reach->timeout = reachd_attach_source (g_timeout_source_new ((guint) (REACH_DEADLINE_US / G_TIME_SPAN_MILLISECOND)),
+                                         on_reach_over, task, "[reachd-gio] reach deadline", context);
   GCancellable *cancellable = g_task_get_cancellable (task);
   if (cancellable != NULL)
-    {
-      reach->cancelled = g_cancellable_source_new (cancellable);
-      g_source_set_callback (reach->cancelled, G_SOURCE_FUNC (on_reach_cancelled), task, NULL);
-      g_source_attach (reach->cancelled, context);
-    }
+    reach->cancelled = reachd_attach_source (g_cancellable_source_new (cancellable), G_SOURCE_FUNC (on_reach_cancelled),
+                                             task, "[reachd-gio] reach cancelled", context);
 }
 
 static void
