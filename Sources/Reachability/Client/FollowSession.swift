@@ -198,7 +198,7 @@ package final class FollowSession {
                 descriptors.add(connection.fd, .daemon)
                 // Heard once the daemon has answered; what it heard before
                 // then is queued, and probed for at once.
-                if state.daemonConnection.answered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                if state.daemonHasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }

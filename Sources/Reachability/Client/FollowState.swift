@@ -121,10 +121,8 @@ struct FollowState {
         engineRunning = false
     }
 
-    /// Whether a daemon connection is open, and whether it answered.
-    var daemonConnection: (open: Bool, answered: Bool) {
-        (daemon != nil, daemon?.link.hasAnswered == true)
-    }
+    /// Whether the daemon followed has answered (its liveness is then watched).
+    var daemonHasAnswered: Bool { daemon?.link.hasAnswered == true }
 
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
