@@ -16,7 +16,7 @@ struct DNSEvaluatorTests {
     }
 
     @Test func oneRoutableServerIsEnough() {
-        let dns = DNSEvaluator.evaluate([Self.first, Self.second], verdicts: [Self.unrouted(Self.first), Self.routed(Self.second)])
+        let dns = DNSEvaluator.evaluate([Self.unrouted(Self.first), Self.routed(Self.second)])
         #expect(dns.state == .ok)
         #expect(dns.servers == [
             DNSServer(address: "192.0.2.53", state: .unreachable, reason: .noRoute, interface: nil),
@@ -25,12 +25,12 @@ struct DNSEvaluatorTests {
     }
 
     @Test func noRouteToAnyServerIsUnroutable() {
-        let dns = DNSEvaluator.evaluate([Self.first, Self.second], verdicts: [Self.unrouted(Self.first), Self.unrouted(Self.second)])
+        let dns = DNSEvaluator.evaluate([Self.unrouted(Self.first), Self.unrouted(Self.second)])
         #expect(dns.state == .unroutable)
     }
 
     @Test func noServerIsNone() {
-        #expect(DNSEvaluator.evaluate([], verdicts: []) == DNSStatus(state: .none, servers: []))
+        #expect(DNSEvaluator.evaluate([]) == DNSStatus(state: .none, servers: []))
     }
 
     @Test func aStatusFromADaemonThatPredatesTheBlockSaysUnknown() throws {
@@ -51,7 +51,7 @@ extension DNSEvaluatorTests {
     /// with the same state.
     @Test func aDNSChangeAloneIsPublished() throws {
         guard case .status(var before) = try DaemonMessage.decode(Array(FakeDaemonLine.withoutDNS.utf8)) else { return }
-        before.dns = DNSEvaluator.evaluate([Self.first], verdicts: [Self.routed(Self.first)])
+        before.dns = DNSEvaluator.evaluate([Self.routed(Self.first)])
         var after = before
         after.dns.servers[0].interface = "tun0"
         #expect(!after.hasSameSummary(as: before) && !after.summary().hasSameSummary(as: before.summary()))

@@ -3,12 +3,12 @@
 /// packet sent. Pure: servers and route verdicts in, the `dns` block out.
 enum DNSEvaluator {
     /// `ok` when one server is routable, `none` when none is configured,
-    /// `unroutable` when none has a route. `verdicts` are the servers', in
-    /// their order.
-    static func evaluate(_ servers: [IPAddress], verdicts: [AddressVerdict]) -> DNSStatus {
-        let judged = zip(servers, verdicts).map { server, verdict in
+    /// `unroutable` when none has a route. `verdicts`: each server's, in the
+    /// resolver's order.
+    static func evaluate(_ verdicts: [AddressVerdict]) -> DNSStatus {
+        let judged = verdicts.map { verdict in
             DNSServer(
-                address: server.description, state: verdict.reason == nil ? .reachable : .unreachable,
+                address: verdict.address.description, state: verdict.reason == nil ? .reachable : .unreachable,
                 reason: verdict.reason, interface: verdict.via?.interface)
         }
         if judged.isEmpty { return DNSStatus(state: .none, servers: []) }

@@ -239,7 +239,7 @@ package final class NetworkWatcher {
         let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
             DestinationEvaluator.evaluate(server, lookup: lookup, table: table)
         }
-        let dns = DNSEvaluator.evaluate(resolverServers, verdicts: servers)
+        let dns = DNSEvaluator.evaluate(servers)
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
         findings?.forget(pathsOtherThan: ipv4, ipv6)
