@@ -55,8 +55,8 @@ struct HostileClientTests {
             // (polling for that first would count the polling in the latency).
             var received: [Date] = []
             for subscriber in subscribers {
-                var status = try await subscriber.readStatus(timeout: .seconds(2))
-                while status.online != online { status = try await subscriber.readStatus(timeout: .seconds(2)) }
+                var status = try await subscriber.readStatus(timeout: .seconds(5))
+                while status.online != online { status = try await subscriber.readStatus(timeout: .seconds(5)) }
                 received.append(Date())
             }
             let announced = try await eventually("the kernel announces flip \(flip)") {
@@ -69,11 +69,13 @@ struct HostileClientTests {
         // Every flip reached every subscriber (before the fix, none did). How
         // fast is make bench's question (bench/torture.py, bench/latency.py):
         // make test runs every suite at once on two cores, a systemd container
-        // boot among them, so one flip can wait on the scheduler for 100 ms.
-        // The bound only tells a starved subscriber from a served one.
+        // boot among them: alone the worst flip is ~12 ms, but one CI run saw
+        // 1.3 s while its neighbours ran 10x slower than alone. A starved
+        // subscriber waits as long as the flood lasts, so the bound need only
+        // be shorter than the flood to tell starved from served.
         let sorted = latencies.sorted()
         #expect(sorted.count == 60)
-        #expect(sorted.last! < 1, "worst \(sorted.last!) s after the kernel's notification")
+        #expect(sorted.last! < 3, "worst \(sorted.last!) s after the kernel's notification")
         #expect(peak < 2 * idle, "RSS \(idle) KiB idle, \(peak) KiB during the flood")
         #expect(try daemonStatus(at: network.socketPath).source == .daemon)
         #expect(daemon.isRunning)

@@ -33,6 +33,7 @@ struct ConfigurationFileTests {
 
     @Test func meteredNamesInterfaces() throws {
         let path = try Self.write("[metered]\nwwan0 = no\neth1 = yes\n")
+        defer { unlink(path) }
         #expect(try DaemonCommand.parse(["--config", path]).settings().meteredOverrides == ["wwan0": false, "eth1": true])
         #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).meteredOverrides.isEmpty)
     }
@@ -50,6 +51,7 @@ struct ConfigurationFileTests {
     /// the daemon (one written for an older reachd, say): it is not read.
     @Test func noCheckLeavesABrokenConnectivitySectionUnread() throws {
         let broken = try Self.write("[connectivity]\nurl = http://fd00::1/\ntimeout = 1e300\n[metered]\neth1 = yes\n")
+        defer { unlink(broken) }
         #expect(throws: (any Error).self) { try DaemonCommand.parse(["--config", broken]).settings() }
         let settings = try DaemonCommand.parse(["--config", broken, "--no-check"]).settings()
         #expect(settings.check == nil && settings.meteredOverrides == ["eth1": true], "the rest is read as ever")
@@ -58,6 +60,7 @@ struct ConfigurationFileTests {
     @Test func noFileMeansNoCheckAndDisabledMeansNoCheck() throws {
         #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).check == nil)
         let disabled = try Self.write("[connectivity]\nenabled = no\nurl = http://example.com/\n")
+        defer { unlink(disabled) }
         #expect(try DaemonCommand.parse(["--config", disabled]).settings().check == nil)
     }
 
@@ -89,6 +92,7 @@ struct ConfigurationFileTests {
     ])
     func mistakesNameTheFileTheLineAndWhatIsKnown(text: String, says: String) throws {
         let path = try Self.write(text)
+        defer { unlink(path) }
         #expect {
             // As the daemon reads it: the file once, every value checked.
             _ = try DaemonCommand.parse(["--config", path]).settings()
@@ -104,11 +108,14 @@ struct ConfigurationFileTests {
         let shipped = try String(contentsOfFile: Self.shipped, encoding: .utf8)
         let text = (byteOrderMark ? "\u{FEFF}" : "") + shipped.replacingOccurrences(of: "\n", with: ending)
             + "[metrics]\(ending)listen = 127.0.0.1:10079\(ending)"
-        let settings = try DaemonCommand.parse(["--config", try Self.write(text)]).settings()
+        let shippedCopy = try Self.write(text)
+        defer { unlink(shippedCopy) }
+        let settings = try DaemonCommand.parse(["--config", shippedCopy]).settings()
         #expect(settings.check?.host == "nmcheck.gnome.org", "the shipped file's check, read through \(ending.debugDescription)")
         #expect(settings.metrics.listen?.description == "127.0.0.1:10079")
         // The line numbers count lines as the editor shows them.
         let mistake = try Self.write((byteOrderMark ? "\u{FEFF}" : "") + ["# x", "[connectivity]", "intervall = 1"].joined(separator: ending))
+        defer { unlink(mistake) }
         #expect { try DaemonCommand.parse(["--config", mistake]).settings() } throws: { "\($0)".hasPrefix(mistake + ":3: unknown key intervall") }
     }
 
@@ -120,6 +127,7 @@ struct ConfigurationFileTests {
         #expect(mkfifo(fifo, 0o600) == 0)
         defer { unlink(fifo) }
         let huge = try Self.write(String(repeating: "# a comment of some length, repeated\n", count: 2000))
+        defer { unlink(huge) }
         let cases = [
             ("/nonexistent/reachd.cnf", "no configuration file /nonexistent/reachd.cnf; check the --config path"),
             ("/etc", "/etc is a directory, not a configuration file; name a file with --config"),
@@ -134,6 +142,7 @@ struct ConfigurationFileTests {
         #expect(try ConfigurationFile.load("/dev/null", named: true) == nil, "the way to say no file, as for ssh -F")
     }
 
+    /// A file of `text` in the temporary directory; the caller unlinks it.
     static func write(_ text: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-\(UUID().uuidString).conf").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)

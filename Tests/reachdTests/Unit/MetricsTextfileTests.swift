@@ -27,6 +27,11 @@ struct MetricsTextfileTests {
         return (directory, victim)
     }
 
+    /// Removes what `scene` made: the directory's parent, with the victim.
+    static func clear(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: directory).deletingLastPathComponent().path)
+    }
+
     static func unchanged(_ victim: String) throws -> Bool {
         var info = stat()
         return try String(contentsOfFile: victim, encoding: .utf8) == "precious" && stat(victim, &info) == 0
@@ -38,6 +43,7 @@ struct MetricsTextfileTests {
     /// never written through.
     @Test func linksBesideTheFileAreNeverFollowed() throws {
         let (directory, victim) = try Self.scene(mode: 0o755)
+        defer { Self.clear(directory) }
         for name in ["reachd.prom", "reachd.prom.tmp", ".reachd.prom.tmp"] {
             #expect(symlink(victim, directory + "/" + name) == 0)
         }
@@ -58,6 +64,7 @@ struct MetricsTextfileTests {
     @Test func aDirectoryOthersCanWriteIsRefused() throws {
         for (mode, owner) in [(0o777 as mode_t, 0 as uid_t), (0o775, 0), (0o755, Self.someoneElse)] {
             let (directory, victim) = try Self.scene(mode: mode, owner: owner)
+            defer { Self.clear(directory) }
             #expect(symlink(victim, directory + "/reachd.prom") == 0)
             let failure = MetricsTextfile(path: directory + "/reachd.prom").write(Self.exposition)
             guard case .unsafeDirectory? = failure else {
@@ -73,6 +80,7 @@ struct MetricsTextfileTests {
     /// daemon's own file, but a file another user made there first is theirs.
     @Test func inAStickyDirectoryAnotherUsersFileIsRefused() throws {
         let (directory, victim) = try Self.scene(mode: 0o1777)
+        defer { Self.clear(directory) }
         let textfile = MetricsTextfile(path: directory + "/reachd.prom")
         #expect(symlink(victim, directory + "/reachd.prom") == 0 && lchown(directory + "/reachd.prom", Self.someoneElse, Self.someoneElse) == 0)
         guard case .foreignFile(_, let owner)? = textfile.write(Self.exposition) else {
