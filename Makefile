@@ -49,7 +49,7 @@ GTK_DEPS     := libadwaita-1-dev libgtk-4-dev adwaita-icon-theme fonts-dejavu-co
 DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool dbus-daemon at-spi2-core gir1.2-atspi-2.0
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
-                radvd prometheus prometheus-node-exporter nftables $(DESKTOP_DEPS)
+                radvd dnsmasq-base prometheus prometheus-node-exporter nftables $(DESKTOP_DEPS)
 GTK_VIEWER   := $(CURDIR)/Examples/GtkListViewer/.build/debug/gtk-list-viewer
 
 # The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib

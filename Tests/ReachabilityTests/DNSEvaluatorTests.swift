@@ -33,6 +33,19 @@ struct DNSEvaluatorTests {
         #expect(DNSEvaluator.evaluate([]) == DNSStatus(state: .none, servers: []))
     }
 
+    /// The check's finding that names fail turns a routed resolver's `ok`
+    /// into `failing` and back; it says nothing where no server is
+    /// configured or routed.
+    @Test func namesFoundFailingMakeARoutedResolverFailing() {
+        let routed = DNSEvaluator.evaluate([Self.routed(Self.first)])
+        let failing = DNSEvaluator.evaluate(routed, namesFail: true)
+        #expect(failing.state == .failing && failing.servers == routed.servers)
+        #expect(DNSEvaluator.evaluate(failing, namesFail: false) == routed)
+        for state in [DNSState.none, .unroutable, .unknown, .unrecognized("newer")] {
+            #expect(DNSEvaluator.evaluate(DNSStatus(state: state, servers: []), namesFail: true).state == state)
+        }
+    }
+
     @Test func aStatusFromADaemonThatPredatesTheBlockSaysUnknown() throws {
         var line = Array(FakeDaemonLine.withoutDNS.utf8)
         guard case .status(let status) = try DaemonMessage.decode(line) else { Issue.record("not a status"); return }

@@ -10,11 +10,15 @@ package struct ConnectivityFindings: Sendable, Equatable {
         package var path: NetworkPath
         package var connectivity: Connectivity
         package var portalURL: String?
+        /// The check host's name did not resolve while its server answered:
+        /// names fail while the path works (`dns: failing`).
+        package var namesFail: Bool
 
-        package init(path: NetworkPath, connectivity: Connectivity, portalURL: String? = nil) {
+        package init(path: NetworkPath, connectivity: Connectivity, portalURL: String? = nil, namesFail: Bool = false) {
             self.path = path
             self.connectivity = connectivity
             self.portalURL = portalURL
+            self.namesFail = namesFail
         }
     }
 
@@ -41,12 +45,23 @@ package struct ConnectivityFindings: Sendable, Equatable {
     package func connectivity(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus)
         -> (Connectivity, portalURL: String?)
     {
-        let online = [(ipv4Status, ipv4), (ipv6Status, ipv6)].filter { $0.0.path != nil }
-        guard !online.isEmpty else { return (.none, nil) }
-        let current = online.compactMap { status, finding in finding?.path == status.path ? finding : nil }
+        guard ipv4Status.path != nil || ipv6Status.path != nil else { return (.none, nil) }
+        let current = current(ipv4: ipv4Status, ipv6: ipv6Status)
         if current.contains(where: { $0.connectivity == .full }) { return (.full, nil) }
         if let portal = current.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
         if current.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
         return (.unknown, nil)
+    }
+
+    /// Whether a finding for a current path says names fail.
+    package func namesFail(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus) -> Bool {
+        current(ipv4: ipv4Status, ipv6: ipv6Status).contains { $0.namesFail }
+    }
+
+    /// The findings made on the families' paths as they are now.
+    private func current(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus) -> [Finding] {
+        [(ipv4Status, ipv4), (ipv6Status, ipv6)].compactMap { status, finding in
+            status.path != nil && finding?.path == status.path ? finding : nil
+        }
     }
 }

@@ -14,4 +14,16 @@ enum DNSEvaluator {
         if judged.isEmpty { return DNSStatus(state: .none, servers: []) }
         return DNSStatus(state: judged.contains { $0.state == .reachable } ? .ok : .unroutable, servers: judged)
     }
+
+    /// `routed` (this evaluator's verdict) with what the connectivity check
+    /// found: a resolver with a route is `failing` while the check saw names
+    /// fail on a working path, and `ok` again once it did not.
+    static func evaluate(_ routed: DNSStatus, namesFail: Bool) -> DNSStatus {
+        var status = routed
+        switch routed.state {
+        case .ok, .failing: status.state = namesFail ? .failing : .ok
+        case .none, .unroutable, .unknown, .unrecognized: break
+        }
+        return status
+    }
 }

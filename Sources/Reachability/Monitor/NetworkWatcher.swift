@@ -140,9 +140,10 @@ package final class NetworkWatcher {
         connectivityFindings = findings
         guard let current = publisher.current else { return nil }
         let (verdict, portalURL) = findings.connectivity(ipv4: current.ipv4, ipv6: current.ipv6)
+        let dns = DNSEvaluator.evaluate(current.dns, namesFail: findings.namesFail(ipv4: current.ipv4, ipv6: current.ipv6))
         return publisher.publish(
             ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
-            connectivity: verdict, portalURL: portalURL, dns: current.dns, at: Date())
+            connectivity: verdict, portalURL: portalURL, dns: dns, at: Date())
     }
 
     /// Takes in the answers for the destinations the daemon watches itself,
@@ -239,10 +240,11 @@ package final class NetworkWatcher {
         let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
             DestinationEvaluator.evaluate(server, lookup: lookup, table: table)
         }
-        let dns = DNSEvaluator.evaluate(servers)
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
         findings?.forget(pathsOtherThan: ipv4, ipv6)
+        let dns = DNSEvaluator.evaluate(
+            DNSEvaluator.evaluate(servers), namesFail: findings?.namesFail(ipv4: ipv4, ipv6: ipv6) ?? false)
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         let status = publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),

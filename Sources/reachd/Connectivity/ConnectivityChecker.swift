@@ -57,17 +57,23 @@ final class ConnectivityChecker {
     /// Readable when a probe has finished: poll it, then call ``collect(now:)``.
     let wake: WakeSignal
     private var families: [AddressFamily: FamilyState] = [.ipv4: FamilyState(), .ipv6: FamilyState()]
+    /// Per family, the check server's address that last answered, kept
+    /// across paths (a handover to a VPN reaches the same server): asked
+    /// when the name does not resolve.
+    private var kept: [AddressFamily: CheckServerAddress] = [:]
     /// Where probe threads leave their results.
     private final class Mailbox: Sendable {
-        let results = Mutex<[(probe: Int, family: AddressFamily, outcome: ProbeOutcome)]>([])
+        let results = Mutex<[(probe: Int, family: AddressFamily, report: ProbeReport)]>([])
     }
 
     private let finished = Mailbox()
     private var nextProbeID = 0
     /// One probe, run on a thread of its own, answering by the deadline
-    /// where it can: ``HTTPProbe/run(_:family:interface:deadline:)`` but in
-    /// tests of the schedule.
-    typealias Probe = @Sendable (ConnectivityCheck, AddressFamily, String, ContinuousClock.Instant) -> ProbeOutcome
+    /// where it can: ``HTTPProbe/run(_:family:interface:kept:deadline:)`` but
+    /// in tests of the schedule. Its arguments: the check, the family, the
+    /// interface, the kept address and the deadline.
+    typealias Probe = @Sendable (ConnectivityCheck, AddressFamily, String, CheckServerAddress?, ContinuousClock.Instant)
+        -> ProbeReport
     private let probe: Probe
 
     init(check: ConnectivityCheck, logger: Logger, probe: @escaping Probe = HTTPProbe.run) throws {
@@ -89,7 +95,7 @@ final class ConnectivityChecker {
     var findings: ConnectivityFindings {
         func finding(_ family: AddressFamily) -> ConnectivityFindings.Finding? {
             guard let state = families[family], let path = state.path, let verdict = state.verdict else { return nil }
-            return .init(path: path, connectivity: verdict.connectivity, portalURL: verdict.portalURL)
+            return .init(path: path, connectivity: verdict.connectivity, portalURL: verdict.portalURL, namesFail: verdict.namesFail)
         }
         return ConnectivityFindings(ipv4: finding(.ipv4), ipv6: finding(.ipv6))
     }
@@ -149,10 +155,11 @@ final class ConnectivityChecker {
             nextProbeID += 1
             let checkDeadline = state.confirming ? state.checkDeadline ?? now + check.timeout : now + check.timeout
             // A failure is confirmed only where the verdict was not limited
-            // already: a probe no confirmation can follow has the whole timeout.
-            let confirmable = !state.confirming && state.verdict?.connectivity != .limited
+            // already, failing names where a kept address may answer: a probe
+            // no confirmation can follow has the whole timeout.
+            let confirmable = !state.confirming && (state.verdict?.connectivity != .limited || kept[family] != nil)
             let deadline = confirmable ? now + (check.timeout - confirmationPause) / 2 : checkDeadline
-            let (id, check, finished, wake, probe) = (nextProbeID, check, finished, wake, probe)
+            let (id, check, finished, wake, probe, kept) = (nextProbeID, check, finished, wake, probe, kept[family])
             families[family]?.probeInFlight = id
             families[family]?.probeDeadline = deadline
             families[family]?.checkDeadline = checkDeadline
@@ -163,8 +170,8 @@ final class ConnectivityChecker {
             // resolver's own timeout (glibc's: 5 s a try), its answer then
             // dropped: a few threads at most, at the spacing of the probes.
             startDetachedThread {
-                let outcome = probe(check, family, path.interface, deadline)
-                finished.results.withLock { $0.append((id, family, outcome)) }
+                let report = probe(check, family, path.interface, kept, deadline)
+                finished.results.withLock { $0.append((id, family, report)) }
                 wake.signal()
             }
         }
@@ -178,10 +185,11 @@ final class ConnectivityChecker {
             return results
         }
         var changed = false
-        for (probe, family, outcome) in results {
+        for (probe, family, report) in results {
+            if let address = report.answeredAt { kept[family] = address }
             // Stale: the path changed (or went) while it ran, or its deadline passed.
             guard families[family]?.probeInFlight == probe else { continue }
-            changed = judge(outcome, family: family, now: now) || changed
+            changed = judge(report, family: family, now: now) || changed
         }
         return changed
     }
@@ -194,25 +202,33 @@ final class ConnectivityChecker {
         for family in [AddressFamily.ipv4, .ipv6] {
             guard let state = families[family], state.probeInFlight != nil, let deadline = state.probeDeadline, deadline <= now
             else { continue }
-            changed = judge(.failed(.timeout), family: family, now: now) || changed
+            changed = judge(ProbeReport(.failed(.timeout)), family: family, now: now) || changed
         }
         return changed
     }
 
-    /// A probe's outcome for `family`'s path; returns whether its verdict changed.
-    private func judge(_ outcome: ProbeOutcome, family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
+    /// A probe's report for `family`'s path; returns whether its verdict changed.
+    private func judge(_ report: ProbeReport, family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
         guard var state = families[family] else { return false }
-        let verdict = ConnectivityVerdict.judge(outcome, expecting: check.expectation, asked: check.url)
-        let unconfirmed = verdict.connectivity == .limited && !state.confirming && state.verdict?.connectivity != .limited
-        let answer: String = switch outcome {
-        case .answered(let response): "HTTP \(response.status)"
+        var verdict = ConnectivityVerdict.judge(report.outcome, expecting: check.expectation, asked: check.url)
+        // Only where the path works: a server that answers with an error is `limited`, names or not.
+        verdict.namesFail = report.nameFailed && verdict.connectivity != .limited
+        // Worse news than the last verdict is confirmed before it is believed:
+        // one lost query or connection must not call a working network broken.
+        let unconfirmed = !state.confirming
+            && ((verdict.connectivity == .limited && state.verdict?.connectivity != .limited)
+                || (verdict.namesFail && state.verdict?.namesFail != true))
+        let answer: String = switch report.outcome {
+        case .answered(let response): (report.nameFailed ? "the name did not resolve; at the kept address, " : "")
+            + "HTTP \(response.status)"
         case .failed(let failure): failure.rawValue
         }
         // Info only for a verdict that changes what is published.
         logger.log(
             level: unconfirmed || state.verdict == verdict ? .debug : .info, "connectivity check",
             metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
-                       "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)"])
+                       "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)",
+                       "check.names": "\(verdict.namesFail ? "failing" : "resolved")"])
         state.probeInFlight = nil
         state.probeDeadline = nil
         if unconfirmed {
@@ -225,7 +241,7 @@ final class ConnectivityChecker {
         state.checkDeadline = nil
         let changed = state.verdict != verdict
         state.verdict = verdict
-        state.misses = verdict.connectivity == .full ? 0 : state.misses + 1
+        state.misses = verdict.connectivity == .full && !verdict.namesFail ? 0 : state.misses + 1
         // A `reachd check` that came while it ran has its probe due
         // already: the user may just have signed in.
         if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }

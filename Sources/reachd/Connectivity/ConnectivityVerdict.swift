@@ -21,6 +21,9 @@ enum ProbeFailure: String, Equatable, Sendable {
 struct ConnectivityVerdict: Equatable, Sendable {
     var connectivity: Connectivity
     var portalURL: String?
+    /// The check host's name did not resolve, but the server answered at the
+    /// address that last answered: names fail while the path works.
+    var namesFail = false
 
     /// Android's and NetworkManager's rules: the expected answer is `full`; a
     /// redirect, a 511 (Network Authentication Required, RFC 6585, made for

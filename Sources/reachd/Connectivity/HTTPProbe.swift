@@ -36,37 +36,41 @@ enum HTTPProbe {
     }
 
     /// Resolves the check's host in `family`, connects out of `interface` and
-    /// asks, connecting and reading by `deadline`. The C library's resolver
-    /// has no deadline: ``ConnectivityChecker`` gives up on a probe at its
-    /// own. The first address that answers decides.
+    /// asks, all by `deadline`. The first address that answers decides.
+    ///
+    /// The name is resolved as a step of its own: when it fails, or is not
+    /// resolved by its share of the time, and `kept` (the address that last
+    /// answered) answers, the report says the name failed while the path
+    /// works. Without a kept address the whole time is the name's.
     static func run(
-        _ check: ConnectivityCheck, family: AddressFamily, interface: String, deadline: ContinuousClock.Instant
-    ) -> ProbeOutcome {
-        var hints = addrinfo()
-        hints.ai_family = family == .ipv4 ? AF_INET : AF_INET6
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var addresses: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(check.host, String(check.port), &hints, &addresses) == 0, let addresses else {
-            return .failed(.dns)
+        _ check: ConnectivityCheck, family: AddressFamily, interface: String, kept: CheckServerAddress?,
+        deadline: ContinuousClock.Instant
+    ) -> ProbeReport {
+        // A third of the time is kept for asking the kept address: on a path
+        // that works, a connection takes milliseconds, a resolver's retry seconds.
+        let resolveBy = kept == nil ? deadline : deadline - (deadline - .now) / 3
+        guard let addresses = CheckHostResolution.resolve(check, family: family, by: resolveBy) else {
+            guard let kept, ContinuousClock.now < deadline else { return ProbeReport(.failed(.dns)) }
+            let outcome = attempt(kept, check, interface: interface, deadline: deadline)
+            guard case .answered = outcome else { return ProbeReport(.failed(.dns)) }
+            return ProbeReport(outcome, nameFailed: true, answeredAt: kept)
         }
-        defer { freeaddrinfo(addresses) }
         var failure = ProbeFailure.unreachable
-        var next: UnsafeMutablePointer<addrinfo>? = addresses
-        while let address = next, ContinuousClock.now < deadline {
-            switch attempt(address.pointee, check, interface: interface, deadline: deadline) {
-            case .answered(let response): return .answered(response)
+        for address in addresses where ContinuousClock.now < deadline {
+            let outcome = attempt(address, check, interface: interface, deadline: deadline)
+            switch outcome {
+            case .answered: return ProbeReport(outcome, answeredAt: address)
             case .failed(let reason): failure = reason
             }
-            next = address.pointee.ai_next
         }
-        return .failed(ContinuousClock.now >= deadline ? .timeout : failure)
+        return ProbeReport(.failed(ContinuousClock.now >= deadline ? .timeout : failure))
     }
 
     private static func attempt(
-        _ address: addrinfo, _ check: ConnectivityCheck, interface: String, deadline: ContinuousClock.Instant
+        _ address: CheckServerAddress, _ check: ConnectivityCheck, interface: String, deadline: ContinuousClock.Instant
     ) -> ProbeOutcome {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        let fd = socket(address.ai_family, type, 0)
+        let fd = socket(address.family, type, 0)
         guard fd >= 0 else { return .failed(.broken) }
         defer { close(fd) }
         // Out of the family's egress link, so the probe tests the path the
@@ -74,7 +78,7 @@ enum HTTPProbe {
         let bound = interface.withCString { setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, $0, socklen_t(strlen($0) + 1)) }
         guard bound == 0 else { return .failed(.unreachable) }
 
-        if connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
+        if address.withSocketAddress({ connect(fd, $0, $1) }) != 0 {
             guard errno == EINPROGRESS else { return .failed(reason(errno)) }
             guard waitFor(.writable, on: fd, until: deadline) else { return .failed(.timeout) }
             var error: Int32 = 0

@@ -114,4 +114,50 @@ struct NameResolutionTests {
         let local = try await network.waitForStatus(timeout: .seconds(2), "the local resolver") { $0.dns.state == .ok }
         #expect(local.dns.servers.map(\.interface) == ["lo"])
     }
+
+    /// Drops what reaches the gateway on port 53, from the host: a resolver
+    /// that stopped answering while routes and the check server are fine.
+    static func dropQueries(_ network: TestNetwork) async throws {
+        try await TestNetwork.sh(
+            "ip netns exec \(network.gateway) nft 'add table inet reachd_drop; "
+                + "add chain inet reachd_drop input { type filter hook input priority 0; }; "
+                + "add rule inet reachd_drop input meta l4proto { udp, tcp } th dport 53 drop'")
+    }
+
+    /// The check resolves its host as a step of its own: with the resolver
+    /// (a real dnsmasq on the gateway) dropping queries, one check asked
+    /// for finds the server at the address that last answered, and says
+    /// names fail while the Internet answers, not `limited`. Before, it
+    /// said `full` and nothing about names.
+    @Test(.timeLimit(.minutes(1)))
+    func namesThatFailWhileTheCheckServerAnswersAreFailingWithFullConnectivity() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let resolver = try await Dnsmasq(in: network, records: ["check.example": "10.77.0.1"])
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "10.77.0.1")
+        let daemon = try await network.startDaemon(["--check-url", "http://check.example:8080/generate_204"], etc: etc)
+        defer { daemon.signal(SIGTERM) }
+        let working = try await network.waitForStatus("full, names resolving") { $0.connectivity == .full }
+        #expect(working.dns.state == .ok, "\(working.dns)")
+        #expect(resolver.log.contains("check.example"), "the check asked dnsmasq: \(resolver.log)")
+
+        try await Self.dropQueries(network)
+        let asked = ContinuousClock.now
+        let check = try await network.reachd("check", "--json", "--socket=\(network.socketPath)")
+        #expect(check.status == 0, "\(check.error)")
+        let failing = try await network.waitForStatus(timeout: .seconds(10), "names failing, the path working") {
+            $0.dns.state == .failing
+        }
+        #expect(failing.connectivity == .full && failing.online, "\(failing)")
+        #expect(ContinuousClock.now - asked < .seconds(10))
+        let words = try await network.reachd("status", "--socket=\(network.socketPath)")
+        #expect(words.output.contains("DNS: failing"), "\(words.output)")
+
+        // The resolver answers again: the retry (from 5 s) finds it.
+        try await TestNetwork.sh("ip netns exec \(network.gateway) nft delete table inet reachd_drop")
+        let recovered = try await network.waitForStatus(timeout: .seconds(10), "names resolving again") { $0.dns.state == .ok }
+        #expect(recovered.connectivity == .full)
+        withExtendedLifetime((resolver, server)) {}
+    }
 }

@@ -1,6 +1,9 @@
 import Logging
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Reachability
 @testable import reachd
 
@@ -58,9 +61,9 @@ struct ConnectivityScheduleTests {
     /// made the daemon send thousands of probes.
     @Test func requestsFromEveryoneProbeAFamilyAtMostOncePerInterval() async throws {
         let probes = Mutex(0)
-        let checker = try Self.checker { _, _, _, _ in
+        let checker = try Self.checker { _, _, _, _, _ in
             probes.withLock { $0 += 1 }
-            return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+            return ProbeReport(.answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!))
         }
         /// Starts what is due at `now` and waits for it to answer.
         func probe(at now: ContinuousClock.Instant) throws {
@@ -97,11 +100,11 @@ struct ConnectivityScheduleTests {
     @Test func theTimeoutBoundsTheWholeCheckEvenAHungProbe() async throws {
         let release = try WakeSignal()
         let started = Mutex(0)
-        let checker = try Self.checker { _, _, _, _ in
+        let checker = try Self.checker { _, _, _, _, _ in
             started.withLock { $0 += 1 }
             // As getaddrinfo on a resolver that never answers: no deadline.
             _ = try? PollSet.wait(for: release.fileDescriptor, until: .now + .seconds(30))
-            return .answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+            return ProbeReport(.answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!))
         }
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
@@ -127,5 +130,51 @@ struct ConnectivityScheduleTests {
         checker.requestCheck(now: start + .seconds(10))
         checker.startDueProbes(now: start + .seconds(10))
         #expect(checker.nextDeadline == start + .seconds(15), "the whole 5 s")
+    }
+
+    /// A name that does not resolve while the server answers at the address
+    /// kept from the last answer: confirmed by a second probe, then names
+    /// fail and the path works (`full`), retried from 5 s; a probe whose
+    /// name resolves again clears it.
+    @Test func namesThatFailWhileTheKeptAddressAnswersAreConfirmedThenBelieved() async throws {
+        let answered = CheckServerAddress(family: AF_INET, bytes: [2, 0, 0, 80, 192, 0, 2, 80] + Array(repeating: 0, count: 8))
+        let namesResolve = Mutex(true)
+        let keptSeen = Mutex<[CheckServerAddress?]>([])
+        let checker = try Self.checker { _, _, _, kept, _ in
+            keptSeen.withLock { $0.append(kept) }
+            let response = ProbeOutcome.answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!)
+            if namesResolve.withLock({ $0 }) { return ProbeReport(response, answeredAt: answered) }
+            guard let kept else { return ProbeReport(.failed(.dns)) }
+            return ProbeReport(response, nameFailed: true, answeredAt: kept)
+        }
+        func probe(at now: ContinuousClock.Instant) throws -> Bool {
+            checker.startDueProbes(now: now)
+            var changed = false
+            while checker.isProbing {
+                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+                changed = checker.collect(now: now) || changed
+            }
+            return changed
+        }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        #expect(try probe(at: start))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
+        #expect(keptSeen.withLock { $0 } == [nil], "nothing kept before the first answer")
+
+        namesResolve.withLock { $0 = false }
+        let asked = start + .seconds(10)
+        checker.requestCheck(now: asked)
+        #expect(try !probe(at: asked), "one failed name is confirmed before it is believed")
+        #expect(checker.nextDeadline == asked + .milliseconds(500))
+        #expect(try probe(at: asked + .milliseconds(500)))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, namesFail: true))
+        #expect(keptSeen.withLock { $0 } == [nil, answered, answered], "the address that answered is asked")
+        #expect(checker.nextDeadline == asked + .milliseconds(500) + .seconds(5), "retried from 5 s, as a failure")
+
+        namesResolve.withLock { $0 = true }
+        #expect(try probe(at: asked + .seconds(6)))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
+        #expect(checker.nextDeadline == asked + .seconds(6) + .seconds(300), "all well: the interval again")
     }
 }
