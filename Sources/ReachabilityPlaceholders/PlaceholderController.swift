@@ -27,6 +27,9 @@ public final class PlaceholderController: Sendable {
         var wakeUps = 0
         /// The newest generation a load started with, through ``load(_:_:)`` or not.
         var newestGeneration = 0
+        /// The monitor followed, told of loads that fail on the network
+        /// while it says online; `nil` while following something else.
+        var monitor: ReachabilityMonitor?
     }
 
     private let state: Mutex<State>
@@ -51,12 +54,15 @@ public final class PlaceholderController: Sendable {
     /// What is on screen now.
     public var shown: PlaceholderState? { state.withLock { $0.engine.shown } }
 
+    /// The network condition as last reported.
+    package var network: NetworkCondition { state.withLock { $0.engine.network } }
+
     /// Feeds the monitor's statuses in as the network condition, keeping the
     /// monitor alive for as long as it is followed: `follow(ReachabilityMonitor())`
     /// works. Following something else stops following this.
     public func follow(_ monitor: ReachabilityMonitor) {
         let statuses = monitor.statuses()
-        follow { [weak self] in
+        follow(reportingTo: monitor) { [weak self] in
             for try await status in statuses { self?.statusChanged(status) }
             withExtendedLifetime(monitor) {}
         }
@@ -78,7 +84,7 @@ public final class PlaceholderController: Sendable {
         let statuses = monitor.statuses()
         let answers = monitor.reachability(of: destination)
         let latest = LatestAnswers()
-        follow { [weak self] in
+        follow(reportingTo: monitor) { [weak self] in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { [weak self] in
                     for try await status in statuses {
@@ -149,11 +155,12 @@ public final class PlaceholderController: Sendable {
         }
     }
 
-    private func follow(_ body: @escaping @Sendable () async throws -> Void) {
+    private func follow(reportingTo monitor: ReachabilityMonitor? = nil, _ body: @escaping @Sendable () async throws -> Void) {
         let task = Task { _ = try? await body() }
         state.withLock { state in
             state.following?.cancel()
             state.following = task
+            state.monitor = monitor
         }
     }
 
@@ -187,7 +194,14 @@ public final class PlaceholderController: Sendable {
         }
     }
     /// A load failed; see ``PlaceholderEngine/loadFailed(_:generation:_:at:)``.
+    /// A failure the network explains while the followed monitor says
+    /// online is reported to it (``ReachabilityMonitor/reportFailure()``):
+    /// the daemon checks at once whether the path still works.
     public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
+        let monitor = state.withLock { state in
+            failure.isNetworkClass && state.engine.network == .online ? state.monitor : nil
+        }
+        monitor?.reportFailure()
         apply { $0.loadFailed(kind, generation: generation, failure, at: $1) }
     }
     /// Runs one load of the list and reports its lifecycle: started now,

@@ -28,6 +28,8 @@ public struct PlaceholderEngine: Sendable {
     private var inputs = PlaceholderInputs()
     /// The network as last reported, before the offline grace.
     private var reportedNetwork: NetworkCondition = .unknown
+    /// The network condition as last reported.
+    package var network: NetworkCondition { reportedNetwork }
     /// When a usable network was reported lost, while its grace runs.
     private var networkLostAt: Instant?
     /// The network went down (reported) while the refresh in flight ran.

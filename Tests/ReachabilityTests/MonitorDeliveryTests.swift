@@ -152,6 +152,43 @@ extension SessionsInThisProcess {
         }
     }
 
+    /// The controller tells the daemon when a load fails on the network
+    /// while the status says online: a `check` request, on a connection of
+    /// its own. Not for a failure the network does not explain, nor while
+    /// the status says offline.
+    @Suite("A placeholder controller reporting failures")
+    struct PlaceholderFailureReportTests {
+        static let online = FakeDaemon.newerDaemonsLine
+        static let offline = FakeDaemon.newerDaemonsLine
+            .replacingOccurrences(
+                of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
+                with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
+            .replacingOccurrences(of: #""ipv4":"online""#, with: #""ipv4":"local""#)
+            .replacingOccurrences(of: #""online":true"#, with: #""online":false"#)
+            .replacingOccurrences(of: #""primary":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"}"#, with: #""primary":null"#)
+            .replacingOccurrences(of: #""reachability":"online","seq":7"#, with: #""reachability":"local","seq":6"#)
+
+        @Test func aNetworkFailureWhileOnlineAsksTheDaemonToCheck() async throws {
+            #expect(Self.offline.contains(#""online":false"#) && Self.offline.contains(#""seq":6"#))
+            let daemon = try ScriptedDaemon { _, request in request.contains("subscribe") ? [Self.offline] : [] }
+            let controller = PlaceholderController()
+            controller.follow(ReachabilityMonitor(source: .daemon, socketPath: daemon.path))
+            let checks = { daemon.allRequests.filter { $0.contains(#""op":"check""#) }.count }
+            _ = try await eventually("offline") { controller.network == .offline ? true : nil }
+            controller.loadFailed(.initial, generation: 1, .unreachable(.timeout))
+            daemon.send(Self.online)
+            _ = try await eventually("online") { controller.network == .online ? true : nil }
+            controller.loadFailed(.initial, generation: 2, .server(status: 503))
+            controller.loadFailed(.initial, generation: 3, .decoding)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(checks() == 0, "offline, or the server's own failure: nothing to check")
+            controller.loadFailed(.refresh, generation: 4, .unreachable(.dns))
+            _ = try await eventually("the report") { checks() > 0 ? true : nil }
+            try await Task.sleep(for: FailureReporter.spacing + .milliseconds(300))
+            #expect(checks() == 1, "\(daemon.allRequests)")
+        }
+    }
+
     /// The controller fed by a daemon behind a portal: the status's portal URL
     /// reaches the state shown.
     @Suite("A placeholder controller following a daemon behind a portal")

@@ -62,6 +62,18 @@ package struct OneShotQuery: Sendable {
         }
     }
 
+    /// Asks the first daemon that takes the request to run its
+    /// connectivity check, without waiting for the answer (the daemon
+    /// probes whether its client stays or not). Returns whether one took it;
+    /// where none runs there is no check to ask, and nothing to do.
+    @discardableResult
+    package func requestCheck(timeout: Duration = ReachabilityMonitor.defaultTimeout) -> Bool {
+        askDaemons(timeout: timeout) { connection, _ throws(DaemonClientError) in
+            try connection.send([ClientRequest.check])
+            return ((), [])
+        }.answer != nil
+    }
+
     /// One answer per destination, in order, each once its name has resolved.
     package func destinations(
         _ destinations: [Destination], family: AddressFamily?, timeout: Duration = ReachabilityMonitor.defaultTimeout

@@ -73,6 +73,8 @@ public final class ReachabilityMonitor: Sendable {
     private let hub: MonitorHub
     /// Tells the session's thread what to follow, and when to end.
     private let remote: FollowSession.Remote?
+    /// Carries ``reportFailure()`` to the daemon.
+    private let reporter: FailureReporter
 
     /// Starts following the network at once; the first status arrives within
     /// milliseconds (``firstStatus()``).
@@ -97,6 +99,8 @@ public final class ReachabilityMonitor: Sendable {
         let configuration = FollowSession.Configuration(
             source: source, socketPaths: SocketPath.forClients(orOnly: socketPath), statusDetail: detail,
             backoff: backoff)
+        let query = OneShotQuery(source: source, socketPaths: configuration.socketPaths)
+        reporter = FailureReporter { query.requestCheck() }
         let remote: FollowSession.Remote
         do {
             remote = try FollowSession.Remote()
@@ -124,6 +128,28 @@ public final class ReachabilityMonitor: Sendable {
 
     deinit {
         cancel()
+    }
+
+    /// Tells the daemon that this app's requests fail although the status
+    /// says online: a server that stopped answering, a resolver that did.
+    /// The daemon runs its connectivity check at once (within 5 s of its
+    /// last probe), so that a dead path or failing names are published in
+    /// seconds rather than at the next scheduled probe, 300 s away while all
+    /// seemed well. Returns at once; call it on every such failure: reports
+    /// within a second of each other become one, and the daemon probes each
+    /// family at most once per 5 s whoever asks. Without a daemon (or with
+    /// ``Source/embedded``) there is no check, and it does nothing.
+    /// The placeholder controller of ReachabilityPlaceholders calls it for you.
+    ///
+    /// ```swift
+    /// let monitor = ReachabilityMonitor()
+    /// if let status = monitor.currentStatus, status.online {
+    ///     monitor.reportFailure()   // the app's request failed on the network anyway
+    /// }
+    /// ```
+    public func reportFailure() {
+        guard source != .embedded else { return }
+        reporter.report()
     }
 
     /// Asks once, without following: the current status from the first

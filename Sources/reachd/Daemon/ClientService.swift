@@ -73,6 +73,10 @@ final class ClientService {
         // Dropped earlier in this pass.
         guard let client = table.client(serial) else { return }
         if event.failed {
+            // A request written just before the hang-up still counts (an
+            // app's failure report sends `check` and closes at once): what
+            // one read brings is served, the answers dropped with the client.
+            if event.readable, client.read(now: now) { serve(client, now) }
             drop(client)
             return
         }

@@ -24,6 +24,36 @@ struct ConnectivityCheckTests {
         return (network, server, daemon)
     }
 
+    /// A storm of failure reports: a thousand `check` requests, each on a
+    /// connection closed as soon as it is written, within a second, make
+    /// the daemon probe once (and not zero times: before, a request whose
+    /// client had hung up was never read); then a thousand
+    /// ``ReachabilityMonitor/reportFailure()`` calls make one more.
+    @Test(.timeLimit(.minutes(1)))
+    func aThousandFailureReportsInASecondMakeOneProbe() async throws {
+        let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
+        try await network.waitForStatus("the first probe") { $0.connectivity == .full }
+        let monitor = ReachabilityMonitor(source: .daemon, socketPath: network.socketPath)
+        let storms: [(String, () throws -> Void)] = [
+            ("requests on connections", { try SocketClient(path: network.socketPath).send(#"{"op":"check"}"# + "\n") }),
+            ("reportFailure()", { monitor.reportFailure() }),
+        ]
+        for (what, report) in storms {
+            let before = server.requests
+            let storm = ContinuousClock.now
+            for _ in 0..<1000 { try report() }
+            #expect(ContinuousClock.now - storm < .seconds(1), "\(what): the storm took \(ContinuousClock.now - storm)")
+            // The requested probe is due 5 s after the last began at the latest.
+            _ = try await eventually("the probe \(what) asked for", timeout: .seconds(8)) {
+                server.requests > before ? true : nil
+            }
+            try await Task.sleep(for: .seconds(2))
+            #expect(server.requests == before + 1, "\(what): one probe for IPv4, the only family online: \(server.requests - before)")
+        }
+        #expect(daemon.isRunning)
+        withExtendedLifetime(monitor) {}
+    }
+
     @Test func a204IsFullAndOnline() async throws {
         let (network, server, daemon) = try await Self.daemon(answering: .init(status: 204))
         let status = try await network.waitForStatus("the check answers") { $0.connectivity != .unknown }
