@@ -9,6 +9,8 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/if_addr.h>
+#include <linux/neighbour.h>
+#include <linux/filter.h>
 #include <netlink/netlink.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
@@ -19,6 +21,7 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/route.h>
 #include <netlink/route/nexthop.h>
+#include <netlink/route/neighbour.h>
 
 // NLM_F_DUMP is a macro of other macros, which Swift cannot import.
 static inline unsigned int cnl_nlm_f_dump(void) { return NLM_F_DUMP; }

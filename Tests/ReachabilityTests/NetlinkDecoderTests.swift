@@ -160,3 +160,41 @@ struct NetlinkDecoderTests {
         return link
     }
 }
+
+/// RTM_NEWNEIGH as the kernel sends it to RTNLGRP_NEIGH (laid out as
+/// `neigh_fill_info` writes it: the ndmsg, then NDA_DST first).
+@Suite("Decoding neighbour messages")
+struct NeighbourDecoderTests {
+    static func message(type: UInt16 = 28 /* RTM_NEWNEIGH */, state: UInt16, ifindex: Int32 = 3, address: [UInt8] = [10, 77, 0, 1])
+        -> [UInt8]
+    {
+        func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        let attribute = bytes(UInt16(4 + address.count)) + bytes(UInt16(1)) + address  // NDA_DST
+        let ndmsg = [UInt8(address.count == 4 ? AF_INET : AF_INET6), 0, 0, 0] + bytes(ifindex) + bytes(state) + [0, 1]
+        let body = ndmsg + attribute
+        return bytes(UInt32(16 + body.count)) + bytes(type) + bytes(UInt16(0)) + bytes(UInt32(0)) + bytes(UInt32(0)) + body
+    }
+
+    static func decode(_ message: [UInt8]) -> NeighbourRecord? {
+        message.withUnsafeBytes { buffer in
+            var record: NeighbourRecord?
+            NetlinkFrame.forEach(in: buffer) { record = NetlinkDecoder.neighbour(in: $0) }
+            return record
+        }
+    }
+
+    @Test func aFailedGatewayIsItsLinkItsAddressAndFailed() {
+        #expect(Self.decode(Self.message(state: 0x20))
+            == NeighbourRecord(interfaceIndex: 3, address: IPAddress("10.77.0.1")!, state: .failed))
+        #expect(Self.decode(Self.message(state: 0x02))?.state == .reachable)
+        #expect(Self.decode(Self.message(state: 0x04))?.state == .other, "stale")
+        let v6 = Array(repeating: UInt8(0), count: 15) + [1]
+        #expect(Self.decode(Self.message(state: 0x20, ifindex: 7, address: v6))
+            == NeighbourRecord(interfaceIndex: 7, address: IPAddress("::1")!, state: .failed))
+    }
+
+    @Test func anotherTypeOrATruncatedMessageIsNoRecord() {
+        #expect(Self.decode(Self.message(type: 29 /* RTM_DELNEIGH */, state: 0x20)) == nil)
+        #expect(Self.decode(Array(Self.message(state: 0x20).prefix(20))) == nil)
+    }
+}

@@ -169,6 +169,18 @@ enum NetlinkDecoder {
         } ?? nil
     }
 
+    /// An RTM_NEWNEIGH message: which address on which link, in what state.
+    static func neighbour(in frame: NetlinkFrame) -> NeighbourRecord? {
+        guard Int(frame.type) == RTM_NEWNEIGH else { return nil }
+        return withParsedObject(frame) { neighbour -> NeighbourRecord? in
+            guard let address = ipAddress(rtnl_neigh_get_dst(neighbour)) else { return nil }
+            let state = rtnl_neigh_get_state(neighbour)
+            return NeighbourRecord(
+                interfaceIndex: Int(rtnl_neigh_get_ifindex(neighbour)), address: address,
+                state: state & Int32(NUD_FAILED) != 0 ? .failed : state & Int32(NUD_REACHABLE) != 0 ? .reachable : .other)
+        } ?? nil
+    }
+
     private static func ipAddress(_ address: OpaquePointer?) -> IPAddress? {
         guard let address, let raw = nl_addr_get_binary_addr(address) else { return nil }
         let family: AddressFamily

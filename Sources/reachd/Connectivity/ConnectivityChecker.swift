@@ -130,13 +130,44 @@ final class ConnectivityChecker {
     /// probe began (one under way included). Whoever asks, and however often,
     /// a family is probed at most once per ``requestInterval`` on request;
     /// the requests meanwhile wait for the same probe.
-    func requestCheck(now: ContinuousClock.Instant) {
-        for family in [AddressFamily.ipv4, .ipv6] {
+    func requestCheck(now: ContinuousClock.Instant, families asked: [AddressFamily] = [.ipv4, .ipv6]) {
+        for family in asked {
             guard let state = families[family], state.path != nil else { continue }
             let allowed = state.lastProbe.map { max(now, $0 + Self.requestInterval) } ?? now
             families[family]?.nextProbe = min(state.nextProbe ?? allowed, allowed)
             families[family]?.requested = true
         }
+    }
+
+    /// The kernel found `family`'s gateway dead: its neighbour entry turned
+    /// `FAILED`, the kernel's own probes unanswered. That is the
+    /// confirmation: the family is `limited` at once, and retried from 5 s
+    /// (sooner when the gateway answers again, ``gatewayAnswered(_:now:)``).
+    /// A probe under way started before it: its answer is stale. Returns
+    /// whether the verdict changed.
+    func gatewayFailed(_ family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
+        guard var state = families[family], state.path != nil, state.verdict?.connectivity != .limited else { return false }
+        logger.info("connectivity check", metadata: [
+            "check.family": "\(family)", "check.answer": "the gateway stopped answering address resolution",
+            "check.verdict": "limited",
+        ])
+        state.verdict = ConnectivityVerdict(connectivity: .limited)
+        state.misses += 1
+        state.confirming = false
+        state.probeInFlight = nil
+        state.probeDeadline = nil
+        state.checkDeadline = nil
+        state.nextProbe = now + Self.firstRetry
+        families[family] = state
+        return true
+    }
+
+    /// `family`'s gateway answers again (its entry turned `REACHABLE` while
+    /// the family was `limited`): probed as a client's request would have
+    /// it, now or ``requestInterval`` after the last probe.
+    func gatewayAnswered(_ family: AddressFamily, now: ContinuousClock.Instant) {
+        guard families[family]?.verdict?.connectivity == .limited else { return }
+        requestCheck(now: now, families: [family])
     }
 
     /// The pause before a confirming probe: ``confirmation``, or a fifth of

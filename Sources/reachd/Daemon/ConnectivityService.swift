@@ -13,9 +13,21 @@ import Reachability
 final class ConnectivityService {
     private let checker: ConnectivityChecker
     private var waiters: [(client: ClientConnection, detail: StatusDetail, answerBy: ContinuousClock.Instant)] = []
+    /// The gateways' neighbour entries; `nil` where the kernel refused the
+    /// socket: the check runs on its schedule and on requests alone.
+    private let gateways: GatewayNeighbourWatch?
+    private let logger: Logger
 
     init(_ check: ConnectivityCheck, logger: Logger) throws {
         checker = try ConnectivityChecker(check: check, logger: logger)
+        self.logger = logger
+        do {
+            gateways = try GatewayNeighbourWatch()
+        } catch {
+            logger.warning("cannot watch the gateways' neighbour entries; a dead gateway is noticed at the next probe",
+                           metadata: ["error": "\(error)"])
+            gateways = nil
+        }
     }
 
     /// What every status says of the check.
@@ -27,19 +39,45 @@ final class ConnectivityService {
 
     func register(in poll: EventPoll<DaemonEventToken>) throws(SystemError) {
         try poll.add(checker.wake.fileDescriptor, .checker, interest: .readable)
+        if let gateways { try poll.add(gateways.fileDescriptor, .neighbours, interest: .readable) }
     }
 
-    /// Finished probes, and those whose deadline passed (unanswered, whatever
-    /// their thread still waits on): the findings, when they changed.
-    func collectFindings(probesFinished: Bool, _ now: ContinuousClock.Instant) -> ConnectivityFindings? {
+    /// Finished probes, those whose deadline passed (unanswered, whatever
+    /// their thread still waits on), and what the kernel said of the
+    /// gateways: the findings, when they changed.
+    func collectFindings(
+        probesFinished: Bool, neighboursChanged: Bool, _ now: ContinuousClock.Instant
+    ) -> ConnectivityFindings? {
         let collected = probesFinished && checker.collect(now: now)
         let expired = checker.expireOverdueProbes(now: now)
-        return collected || expired ? checker.findings : nil
+        let failed = neighboursChanged && takeGatewayNews(now)
+        return collected || expired || failed ? checker.findings : nil
     }
 
-    /// A published status: a new path is probed.
+    /// Returns whether a gateway's failure changed a verdict.
+    private func takeGatewayNews(_ now: ContinuousClock.Instant) -> Bool {
+        guard let gateways else { return false }
+        var changed = false
+        do {
+            for (family, state) in try gateways.take() {
+                switch state {
+                case .failed: changed = checker.gatewayFailed(family, now: now) || changed
+                case .reachable: checker.gatewayAnswered(family, now: now)
+                case .other: break
+                }
+            }
+        } catch {
+            logger.warning("cannot read the gateways' neighbour entries", metadata: ["error": "\(error)"])
+        }
+        return changed
+    }
+
+    /// A published status: a new path is probed, and its gateway watched.
     func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant) {
         checker.observe(status, now: now)
+        do { try gateways?.follow(status) } catch {
+            logger.warning("cannot filter the gateways' neighbour entries", metadata: ["error": "\(error)"])
+        }
     }
 
     /// After the pass's status is published: starts the probes due (a path

@@ -17,6 +17,8 @@ enum DaemonEventToken: EventToken, Equatable {
     case engine(NetworkEngine.Input)
     /// The connectivity checker's wake pipe.
     case checker
+    /// The gateways' neighbour entries, for the connectivity check.
+    case neighbours
     /// The metrics' listener and its scrapers.
     case metrics(MetricsService.Token)
     /// journald's socket, while entries wait for room in its queue.
@@ -25,7 +27,8 @@ enum DaemonEventToken: EventToken, Equatable {
     /// Each case's number in the top byte; never reused, so that a newer
     /// case can't be read as an older one.
     private enum Kind: UInt8 {
-        case stop = 1, listener, client, netlink, resolver, resolverFiles, checker, metricsListener, scraper, journal
+        case stop = 1, listener, client, netlink, resolver, resolverFiles, checker, metricsListener, scraper, journal,
+            neighbours
     }
 
     private static let serialBits: UInt64 = 56
@@ -43,6 +46,7 @@ enum DaemonEventToken: EventToken, Equatable {
         case .resolver: self = .engine(.resolver)
         case .resolverFiles: self = .engine(.resolverFiles)
         case .checker: self = .checker
+        case .neighbours: self = .neighbours
         case .metricsListener: self = .metrics(.listener)
         case .scraper: self = .metrics(.scraper(serial))
         case .journal: self = .journal
@@ -59,6 +63,7 @@ enum DaemonEventToken: EventToken, Equatable {
             case .engine(.resolver): (.resolver, 0)
             case .engine(.resolverFiles): (.resolverFiles, 0)
             case .checker: (.checker, 0)
+            case .neighbours: (.neighbours, 0)
             case .metrics(.listener): (.metricsListener, 0)
             case .metrics(.scraper(let serial)): (.scraper, serial)
             case .journal: (.journal, 0)

@@ -131,6 +131,7 @@ final class DaemonServer: ClientRequestHandler {
             // subscriber before any client's request is read.
             var acceptReady = false
             var probesFinished = false
+            var neighboursChanged = false
             var changed: NetworkStatus?
             for event in events {
                 switch event.token {
@@ -138,12 +139,15 @@ final class DaemonServer: ClientRequestHandler {
                 case .engine(let input): changed = try handle(input, now) ?? changed
                 case .listener: acceptReady = true
                 case .checker: probesFinished = true
+                case .neighbours: neighboursChanged = true
                 case .journal: announcer.journalWritable(poll: poll)
                 case .client, .metrics: break
                 }
             }
             // What the probes found goes back to the engine as an input.
-            if let findings = connectivity?.collectFindings(probesFinished: probesFinished, now) {
+            if let findings = connectivity?.collectFindings(
+                probesFinished: probesFinished, neighboursChanged: neighboursChanged, now)
+            {
                 changed = engine.apply(findings) ?? changed
             }
             // A route behind the status that expired: the kernel says nothing.

@@ -19,13 +19,14 @@ import Glibc
 struct QuietClientTests {
     static let banner = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("OnlineBanner").path
 
-    /// Every system call of every thread of `pid` over two quiet seconds
+    /// Every system call of every thread of `pid` over `seconds` quiet seconds
     /// (`everyThread` false: of its main thread only). Throws when strace
     /// could not attach: its silence then says nothing of `pid`'s.
-    static func systemCalls(of pid: Int32, everyThread: Bool = true) async throws -> [String] {
+    static func systemCalls(of pid: Int32, everyThread: Bool = true, seconds: Int = 2) async throws -> [String] {
         let trace = try await Subprocess.run(
-            ["/usr/bin/timeout", "-s", "INT", "2", "/usr/bin/strace", "-c"] + (everyThread ? ["-f"] : []) + ["-p", "\(pid)"],
-            timeout: .seconds(10))
+            ["/usr/bin/timeout", "-s", "INT", "\(seconds)", "/usr/bin/strace", "-c"] + (everyThread ? ["-f"] : [])
+                + ["-p", "\(pid)"],
+            timeout: .seconds(seconds + 8))
         guard trace.error.contains("Process \(pid) attached") else {
             throw HarnessError.commandFailed("strace could not watch \(pid): \(trace.error)")
         }

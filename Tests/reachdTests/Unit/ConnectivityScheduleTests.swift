@@ -177,4 +177,29 @@ struct ConnectivityScheduleTests {
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
         #expect(checker.nextDeadline == asked + .seconds(6) + .seconds(300), "all well: the interval again")
     }
+
+    /// The kernel found the gateway dead (its entry `FAILED`): `limited` at
+    /// once, with no probe, retried from 5 s; its return (`REACHABLE`)
+    /// asks for a probe as a client would, within the request spacing. A
+    /// gateway of a family judged `limited` already, or answering while
+    /// the family is `full`, changes nothing.
+    @Test func aGatewayFoundDeadIsLimitedAtOnceAndItsReturnIsProbed() throws {
+        let checker = try Self.checker()
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        #expect(!checker.gatewayFailed(.ipv6, now: start), "no IPv6 path: nothing to judge")
+        checker.gatewayAnswered(.ipv4, now: start)
+        #expect(checker.findings.ipv4 == nil && checker.nextDeadline == start, "not limited: its return is no news")
+
+        let died = start + .seconds(60)
+        #expect(checker.gatewayFailed(.ipv4, now: died))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited))
+        #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry)
+        #expect(!checker.gatewayFailed(.ipv4, now: died + .seconds(3)), "FAILED again while limited: no change")
+        #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry, "and no new schedule")
+
+        checker.gatewayAnswered(.ipv4, now: died + .seconds(1))
+        #expect(checker.nextDeadline == died + .seconds(1), "no probe for 5 s: the return is probed at once")
+        #expect(checker.isBusy(now: died + .seconds(1)))
+    }
 }

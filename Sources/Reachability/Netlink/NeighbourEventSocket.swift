@@ -1,0 +1,87 @@
+internal import CNetlink
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The kernel's neighbour notifications (RTNLGRP_NEIGH), on a socket of
+/// their own, filtered in the kernel: on a busy link entries move between
+/// reachable, stale, delay and probe all the time, and a daemon woken by
+/// each would not be idle. A socket filter lets through only what is
+/// asked for: entries that turned `FAILED` (the next hop stopped answering
+/// address resolution), and, while ``wantsReachable``, entries that turned
+/// `REACHABLE` (one came back). Everything else is dropped before it is
+/// queued, so an idle daemon on a working network is never woken by it.
+package final class NeighbourEventSocket {
+    private let socket: NetlinkSocket
+
+    /// Whether entries that turn `REACHABLE` are let through, beside the `FAILED` ones.
+    package private(set) var wantsReachable = false
+
+    /// A lost notification loses a hint, never state: the check's own
+    /// schedule still runs. A small queue is enough.
+    static let receiveBufferBytes: Int32 = 64 * 1024
+
+    package init() throws(NetlinkError) {
+        socket = try NetlinkSocket(sequenceChecks: false)
+        try libnl("subscribe to rtnetlink group \(RTNLGRP_NEIGH.rawValue)",
+                  nl_socket_add_membership(socket.handle, Int32(RTNLGRP_NEIGH.rawValue)))
+        try libnl("set the receive buffer size", nl_socket_set_buffer_size(socket.handle, Self.receiveBufferBytes, 0))
+        try libnl("make the socket non-blocking", nl_socket_set_nonblocking(socket.handle))
+        try attachFilter(reachable: false)
+    }
+
+    package var fileDescriptor: Int32 { socket.fileDescriptor }
+
+    /// Lets entries that turn `REACHABLE` through as well, or no longer.
+    package func letThroughReachable(_ reachable: Bool) throws(NetlinkError) {
+        guard reachable != wantsReachable else { return }
+        try attachFilter(reachable: reachable)
+    }
+
+    /// The entries queued, up to `maxDatagrams` reads; an overrun is
+    /// skipped (what it lost was a hint).
+    package func read(maxDatagrams: Int = 64) throws(NetlinkError) -> [NeighbourRecord] {
+        var records: [NeighbourRecord] = []
+        for _ in 0..<maxDatagrams {
+            switch try socket.receive() {
+            case .datagram(let bytes):
+                NetlinkFrame.forEach(in: bytes) { frame in
+                    if let record = NetlinkDecoder.neighbour(in: frame) { records.append(record) }
+                }
+            case .overrun:
+                continue
+            case .wouldBlock:
+                return records
+            }
+        }
+        return records
+    }
+
+    /// A classic BPF program over each notification (one message each):
+    /// RTM_NEWNEIGH whose `ndm_state` has a wanted bit, else dropped. It
+    /// reads single bytes, the low ones of `nlmsg_type` and `ndm_state`
+    /// (host order), so it holds on either byte order.
+    private func attachFilter(reachable: Bool) throws(NetlinkError) {
+        let littleEndian = UInt16(1).littleEndian == 1
+        // nlmsghdr: nlmsg_type at 4; ndmsg after the 16-byte header: ndm_state at 16 + 8.
+        let typeLow: UInt32 = littleEndian ? 4 : 5
+        let stateLow: UInt32 = littleEndian ? 24 : 25
+        let wanted = UInt32(NUD_FAILED) | (reachable ? UInt32(NUD_REACHABLE) : 0)
+        let loadByte = UInt16(BPF_LD | BPF_B | BPF_ABS)
+        var program = [
+            sock_filter(code: loadByte, jt: 0, jf: 0, k: typeLow),
+            sock_filter(code: UInt16(BPF_JMP | BPF_JEQ | BPF_K), jt: 0, jf: 3, k: UInt32(RTM_NEWNEIGH)),
+            sock_filter(code: loadByte, jt: 0, jf: 0, k: stateLow),
+            sock_filter(code: UInt16(BPF_JMP | BPF_JSET | BPF_K), jt: 0, jf: 1, k: wanted),
+            sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: UInt32.max),
+            sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: 0),
+        ]
+        let attached = program.withUnsafeMutableBufferPointer { instructions in
+            var filter = sock_fprog(len: UInt16(instructions.count), filter: instructions.baseAddress)
+            return setsockopt(
+                fileDescriptor, SOL_SOCKET, SO_ATTACH_FILTER, &filter, socklen_t(MemoryLayout<sock_fprog>.size))
+        }
+        guard attached == 0 else { throw NetlinkError("attach the neighbour filter", errno: errno) }
+        wantsReachable = reachable
+    }
+}

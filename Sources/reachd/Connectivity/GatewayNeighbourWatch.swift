@@ -1,0 +1,53 @@
+import Reachability
+
+/// The published paths' gateways as the kernel's neighbour table sees them:
+/// a gateway whose entry turns `FAILED` stopped answering address
+/// resolution (a dead upstream box, a switch in between), though its link
+/// keeps its carrier and its routes; one that turns `REACHABLE` again came
+/// back. What no route event says, told as the kernel finds it, with no
+/// packet of ours and no timer.
+///
+/// Only those two transitions reach the daemon (``NeighbourEventSocket``
+/// filters in the kernel), and `REACHABLE` only while a family is judged
+/// `limited`, when a gateway's return is news.
+final class GatewayNeighbourWatch {
+    private let socket: NeighbourEventSocket
+    /// Each online family's gateway: its link and address.
+    private var gateways: [AddressFamily: (index: Int, address: IPAddress)] = [:]
+
+    init() throws(NetlinkError) {
+        socket = try NeighbourEventSocket()
+    }
+
+    var fileDescriptor: Int32 { socket.fileDescriptor }
+
+    /// A published status: the gateways to watch, and whether their return
+    /// is news (a family was judged `limited`).
+    func follow(_ status: NetworkStatus) throws(NetlinkError) {
+        gateways = Self.gateways(of: status)
+        try socket.letThroughReachable(status.connectivity == .limited)
+    }
+
+    /// What the kernel said of the watched gateways since the last call.
+    func take() throws(NetlinkError) -> [(family: AddressFamily, state: NeighbourRecord.State)] {
+        try socket.read().compactMap { record in
+            Self.family(of: record, gateways: gateways).map { ($0, record.state) }
+        }
+    }
+
+    static func gateways(of status: NetworkStatus) -> [AddressFamily: (index: Int, address: IPAddress)] {
+        var gateways: [AddressFamily: (index: Int, address: IPAddress)] = [:]
+        for path in [status.ipv4.path, status.ipv6.path].compactMap({ $0 }) {
+            guard let gateway = path.gateway.flatMap(IPAddress.init) else { continue }
+            gateways[path.family] = (path.index, gateway)
+        }
+        return gateways
+    }
+
+    /// The family whose gateway `record` is, if any: the same address on the same link.
+    static func family(of record: NeighbourRecord, gateways: [AddressFamily: (index: Int, address: IPAddress)])
+        -> AddressFamily?
+    {
+        gateways.first { $0.value.index == record.interfaceIndex && $0.value.address == record.address }?.key
+    }
+}

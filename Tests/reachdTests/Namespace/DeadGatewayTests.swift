@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+/// A gateway that stops answering while the link keeps its carrier and
+/// every route stays (a dead upstream box, a switch in between): noticed
+/// from the kernel's neighbour table, with no probe due and no check asked
+/// for, and for free while all is well.
+@Suite("A dead gateway", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct DeadGatewayTests {
+    /// An app's traffic to `address`, from the host namespace: a UDP
+    /// datagram every 200 ms, which makes the kernel resolve the gateway
+    /// (and confirms nothing, as a dead server's silence confirms nothing).
+    static func traffic(_ network: TestNetwork, to address: String, seconds: Int) throws -> Subprocess {
+        try Subprocess(network.inHost(etc: nil) + ["/usr/bin/python3", "-c", """
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            end = time.time() + \(seconds)
+            while time.time() < end:
+                try: s.sendto(b"x", ("\(address)", 9))
+                except OSError: pass
+                time.sleep(0.2)
+            """])
+    }
+
+    /// The host's neighbour entries as `ip monitor neigh` prints them.
+    static func neighbourMonitor(_ network: TestNetwork) throws -> Subprocess {
+        try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "monitor", "neigh"])
+    }
+
+    /// The states the gateway's entry went through, as the monitor printed them.
+    static func states(_ monitor: Subprocess) -> [String] {
+        monitor.outputLines.filter { $0.hasPrefix("10.77.0.1 ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
+    }
+
+    /// The gateway's address goes from under the link, as an upstream box
+    /// that died: an app's traffic makes the kernel find it dead (`FAILED`,
+    /// its own three probes unanswered), and the daemon, told at once, says
+    /// `limited` with no probe due and no check asked for. The gateway
+    /// back, the app's traffic finds it (`REACHABLE`) and the daemon checks
+    /// at once: `full` again. Before, `full` stood for the check's 300 s.
+    ///
+    /// The entry starts stale, as an idle one is 15 to 45 s after its last
+    /// confirmation: the kernel then finds the gateway dead after its 5 s
+    /// delay and 3 s of probes. A fresh one is believed for up to 45 s
+    /// first (`make bench` times both).
+    @Test(.timeLimit(.minutes(1)))
+    func aGatewayThatStopsAnsweringLeavesFullWithinTenSecondsAndComesBack() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        let kernel = try Self.neighbourMonitor(network)
+        defer { kernel.signal(SIGTERM) }
+
+        try await network.inHost("neigh change 10.77.0.1 dev vh nud stale")
+        try await network.inGateway("addr del 10.77.0.1/24 dev vg")
+        let died = ContinuousClock.now
+        let app = try Self.traffic(network, to: "10.77.0.1", seconds: 40)
+        defer { app.signal(SIGTERM) }
+        let dead = try await network.waitForStatus(timeout: .seconds(10), "connectivity leaves full") { $0.connectivity != .full }
+        #expect(ContinuousClock.now - died < .seconds(10))
+        #expect(dead.connectivity == .limited && !dead.online, "\(dead)")
+        #expect(Self.states(kernel).contains("FAILED"), "\(kernel.outputLines)")
+        #expect(daemon.errorOutput.contains("the gateway stopped answering address resolution"), "\(daemon.errorOutput.suffix(2000))")
+
+        try await network.inGateway("addr add 10.77.0.1/24 dev vg")
+        let back = ContinuousClock.now
+        try await network.waitForStatus(timeout: .seconds(15), "full again") { $0.connectivity == .full }
+        #expect(ContinuousClock.now - back < .seconds(15))
+        withExtendedLifetime(server) {}
+    }
+
+    /// The neighbour watch costs nothing while all is well: the gateway's
+    /// entry goes stale, is probed and confirmed again (what a working
+    /// link does all the time), and the daemon, online with the check on,
+    /// makes no system call over 10 s.
+    @Test(
+        .timeLimit(.minutes(1)),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+    func neighbourChurnOnAWorkingLinkWakesNothing() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        let kernel = try Self.neighbourMonitor(network)
+        defer { kernel.signal(SIGTERM) }
+        try await network.inHost("neigh change 10.77.0.1 dev vh nud stale")
+        let app = try Self.traffic(network, to: "10.77.0.1", seconds: 12)
+        defer { app.signal(SIGTERM) }
+        let calls = try await QuietClientTests.systemCalls(of: daemon.pid, seconds: 10)
+        #expect(calls.isEmpty, "system calls while idle:\n\(calls.joined(separator: "\n"))")
+        let seen = Self.states(kernel)
+        #expect(seen.contains("PROBE") && seen.contains("REACHABLE"), "the kernel's entry moved, or this proves nothing: \(seen)")
+        #expect(daemon.errorOutput.contains("check.url="), "the check is on")
+        withExtendedLifetime(server) {}
+    }
+}
