@@ -64,7 +64,7 @@ struct WaitOnlineCommand: ParsableCommand {
     @Flag(help: "Wait for the daemon's connectivity check to find full access as well (the status's online): not behind a captive portal. Without a check, routes decide.")
     var connectivity = false
 
-    @Flag(help: "Wait for a configured name server to have a route as well (the status's dns is ok): names can be asked. Judged by the kernel's routes, with no query sent.")
+    @Flag(help: "Wait for a configured name server to have a route as well (the status's dns is ok): names can be asked. Judged by the kernel's routes, with no query sent, and by the connectivity check where it found names failing.")
     var dns = false
 
     @Option(

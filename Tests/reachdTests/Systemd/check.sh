@@ -67,6 +67,22 @@ resolver_judged() { setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" s
 if wait_for 5 resolver_judged; then pass dns-as-user
 else fail dns-as-user "$(setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json 2>&1 | grep -o '"dns":{[^}]*}[^}]*}')"; fi
 
+# 2b'''. A gateway that stops answering, under the unit's sandbox: the daemon
+# (a dynamic user) watches the neighbour table through its filtered socket.
+# The gateway's entry is given a MAC nobody has, as a dead box's entry would
+# be stale: traffic makes the kernel probe it, unanswered, and find it FAILED;
+# the daemon says limited, with no probe. Then the kernel asks anew by
+# broadcast, the real gateway answers (REACHABLE), and the daemon probes.
+connectivity_limited() { "$reachd" status --json | grep -q '"connectivity":"limited"'; }
+ip neigh replace 10.77.0.1 dev vh lladdr 02:00:00:00:de:ad nud stale
+( for _ in $(seq 150); do echo x 2>/dev/null > /dev/udp/10.77.0.1/9; sleep 0.2; done ) &
+traffic=$!
+if wait_for 12 connectivity_limited; then pass dead-gateway
+else fail dead-gateway "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
+if wait_for 15 connectivity_full; then pass dead-gateway-back
+else fail dead-gateway-back "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
+kill "$traffic" 2>/dev/null
+
 # 2c. History in the journal: a flip of the default route is one structured
 # entry per family change and per watched target (MESSAGE_ID, REACHD_*
 # fields), sent with journald's native protocol from the sandboxed unit.
