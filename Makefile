@@ -47,7 +47,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 GIO_DEPS     := gcc libglib2.0-dev libjson-glib-dev
 GTK_DEPS     := libadwaita-1-dev libgtk-4-dev adwaita-icon-theme fonts-dejavu-core
 DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool dbus-daemon at-spi2-core gir1.2-atspi-2.0
-BUILD_DEPS   := libnl-3-dev libnl-route-3-dev pkg-config libcurl4 $(GIO_DEPS)
+BUILD_DEPS   := libnl-3-dev libnl-route-3-dev libsystemd-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
                 radvd dnsmasq-base prometheus prometheus-node-exporter nftables $(DESKTOP_DEPS)
 GTK_VIEWER   := $(CURDIR)/Examples/GtkListViewer/.build/debug/gtk-list-viewer
@@ -217,6 +217,9 @@ install: $(GIO_MODULE)
 	# journalctl reads catalogs from /usr/lib and /usr/local/lib alone;
 	# `journalctl --update-catalog` (a package's trigger) indexes them.
 	install -Dm644 systemd/reachd.catalog $(DESTDIR)$(PREFIX)/lib/systemd/catalog/reachd.catalog
+	# The daemon's user; on a live install, made now (a package's postinst does).
+	install -Dm644 systemd/reachd.sysusers $(DESTDIR)$(PREFIX)/lib/sysusers.d/reachd.conf
+	[ -n "$(DESTDIR)" ] || ! command -v systemd-sysusers >/dev/null || systemd-sysusers reachd.conf
 	install -Dm644 docs/PROTOCOL.md $(DESTDIR)$(DATADIR)/doc/reachd/PROTOCOL.md
 	install -Dm644 LICENSE $(DESTDIR)$(DATADIR)/doc/reachd/LICENSE
 	# The configuration, unless one is there already: an administrator's edits stay.
@@ -252,6 +255,7 @@ deb:
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(MANDIR)/man1/reachd.1
 	rm -f $(DESTDIR)$(PREFIX)/lib/systemd/catalog/reachd.catalog
+	rm -f $(DESTDIR)$(PREFIX)/lib/sysusers.d/reachd.conf
 	rm -rf $(DESTDIR)$(DATADIR)/doc/reachd
 	for unit in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$$unit; done
 	rm -f $(DESTDIR)$(DATADIR)/bash-completion/completions/reachd \

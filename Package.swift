@@ -28,6 +28,13 @@ let package = Package(
         ),
         // epoll, which Swift's Glibc module leaves out: the daemon's loop.
         .systemLibrary(name: "CEventPoll"),
+        // sd-bus, for logind's word that the host resumed from suspend: the
+        // daemon's alone (libsystemd0 is on every systemd host).
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(
             name: "Reachability",
             dependencies: [
@@ -44,6 +51,7 @@ let package = Package(
             name: "reachd",
             dependencies: [
                 "Reachability",
+                "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

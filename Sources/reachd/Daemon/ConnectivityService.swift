@@ -16,6 +16,8 @@ final class ConnectivityService {
     /// The gateways' neighbour entries; `nil` where the kernel refused the
     /// socket: the check runs on its schedule and on requests alone.
     private let gateways: GatewayNeighbourWatch?
+    /// logind's word of a resume from suspend; `nil` without a system bus.
+    private let sleep: SleepWatch?
     private let logger: Logger
 
     init(_ check: ConnectivityCheck, logger: Logger) throws {
@@ -28,13 +30,14 @@ final class ConnectivityService {
                            metadata: ["error": "\(error)"])
             gateways = nil
         }
+        sleep = SleepWatch(logger: logger)
     }
 
     /// What every status says of the check.
     var announced: DaemonCheck { DaemonCheck(url: checker.check.url, answerWithin: checker.answerWithin) }
 
     var nextDeadline: ContinuousClock.Instant? {
-        Deadline.earliest(checker.nextDeadline, waiters.lazy.map(\.answerBy).min())
+        Deadline.earliest(checker.nextDeadline, waiters.lazy.map(\.answerBy).min(), sleep?.nextDeadline)
     }
 
     func register(in poll: EventPoll<DaemonEventToken>) throws(SystemError) {
@@ -52,6 +55,23 @@ final class ConnectivityService {
         let expired = checker.expireOverdueProbes(now: now)
         let failed = neighboursChanged && takeGatewayNews(now)
         return collected || expired || failed ? checker.findings : nil
+    }
+
+    /// The system bus was ready, or its deadline passed: a resume from
+    /// suspend asks for a check, as a client's request would.
+    func serveBus(ready: Bool, _ now: ContinuousClock.Instant) {
+        guard let sleep, ready || sleep.nextDeadline.map({ $0 <= now }) == true else { return }
+        if sleep.process(now) {
+            logger.info("the host resumed from suspend: checking connectivity")
+            checker.requestCheck(now: now)
+        }
+    }
+
+    /// Once per pass: waits on the system bus for what sd-bus wants now.
+    func updateBus(_ poll: EventPoll<DaemonEventToken>) {
+        do { try sleep?.update(poll) } catch {
+            logger.warning("cannot wait on the system bus", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Returns whether a gateway's failure changed a verdict.

@@ -19,6 +19,8 @@ enum DaemonEventToken: EventToken, Equatable {
     case checker
     /// The gateways' neighbour entries, for the connectivity check.
     case neighbours
+    /// The system bus, for logind's resume signal.
+    case bus
     /// The metrics' listener and its scrapers.
     case metrics(MetricsService.Token)
     /// journald's socket, while entries wait for room in its queue.
@@ -28,7 +30,7 @@ enum DaemonEventToken: EventToken, Equatable {
     /// case can't be read as an older one.
     private enum Kind: UInt8 {
         case stop = 1, listener, client, netlink, resolver, resolverFiles, checker, metricsListener, scraper, journal,
-            neighbours
+            neighbours, bus
     }
 
     private static let serialBits: UInt64 = 56
@@ -47,6 +49,7 @@ enum DaemonEventToken: EventToken, Equatable {
         case .resolverFiles: self = .engine(.resolverFiles)
         case .checker: self = .checker
         case .neighbours: self = .neighbours
+        case .bus: self = .bus
         case .metricsListener: self = .metrics(.listener)
         case .scraper: self = .metrics(.scraper(serial))
         case .journal: self = .journal
@@ -64,6 +67,7 @@ enum DaemonEventToken: EventToken, Equatable {
             case .engine(.resolverFiles): (.resolverFiles, 0)
             case .checker: (.checker, 0)
             case .neighbours: (.neighbours, 0)
+            case .bus: (.bus, 0)
             case .metrics(.listener): (.metricsListener, 0)
             case .metrics(.scraper(let serial)): (.scraper, serial)
             case .journal: (.journal, 0)

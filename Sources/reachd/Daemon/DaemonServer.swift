@@ -132,6 +132,7 @@ final class DaemonServer: ClientRequestHandler {
             var acceptReady = false
             var probesFinished = false
             var neighboursChanged = false
+            var busReady = false
             var changed: NetworkStatus?
             for event in events {
                 switch event.token {
@@ -140,6 +141,7 @@ final class DaemonServer: ClientRequestHandler {
                 case .listener: acceptReady = true
                 case .checker: probesFinished = true
                 case .neighbours: neighboursChanged = true
+                case .bus: busReady = true
                 case .journal: announcer.journalWritable(poll: poll)
                 case .client, .metrics: break
                 }
@@ -150,6 +152,7 @@ final class DaemonServer: ClientRequestHandler {
             {
                 changed = engine.apply(findings) ?? changed
             }
+            connectivity?.serveBus(ready: busReady, now)
             // A route behind the status that expired: the kernel says nothing.
             changed = try expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a
@@ -225,6 +228,7 @@ final class DaemonServer: ClientRequestHandler {
     /// waits on each unless it is paused.
     private func updateListeners(_ now: ContinuousClock.Instant) {
         clients.updateListener(now)
+        connectivity?.updateBus(poll)
         metrics.update(poll: poll, now)
     }
 

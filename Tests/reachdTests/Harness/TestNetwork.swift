@@ -244,11 +244,16 @@ final class TestNetwork: @unchecked Sendable {
         try await startDaemon(arguments, descriptorLimit: descriptorLimit, etc: etc)
     }
 
-    /// - Parameter etc: mounted on /etc for the daemon alone (see ``inHost(etc:)``).
-    func startDaemon(_ arguments: [String], descriptorLimit: Int? = nil, etc: URL? = nil) async throws -> Subprocess {
+    /// - Parameters:
+    ///   - etc: mounted on /etc for the daemon alone (see ``inHost(etc:)``).
+    ///   - environment: set for the daemon, beside the test's own.
+    func startDaemon(
+        _ arguments: [String], descriptorLimit: Int? = nil, etc: URL? = nil, environment: [String: String] = [:]
+    ) async throws -> Subprocess {
         let limit = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)"] } ?? []
+        let variables = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let daemon = try Subprocess(
-            limit + inHost(etc: etc) + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"]
+            variables + limit + inHost(etc: etc) + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"]
                 + arguments)
         _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
             guard daemon.isRunning else {

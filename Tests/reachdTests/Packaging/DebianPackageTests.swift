@@ -30,11 +30,12 @@ struct DebianPackageTests {
     @Test func itsDependenciesAreTheBinarysLibrariesAndNothingOfSwifts() async throws {
         let fields = try await Subprocess.run(["/usr/bin/dpkg-deb", "-f", DebianPackage.path, "Depends", "Version"])
         #expect(fields.output.contains("Version: \(ReachdVersion.current)\n"))
-        for package in ["libc6", "libnl-3-200", "libnl-route-3-200", "init-system-helpers"] {
+        for package in ["libc6", "libnl-3-200", "libnl-route-3-200", "libsystemd0", "init-system-helpers"] {
             #expect(fields.output.contains(package), "\(package) in \(fields.output)")
         }
         let contents = try await Subprocess.run(["/usr/bin/dpkg-deb", "-c", DebianPackage.path])
-        for path in ["./usr/bin/reachd", "./usr/lib/systemd/system/reachd.socket", "./etc/reachd/reachd.conf",
+        for path in ["./usr/bin/reachd", "./usr/lib/systemd/system/reachd.socket", "./usr/lib/sysusers.d/reachd.conf",
+                     "./etc/reachd/reachd.conf",
                      "./usr/share/man/man1/reachd.1", "./usr/share/doc/reachd/copyright"] {
             #expect(contents.output.contains(" \(path)\n"), "\(path)")
         }
@@ -77,7 +78,7 @@ struct DebianPackageTests {
              "needs debootstrap and systemd-nspawn (make test installs both)"))
 struct DebianPackageContainerTests {
     static let checks = [
-        "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "ipv4-online", "files",
+        "no-toolchain", "libraries", "version", "socket-enabled", "daemon-answers", "daemon-user", "ipv4-online", "files",
         "gio-cache", "gio-libraries", "gio-picked", "gio-activates", "gio-private-network", "reinstall", "purge",
     ]
 

@@ -145,7 +145,7 @@ struct SystemdUnitTests {
              "needs systemd-nspawn (Debian's systemd-container; make test installs it)"))
 struct SystemdContainerTests {
     static let checks = [
-        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "dead-gateway", "dead-gateway-back", "flip-back",
+        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "dead-gateway", "dead-gateway-back", "resume-as-unit", "flip-back",
         "journal-family", "journal-destination", "journal-connectivity", "journal-path", "journal-said-once", "monitor-handover-as-user", "journal-catalog",
         "watched-status", "other-user-client", "per-user-routing", "per-user-limit", "metrics-listener", "metrics-path-changes",
         "metrics-rebinding", "journal-none-dropped", "textfile",
@@ -209,6 +209,12 @@ struct SystemdContainerTests {
         let preset = scratch.appendingPathComponent("reachd-test.preset")
         try "disable reachd.service\ndisable reachd-wait-online.service\n".write(to: preset, atomically: true, encoding: .utf8)
 
+        // As Debian's libnss-systemd sets it up: dbus-daemon resolves the
+        // unit's dynamic user through it, and refuses a uid it cannot resolve.
+        let nsswitch = scratch.appendingPathComponent("nsswitch.conf")
+        try "passwd: files systemd\ngroup: files systemd\nshadow: files\nhosts: files dns\n"
+            .write(to: nsswitch, atomically: true, encoding: .utf8)
+
         var arguments = [
             "/usr/bin/systemd-nspawn", "-q", "-D", "/", "--volatile=yes", "-b", "--register=no", "--keep-unit",
             "--network-namespace-path=/run/netns/\(network.host)",
@@ -222,6 +228,7 @@ struct SystemdContainerTests {
             "--bind-ro=\(preset.path):/etc/systemd/system-preset/00-reachd-test.preset",
             "--bind-ro=\(configuration.path):/etc/reachd/reachd.conf",
             "--bind-ro=\(tmpfiles.path):/etc/tmpfiles.d/reachd-metrics.conf",
+            "--bind-ro=\(nsswitch.path):/etc/nsswitch.conf",
         ]
         for unit in TestInstallation.unitNames {
             arguments.append("--bind-ro=\(TestInstallation.units.appendingPathComponent(unit).path):/etc/systemd/system/\(unit)")

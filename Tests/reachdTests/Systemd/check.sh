@@ -83,6 +83,26 @@ if wait_for 15 connectivity_full; then pass dead-gateway-back
 else fail dead-gateway-back "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
 kill "$traffic" 2>/dev/null
 
+# 2b''''. A resume from suspend, told by the real dbus-daemon under its real
+# policy to the unit's user (sysusers.d's: dbus-daemon refuses a dynamic one):
+# logind steps aside, and a stand-in under logind's name says what logind
+# says on waking. The daemon checks at once.
+resumed() { journalctl --no-pager -u reachd.service --cursor="$resume_cursor" | grep -q 'the host resumed from suspend'; }
+resume_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
+systemctl stop systemd-logind.service
+/usr/bin/python3 - <<'PY' 2>>/out/resume.err
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName",
+              GLib.Variant("(su)", ("org.freedesktop.login1", 4)), None, 0, -1, None)
+bus.emit_signal(None, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForSleep",
+                GLib.Variant("(b)", (False,)))
+bus.flush_sync(None)
+PY
+if wait_for 5 resumed; then pass resume-as-unit
+else fail resume-as-unit "$(tail -3 /out/resume.err 2>/dev/null) / $(journalctl --no-pager -u reachd.service | grep -i 'bus' | tail -3 | tr '\n' '|')"; fi
+systemctl start systemd-logind.service
+
 # 2c. History in the journal: a flip of the default route is one structured
 # entry per family change and per watched target (MESSAGE_ID, REACHD_*
 # fields), sent with journald's native protocol from the sandboxed unit.

@@ -34,6 +34,12 @@ version=$(/usr/bin/reachd --version 2>&1)
   && pass socket-enabled || fail socket-enabled "$(systemctl is-enabled reachd.socket) $(systemctl is-active reachd.socket)"
 answer=$(reachd status --json 2>&1)
 case "$answer" in *'"source":"daemon"'*) pass daemon-answers ;; *) fail daemon-answers "$answer" ;; esac
+# The daemon runs as the package's own user (sysusers.d), which the system
+# bus resolves: it is on the bus, for logind's resume signal.
+main=$(systemctl show -p MainPID --value reachd.service)
+on_bus() { busctl --system --no-pager list 2>/dev/null | grep -q "^:[0-9.]* *$main "; }
+[ "$(stat -c %U /proc/"$main")" = reachd ] && wait_for 5 on_bus && pass daemon-user \
+  || fail daemon-user "$(stat -c %U /proc/"$main" 2>&1) $(getent passwd reachd) $(busctl --system --no-pager list 2>&1 | head -5 | tr '\n' ' ')"
 # The test added a default route via the gateway before booting (minbase has no ip).
 online() { reachd status --short | grep -q "ipv4=online"; }
 wait_for 5 online && pass ipv4-online || fail ipv4-online "$(reachd status --short 2>&1)"

@@ -1,0 +1,167 @@
+import CSystemd
+import Logging
+import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// logind's word that the host resumed from suspend (`PrepareForSleep(false)`
+/// on the system bus): the network the host wakes on may be another, or
+/// the same one gone dead, and no route event need say so. The daemon's
+/// check probes at once.
+///
+/// Through libsystemd's sd-bus, driven by the daemon's loop: sd-bus says
+/// which descriptor to wait on, for what and until when; nothing blocks
+/// (connecting, authenticating and adding the match are all answered
+/// through that descriptor). Idle, it waits for a signal the bus sends
+/// only on suspend and resume: no timer, no wake-up. Only where a system bus
+/// exists; one that goes away is tried again, from 5 s, doubling.
+final class SleepWatch {
+    /// Where the callback leaves what it saw, for ``process(_:)`` to take.
+    private final class Inbox {
+        var resumed = false
+    }
+
+    private var bus: OpaquePointer?
+    private var match: OpaquePointer?
+    private let inbox = Inbox()
+    private let logger: Logger
+    /// The descriptor and interest the event poll has, to add or modify it
+    /// when sd-bus wants another.
+    private var registered: (fd: Int32, interest: Interest)?
+    /// Failed connections in a row, for the backoff.
+    private var failures = 0
+    private static let backoff = ReachabilityMonitor.Backoff(initial: .seconds(5), maximum: .seconds(300))
+    /// When to connect again, after the bus went away.
+    private var retryAt: ContinuousClock.Instant?
+
+    /// `nil` where no system bus exists: no `DBUS_SYSTEM_BUS_ADDRESS`, and
+    /// no socket at the standard path.
+    init?(logger: Logger) {
+        guard getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0 else {
+            return nil
+        }
+        self.logger = logger
+        guard connect() else { return nil }
+    }
+
+    deinit { disconnect() }
+
+    /// When sd-bus must be let work though nothing arrived (a call's
+    /// timeout), or when to connect again.
+    var nextDeadline: ContinuousClock.Instant? {
+        guard let bus else { return retryAt }
+        var usec: UInt64 = 0
+        guard sd_bus_get_timeout(bus, &usec) > 0, usec != UInt64.max else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+        return .now + .microseconds(usec > nowUsec ? Int64(usec - nowUsec) : 0)
+    }
+
+    /// Brings the event poll in line with what sd-bus waits for.
+    func update(_ poll: EventPoll<DaemonEventToken>) throws(SystemError) {
+        guard let bus else {
+            registered = nil
+            return
+        }
+        let fd = sd_bus_get_fd(bus)
+        let events = sd_bus_get_events(bus)
+        guard fd >= 0, events >= 0 else { return }
+        let interest = Interest(rawValue: UInt32(events) & (Interest.readable.rawValue | Interest.writable.rawValue))
+        if let registered, registered.fd == fd {
+            guard registered.interest != interest else { return }
+            try poll.modify(fd, .bus, interest: interest)
+        } else {
+            try poll.add(fd, .bus, interest: interest)
+        }
+        registered = (fd, interest)
+    }
+
+    /// The bus's descriptor was ready, or a deadline passed: lets sd-bus
+    /// work (a bounded amount). Returns whether the host resumed.
+    func process(_ now: ContinuousClock.Instant) -> Bool {
+        if bus == nil {
+            guard let retryAt, now >= retryAt else { return false }
+            self.retryAt = nil
+            if !connect() {
+                self.retryAt = now + Self.backoff.delay(attempt: failures)
+                failures += 1
+            }
+            return false
+        }
+        for _ in 0..<64 {
+            let result = sd_bus_process(bus, nil)
+            if result < 0 {
+                // Said once; while it stays away, each retry only at debug level.
+                logger.log(level: failures == 0 ? .warning : .debug,
+                           "lost the system bus; a resume from suspend goes unnoticed until it is back",
+                           metadata: ["error": "\(String(cString: strerror(-result)))"])
+                disconnect()
+                retryAt = now + Self.backoff.delay(attempt: failures)
+                failures += 1
+                break
+            }
+            if result == 0 { break }
+        }
+        defer { inbox.resumed = false }
+        return inbox.resumed
+    }
+
+    /// Opens the bus and asks for the signal, without waiting for either.
+    private func connect() -> Bool {
+        var opened: OpaquePointer?
+        let result = sd_bus_open_system(&opened)
+        guard result >= 0, let opened else {
+            logger.warning("cannot reach the system bus; a resume from suspend goes unnoticed",
+                           metadata: ["error": "\(String(cString: strerror(-result)))"])
+            return false
+        }
+        bus = opened
+        let added = sd_bus_match_signal_async(
+            opened, &match, "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+            "PrepareForSleep", Self.prepareForSleep, Self.matchAdded, Unmanaged.passUnretained(self).toOpaque())
+        guard added >= 0 else {
+            logger.warning("cannot ask the system bus for logind's sleep signal; a resume from suspend goes unnoticed",
+                           metadata: ["error": "\(String(cString: strerror(-added)))"])
+            disconnect()
+            return false
+        }
+        return true
+    }
+
+    private func disconnect() {
+        match = sd_bus_slot_unref(match)
+        // Closed without flushing: a flush could wait on a bus that hangs.
+        bus = sd_bus_close_unref(bus)
+        registered = nil
+    }
+
+    /// `PrepareForSleep(b)`: `true` before the host sleeps, `false` once it woke.
+    private static let prepareForSleep: sd_bus_message_handler_t = { message, userdata, _ in
+        var sleeping: Int32 = 1
+        guard let message, let userdata, sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &sleeping) >= 0
+        else { return 0 }
+        if sleeping == 0 { Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox.resumed = true }
+        return 0
+    }
+
+    /// The bus's answer to adding the match: said once, at debug level.
+    private static let matchAdded: sd_bus_message_handler_t = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let watch = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue()
+        if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
+            // No reply: the bus hung up, which is said when sd-bus finds it closed.
+            let name = error.pointee.name.map { String(cString: $0) } ?? "an error"
+            watch.logger.log(
+                level: name == "org.freedesktop.DBus.Error.NoReply" ? .debug : .warning,
+                "the system bus did not add the match for logind's sleep signal; a resume from suspend goes unnoticed",
+                metadata: ["error": "\(name)"])
+        } else {
+            watch.failures = 0
+            watch.logger.debug("watching logind's sleep signal on the system bus")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+/// A host that wakes from suspend may wake on another network, or on the
+/// same one gone dead, and no route need change: logind's word on the
+/// system bus starts a check.
+@Suite(
+    "Resume from suspend", .serialized,
+    .enabled(if: NamespaceSupport.available, NamespaceSupport.reason),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), "needs dbus-daemon (make test installs it)"))
+struct ResumeFromSuspendTests {
+    /// Going to sleep is no news; waking is, and is probed at once (within
+    /// the 5 s spacing of the probe the daemon made at its start). Before,
+    /// the next probe was the scheduled one, 300 s away.
+    @Test(.timeLimit(.minutes(1)))
+    func logindsResumeSignalStartsOneProbe() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let bus = try await TestSystemBus(in: network.directory)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(
+            ["--check-url", server.url], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        _ = try await eventually("the daemon watches the signal") {
+            daemon.errorOutput.contains("watching logind's sleep signal") ? true : nil
+        }
+        let before = server.requests
+        // Connected, the match added: the bus costs nothing while nothing is said on it.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") {
+            let calls = try await QuietClientTests.systemCalls(of: daemon.pid)
+            #expect(calls.isEmpty, "system calls while idle:\n\(calls.joined(separator: "\n"))")
+        }
+
+        try await bus.prepareForSleep(true)
+        try await Task.sleep(for: .seconds(6))
+        #expect(server.requests == before, "going to sleep is no reason to probe")
+        try await bus.prepareForSleep(false)
+        _ = try await eventually("the probe on waking", timeout: .seconds(3)) { server.requests > before ? true : nil }
+        #expect(daemon.errorOutput.contains("the host resumed from suspend"), "\(daemon.errorOutput.suffix(1500))")
+        try await Task.sleep(for: .seconds(1))
+        #expect(server.requests == before + 1)
+        withExtendedLifetime((bus, server)) {}
+    }
+
+    /// Without a system bus (no socket, no address), nothing is tried and
+    /// nothing is said.
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/run/dbus/system_bus_socket"), "this host has a system bus"))
+    func withoutASystemBusNothingIsTried() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon(["--check-url", "http://10.77.0.1:8080/generate_204"])
+        defer { daemon.signal(SIGTERM) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!daemon.errorOutput.contains("system bus"), "\(daemon.errorOutput)")
+    }
+}
