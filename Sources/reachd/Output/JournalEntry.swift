@@ -21,6 +21,8 @@ struct JournalEntry {
         case path = "4d2fac482b314ecdbe3b97538f1663c9"
         case connectivity = "882f406292b345458c16703deead3d9f"
         case destination = "0fcb124ef37a4a6bbecca317f6c28059"
+        /// Name resolution's verdict, or the servers behind it, moved.
+        case dns = "573588866fdd4e26a2f9861d66176725"
         /// Links, metering, a watched target's path: what the other kinds
         /// leave out, so that under journald no change goes unrecorded.
         case other = "0e1dcea3b108486ab8f29edfa41b08a3"
@@ -37,15 +39,16 @@ struct JournalEntry {
 
     /// The entries for `status`. The daemon's first status (`first`) says
     /// where it started from: one entry per family, the verdict once a check
-    /// gave one, each watched target once resolved. Every later one has
-    /// one entry per change it carries; a family's path coming or going is
-    /// its reachability's entry, a path that moved while the family stayed
-    /// online is a handover's (``Kind/path``).
+    /// gave one, name resolution's once judged, each watched target once
+    /// resolved. Every later one has one entry per change it carries; a
+    /// family's path coming or going is its reachability's entry, a path
+    /// that moved while the family stayed online is a handover's (``Kind/path``).
     static func entries(for status: NetworkStatus, first: Bool) -> [JournalEntry] {
         let common = [("REACHD_ONLINE", status.online ? "1" : "0"), ("REACHD_SEQ", "\(status.seq)")]
         guard !first else {
             return [AddressFamily.ipv4, .ipv6].map { family(status, $0, was: nil, common) }
                 + (status.connectivity == .unknown ? [] : [connectivity(status, was: nil, common)])
+                + (status.dns.state == .unknown ? [] : [dns(status, was: nil, common)])
                 + status.watched.filter { $0.state != .pending }.map { destination($0, was: nil, status) }
         }
         var entries: [JournalEntry] = []
@@ -68,7 +71,9 @@ struct JournalEntry {
                 if let answer = status.watched.first(where: { $0.target == target }) {
                     entries.append(destination(answer, was: from == .pending ? nil : from, status))
                 }
-            case .watched, .dns, .metered, .interfaces, .unrecognized:
+            case .dns(let from, let to):
+                entries.append(dns(status, was: from == to ? nil : from, common))
+            case .watched, .metered, .interfaces, .unrecognized:
                 entries.append(JournalEntry(
                     kind: .other, message: StatusFormatter.describe(change, in: status), priority: 6,
                     fields: [("REACHD_CHANGE", change.kind)] + common))
@@ -119,6 +124,22 @@ struct JournalEntry {
         return JournalEntry(
             kind: .connectivity, message: message,
             priority: status.connectivity == .full || status.connectivity == .unknown ? 6 : 5, fields: fields + common)
+    }
+
+    /// Name resolution: its state, the one before when it changed, and
+    /// each server with its route, in the resolver's order.
+    private static func dns(_ status: NetworkStatus, was before: DNSState?, _ common: [(String, String)]) -> JournalEntry {
+        var fields = [("REACHD_DNS", status.dns.state.rawValue)]
+        if let before { fields.append(("REACHD_PREVIOUS_DNS", before.rawValue)) }
+        for server in status.dns.servers {
+            fields.append(("REACHD_DNS_SERVER", server.address + " " + server.state.rawValue + (server.interface.map { " " + $0 } ?? "")))
+        }
+        let message = "DNS: " + StatusFormatter.describe(status.dns) + (before.map { " (was \($0.rawValue))" } ?? "")
+        let healthy: Bool = switch status.dns.state {
+        case .ok, .none, .unknown: true
+        case .unroutable, .failing, .unrecognized: false
+        }
+        return JournalEntry(kind: .dns, message: message, priority: healthy ? 6 : 5, fields: fields + common)
     }
 
     private static func destination(_ target: DestinationStatus, was: DestinationState?, _ status: NetworkStatus) -> JournalEntry {

@@ -60,12 +60,20 @@ esac
 # 2b''. Name resolution under the unit's sandbox: the daemon (a dynamic user
 # with /etc read-only) reads the resolver's configuration, notices it replaced
 # as NetworkManager replaces it, and a real user reads the verdict.
+dns_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
 umount /etc/resolv.conf 2>/dev/null
 printf 'nameserver 10.77.0.53\n' > /etc/resolv.conf.reachd-check && mv -f /etc/resolv.conf.reachd-check /etc/resolv.conf
 judged='"dns":{"servers":[{"address":"10.77.0.53","interface":"vh","reason":null,"state":"reachable"}],"state":"ok"}'
 resolver_judged() { setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json | grep -qF "$judged"; }
 if wait_for 5 resolver_judged; then pass dns-as-user
 else fail dns-as-user "$(setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" status --json 2>&1 | grep -o '"dns":{[^}]*}[^}]*}')"; fi
+# The verdict's own journal entry (MESSAGE_ID), one field per server.
+journal_dns() {
+  journalctl --no-pager -o export --cursor="$dns_cursor" MESSAGE_ID=573588866fdd4e26a2f9861d66176725 \
+    | grep -qxF 'REACHD_DNS_SERVER=10.77.0.53 reachable vh'
+}
+if wait_for 5 journal_dns; then pass journal-dns
+else fail journal-dns "$(journalctl --no-pager -o export --cursor="$dns_cursor" -u reachd.service | grep '^REACHD_DNS' | tr '\n' ' ')"; fi
 
 # 2b'''. A gateway that stops answering, under the unit's sandbox: the daemon
 # (a dynamic user) watches the neighbour table through its filtered socket.

@@ -184,4 +184,31 @@ struct JournalEntryTests {
         #expect(received.count + writer.dropped == sent, "\(received.count) received, \(writer.dropped) dropped of \(sent)")
         #expect(received == received.sorted() && received.count > JournalWriter.backlog, "in order, the backlog included")
     }
+
+    /// Name resolution has an entry of its own: its state, the one before,
+    /// each server with its route; a notice when names can't be asked, and
+    /// an entry (no previous state) when only the servers moved.
+    @Test func nameResolutionHasItsOwnEntry() throws {
+        var before = Self.status()
+        before.dns = DNSStatus(state: .ok, servers: [
+            DNSServer(address: "192.0.2.53", state: .reachable, reason: nil, interface: "eth0"),
+        ])
+        var after = Self.status(seq: 8)
+        after.dns = DNSStatus(state: .unroutable, servers: [
+            DNSServer(address: "192.0.2.53", state: .unreachable, reason: .noRoute, interface: nil),
+        ])
+        let entry = try #require(Self.entries(from: before, to: after).first { $0.kind == .dns })
+        #expect(entry.priority == 5)
+        #expect(entry.message == "DNS: unroutable (192.0.2.53 unreachable (no route)) (was ok)")
+        #expect(entry.fields.filter { $0.name.hasPrefix("REACHD_DNS") || $0.name == "REACHD_PREVIOUS_DNS" }.map { "\($0.name)=\($0.value)" } == [
+            "REACHD_DNS=unroutable", "REACHD_PREVIOUS_DNS=ok", "REACHD_DNS_SERVER=192.0.2.53 unreachable",
+        ])
+        var moved = before
+        moved.seq = 9
+        moved.dns.servers[0].interface = "wg0"
+        let move = try #require(Self.entries(from: before, to: moved).first)
+        #expect(move.kind == .dns && move.priority == 6 && !move.fields.contains { $0.name == "REACHD_PREVIOUS_DNS" })
+        #expect(move.fields.contains { $0.name == "REACHD_DNS_SERVER" && $0.value == "192.0.2.53 reachable wg0" })
+        #expect(Self.entries(from: nil, to: before).contains { $0.kind == .dns }, "where the daemon started from")
+    }
 }
