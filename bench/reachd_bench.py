@@ -11,6 +11,7 @@
 5. The connectivity check: the daemon's start-up and RSS without it, and with
    it on after a probe against a server in the gateway namespace.
 """
+import itertools
 import json
 import shutil
 import os
@@ -27,9 +28,14 @@ def sh(command):
     subprocess.run(command, shell=True, check=True)
 
 
+_networks = itertools.count()
+
+
 class Network:
     def __init__(self):
-        self.host, self.gw = f"rdb-{os.getpid()}-h", f"rdb-{os.getpid()}-g"
+        # Numbered: a bench may hold several at once.
+        serial = next(_networks)
+        self.host, self.gw = f"rdb-{os.getpid()}-{serial}-h", f"rdb-{os.getpid()}-{serial}-g"
         self.dir = tempfile.mkdtemp(prefix="reachd-bench-")
         self.sock = os.path.join(self.dir, "reachd.sock")
         # A name server routed as the Internet is, whatever the machine's own:

@@ -10,7 +10,8 @@
 # library monitor following 1, 16 and 64 destinations costs its process (bench/monitor_cost.py),
 # how soon an expiring route is noticed, against the kernel's lookup (bench/expiry.py), and
 # a Prometheus scrape's latency against the kernel's floor, its CPU, and an idle daemon
-# with metrics on (bench/metrics.py).
+# with metrics on (bench/metrics.py), and a dead gateway to the daemon's verdict, against
+# the kernel's neighbour entry turning FAILED (bench/deadgateway.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,5 +31,7 @@ echo
 python3 bench/expiry.py
 echo
 python3 bench/metrics.py
+echo
+python3 bench/deadgateway.py
 echo
 exec python3 bench/latency.py
