@@ -35,7 +35,8 @@ final class FailureReporter: Sendable {
             return true
         }
         guard start else { return }
-        startDetachedThread { [self] in
+        // An app at its thread limit loses the report, never the process.
+        let started = startDetachedThreadIfPossible { [self] in
             while true {
                 send()
                 // The thread sleeps out the spacing: no timer, no wake-up.
@@ -53,5 +54,6 @@ final class FailureReporter: Sendable {
                 guard again else { return }
             }
         }
+        if started != 0 { state.withLock { $0 = (sending: false, pending: false) } }
     }
 }

@@ -58,7 +58,8 @@ package final class NeighbourEventSocket {
     }
 
     /// A classic BPF program over each notification (one message each):
-    /// RTM_NEWNEIGH whose `ndm_state` has a wanted bit, else dropped. It
+    /// an IPv4 or IPv6 RTM_NEWNEIGH whose `ndm_state` has a wanted bit, else
+    /// dropped. It
     /// reads single bytes, the low ones of `nlmsg_type` and `ndm_state`
     /// (host order), so it holds on either byte order.
     private func attachFilter(reachable: Bool) throws(NetlinkError) {
@@ -68,13 +69,19 @@ package final class NeighbourEventSocket {
         let stateLow: UInt32 = littleEndian ? 24 : 25
         let wanted = UInt32(NUD_FAILED) | (reachable ? UInt32(NUD_REACHABLE) : 0)
         let loadByte = UInt16(BPF_LD | BPF_B | BPF_ABS)
+        let jumpIfEqual = UInt16(BPF_JMP | BPF_JEQ | BPF_K)
+        // Jumps count the instructions skipped; 8 is the drop at the end.
         var program = [
-            sock_filter(code: loadByte, jt: 0, jf: 0, k: typeLow),
-            sock_filter(code: UInt16(BPF_JMP | BPF_JEQ | BPF_K), jt: 0, jf: 3, k: UInt32(RTM_NEWNEIGH)),
-            sock_filter(code: loadByte, jt: 0, jf: 0, k: stateLow),
-            sock_filter(code: UInt16(BPF_JMP | BPF_JSET | BPF_K), jt: 0, jf: 1, k: wanted),
-            sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: UInt32.max),
-            sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: 0),
+            /* 0 */ sock_filter(code: loadByte, jt: 0, jf: 0, k: typeLow),
+            /* 1 */ sock_filter(code: jumpIfEqual, jt: 0, jf: 6, k: UInt32(RTM_NEWNEIGH)),
+            // ndm_family: IP neighbours only, never a bridge's forwarding entries (AF_BRIDGE).
+            /* 2 */ sock_filter(code: loadByte, jt: 0, jf: 0, k: 16),
+            /* 3 */ sock_filter(code: jumpIfEqual, jt: 1, jf: 0, k: UInt32(AF_INET)),
+            /* 4 */ sock_filter(code: jumpIfEqual, jt: 0, jf: 3, k: UInt32(AF_INET6)),
+            /* 5 */ sock_filter(code: loadByte, jt: 0, jf: 0, k: stateLow),
+            /* 6 */ sock_filter(code: UInt16(BPF_JMP | BPF_JSET | BPF_K), jt: 0, jf: 1, k: wanted),
+            /* 7 */ sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: UInt32.max),
+            /* 8 */ sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: 0),
         ]
         let attached = program.withUnsafeMutableBufferPointer { instructions in
             var filter = sock_fprog(len: UInt16(instructions.count), filter: instructions.baseAddress)

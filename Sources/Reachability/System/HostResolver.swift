@@ -131,10 +131,8 @@ final class HostResolver: Sendable {
         return addresses.isEmpty ? .failed(.noAddress) : .addresses(addresses)
     }
 
-    /// glibc's EAI_NODATA and EAI_ADDRFAMILY, which Swift's Glibc module
-    /// leaves out (they are behind `__USE_GNU`).
-    private static let noData: Int32 = -5
-    private static let addressFamily: Int32 = -9
+    private static let noData = GetAddressInfoError.noData
+    private static let addressFamily = GetAddressInfoError.addressFamily
 
     private static func address(of entry: addrinfo) -> IPAddress? {
         guard let socketAddress = entry.ai_addr else { return nil }
@@ -151,4 +149,12 @@ final class HostResolver: Sendable {
             return nil
         }
     }
+}
+
+/// glibc's EAI_NODATA and EAI_ADDRFAMILY, which Swift's Glibc module leaves
+/// out (they are behind `__USE_GNU`): the resolver answered, with no
+/// address of the family asked.
+package enum GetAddressInfoError {
+    package static let noData: Int32 = -5
+    package static let addressFamily: Int32 = -9
 }

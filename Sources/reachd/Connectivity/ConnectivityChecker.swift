@@ -50,6 +50,9 @@ final class ConnectivityChecker {
         /// When the check under way (a probe, and the confirmation of a
         /// failure) must have its verdict: its timeout from its first probe.
         var checkDeadline: ContinuousClock.Instant?
+        /// The kernel found the gateway dead (``gatewayFailed(_:now:)``) and
+        /// no probe has judged the path since: its return is news.
+        var gatewayDead = false
     }
 
     let check: ConnectivityCheck
@@ -57,9 +60,9 @@ final class ConnectivityChecker {
     /// Readable when a probe has finished: poll it, then call ``collect(now:)``.
     let wake: WakeSignal
     private var families: [AddressFamily: FamilyState] = [.ipv4: FamilyState(), .ipv6: FamilyState()]
-    /// Per family, the check server's address that last answered, kept
-    /// across paths (a handover to a VPN reaches the same server): asked
-    /// when the name does not resolve.
+    /// Per family, the check server's address that last gave the expected
+    /// answer, kept across paths (a handover to a VPN reaches the same
+    /// server): asked when the name does not resolve.
     private var kept: [AddressFamily: CheckServerAddress] = [:]
     /// Where probe threads leave their results.
     private final class Mailbox: Sendable {
@@ -146,12 +149,19 @@ final class ConnectivityChecker {
     /// A probe under way started before it: its answer is stale. Returns
     /// whether the verdict changed.
     func gatewayFailed(_ family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
-        guard var state = families[family], state.path != nil, state.verdict?.connectivity != .limited else { return false }
+        guard var state = families[family], state.path != nil, !state.gatewayDead else { return false }
+        // Limited already (a probe found it so): its schedule stands, and
+        // the gateway's return is news all the same.
+        guard state.verdict?.connectivity != .limited else {
+            families[family]?.gatewayDead = true
+            return false
+        }
         logger.info("connectivity check", metadata: [
             "check.family": "\(family)", "check.answer": "the gateway stopped answering address resolution",
             "check.verdict": "limited",
         ])
         state.verdict = ConnectivityVerdict(connectivity: .limited)
+        state.gatewayDead = true
         state.misses += 1
         state.confirming = false
         state.probeInFlight = nil
@@ -162,13 +172,23 @@ final class ConnectivityChecker {
         return true
     }
 
-    /// `family`'s gateway answers again (its entry turned `REACHABLE` while
-    /// the family was `limited`): probed as a client's request would have
-    /// it, now or ``requestInterval`` after the last probe.
+    /// `family`'s gateway answers again (its entry turned `REACHABLE` after
+    /// ``gatewayFailed(_:now:)``, no probe since): probed as a client's
+    /// request would have it, now or ``requestInterval`` after the last
+    /// probe. A family `limited` for any other reason is left to its schedule.
     func gatewayAnswered(_ family: AddressFamily, now: ContinuousClock.Instant) {
-        guard families[family]?.verdict?.connectivity == .limited else { return }
+        guard families[family]?.gatewayDead == true else { return }
+        logger.info("connectivity check", metadata: [
+            "check.family": "\(family)", "check.answer": "the gateway answers address resolution again",
+            "check.verdict": "probing",
+        ])
+        families[family]?.gatewayDead = false
         requestCheck(now: now, families: [family])
     }
+
+    /// Whether a family's gateway was found dead and no probe has judged
+    /// the path since: the gateways' `REACHABLE` transitions are news.
+    var awaitsGatewayReturn: Bool { families.values.contains { $0.gatewayDead } }
 
     /// The pause before a confirming probe: ``confirmation``, or a fifth of
     /// a timeout too short for it.
@@ -186,9 +206,8 @@ final class ConnectivityChecker {
             nextProbeID += 1
             let checkDeadline = state.confirming ? state.checkDeadline ?? now + check.timeout : now + check.timeout
             // A failure is confirmed only where the verdict was not limited
-            // already, failing names where a kept address may answer: a probe
-            // no confirmation can follow has the whole timeout.
-            let confirmable = !state.confirming && (state.verdict?.connectivity != .limited || kept[family] != nil)
+            // already: a probe no confirmation can follow has the whole timeout.
+            let confirmable = !state.confirming && state.verdict?.connectivity != .limited
             let deadline = confirmable ? now + (check.timeout - confirmationPause) / 2 : checkDeadline
             let (id, check, finished, wake, probe, kept) = (nextProbeID, check, finished, wake, probe, kept[family])
             families[family]?.probeInFlight = id
@@ -217,7 +236,6 @@ final class ConnectivityChecker {
         }
         var changed = false
         for (probe, family, report) in results {
-            if let address = report.answeredAt { kept[family] = address }
             // Stale: the path changed (or went) while it ran, or its deadline passed.
             guard families[family]?.probeInFlight == probe else { continue }
             changed = judge(report, family: family, now: now) || changed
@@ -242,13 +260,19 @@ final class ConnectivityChecker {
     private func judge(_ report: ProbeReport, family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
         guard var state = families[family] else { return false }
         var verdict = ConnectivityVerdict.judge(report.outcome, expecting: check.expectation, asked: check.url)
-        // Only where the path works: a server that answers with an error is `limited`, names or not.
-        verdict.namesFail = report.nameFailed && verdict.connectivity != .limited
+        if report.nameFailed {
+            // Names fail only where the kept address gave the expected answer;
+            // anything else there (a portal's page, an error) is no Internet.
+            verdict = verdict.connectivity == .full
+                ? ConnectivityVerdict(connectivity: .full, namesFail: true) : ConnectivityVerdict(connectivity: .limited)
+        } else if verdict.connectivity == .full, let address = report.answeredAt {
+            kept[family] = address
+        }
         // Worse news than the last verdict is confirmed before it is believed:
         // one lost query or connection must not call a working network broken.
-        let unconfirmed = !state.confirming
-            && ((verdict.connectivity == .limited && state.verdict?.connectivity != .limited)
-                || (verdict.namesFail && state.verdict?.namesFail != true))
+        // From `limited`, failing names are better news, believed at once.
+        let unconfirmed = !state.confirming && state.verdict?.connectivity != .limited
+            && (verdict.connectivity == .limited || (verdict.namesFail && state.verdict?.namesFail != true))
         let answer: String = switch report.outcome {
         case .answered(let response): (report.nameFailed ? "the name did not resolve; at the kept address, " : "")
             + "HTTP \(response.status)"
@@ -262,6 +286,7 @@ final class ConnectivityChecker {
                        "check.names": "\(verdict.namesFail ? "failing" : "resolved")"])
         state.probeInFlight = nil
         state.probeDeadline = nil
+        state.gatewayDead = false
         if unconfirmed {
             state.confirming = true
             state.nextProbe = now + confirmationPause

@@ -8,8 +8,8 @@ import Reachability
 /// packet of ours and no timer.
 ///
 /// Only those two transitions reach the daemon (``NeighbourEventSocket``
-/// filters in the kernel), and `REACHABLE` only while a family is judged
-/// `limited`, when a gateway's return is news.
+/// filters in the kernel), and `REACHABLE` only while a gateway found dead
+/// has not been probed since, when its return is news.
 final class GatewayNeighbourWatch {
     private let socket: NeighbourEventSocket
     /// Each online family's gateway: its link and address.
@@ -21,11 +21,16 @@ final class GatewayNeighbourWatch {
 
     var fileDescriptor: Int32 { socket.fileDescriptor }
 
-    /// A published status: the gateways to watch, and whether their return
-    /// is news (a family was judged `limited`).
-    func follow(_ status: NetworkStatus) throws(NetlinkError) {
+    /// A published status: the gateways to watch.
+    func follow(_ status: NetworkStatus) {
         gateways = Self.gateways(of: status)
-        try socket.letThroughReachable(status.connectivity == .limited)
+    }
+
+    /// Whether a gateway's return is news (one was found dead, and no
+    /// probe has judged its path since): only then do `REACHABLE`
+    /// transitions pass the filter.
+    func awaitReturn(_ awaited: Bool) throws(NetlinkError) {
+        try socket.letThroughReachable(awaited)
     }
 
     /// What the kernel said of the watched gateways since the last call.

@@ -38,18 +38,27 @@ enum HTTPProbe {
     /// Resolves the check's host in `family`, connects out of `interface` and
     /// asks, all by `deadline`. The first address that answers decides.
     ///
-    /// The name is resolved as a step of its own: when it fails, or is not
-    /// resolved by its share of the time, and `kept` (the address that last
-    /// answered) answers, the report says the name failed while the path
-    /// works. Without a kept address the whole time is the name's.
+    /// The name is resolved as a step of its own: when the resolver fails
+    /// (no answer by its share of the time, or EAI_AGAIN or EAI_FAIL), and
+    /// `kept` (the address that last answered as expected) answers, the
+    /// report says the name failed while the path works. A resolver that
+    /// answers that the name has no address is working. Without a kept
+    /// address the whole time is the name's.
     static func run(
         _ check: ConnectivityCheck, family: AddressFamily, interface: String, kept: CheckServerAddress?,
         deadline: ContinuousClock.Instant
     ) -> ProbeReport {
-        // A third of the time is kept for asking the kept address: on a path
-        // that works, a connection takes milliseconds, a resolver's retry seconds.
-        let resolveBy = kept == nil ? deadline : deadline - (deadline - .now) / 3
-        guard let addresses = CheckHostResolution.resolve(check, family: family, by: resolveBy) else {
+        // Some of the time is kept for asking the kept address: on a path that
+        // works, a connection takes milliseconds, a resolver's retry seconds.
+        let resolveBy = kept == nil ? deadline : deadline - min(.milliseconds(500), (deadline - .now) / 3)
+        let addresses: [CheckServerAddress]
+        switch CheckHostResolution.resolve(check, family: family, by: resolveBy) {
+        case .addresses(let resolved):
+            addresses = resolved
+        case .noAddress:
+            // The resolver answered: names work, the check's has no address.
+            return ProbeReport(.failed(.dns))
+        case .failed:
             guard let kept, ContinuousClock.now < deadline else { return ProbeReport(.failed(.dns)) }
             let outcome = attempt(kept, check, interface: interface, deadline: deadline)
             guard case .answered = outcome else { return ProbeReport(.failed(.dns)) }

@@ -54,13 +54,22 @@ final class ConnectivityService {
         let collected = probesFinished && checker.collect(now: now)
         let expired = checker.expireOverdueProbes(now: now)
         let failed = neighboursChanged && takeGatewayNews(now)
+        awaitGatewayReturn()
         return collected || expired || failed ? checker.findings : nil
+    }
+
+    /// Lets the gateways' `REACHABLE` transitions through while one found
+    /// dead waits for its return, and only then.
+    private func awaitGatewayReturn() {
+        do { try gateways?.awaitReturn(checker.awaitsGatewayReturn) } catch {
+            logger.warning("cannot filter the gateways' neighbour entries", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The system bus was ready, or its deadline passed: a resume from
     /// suspend asks for a check, as a client's request would.
     func serveBus(ready: Bool, _ now: ContinuousClock.Instant) {
-        guard let sleep, ready || sleep.nextDeadline.map({ $0 <= now }) == true else { return }
+        guard let sleep, ready || sleep.isDue(now) else { return }
         if sleep.process(now) {
             logger.info("the host resumed from suspend: checking connectivity")
             checker.requestCheck(now: now)
@@ -95,9 +104,8 @@ final class ConnectivityService {
     /// A published status: a new path is probed, and its gateway watched.
     func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant) {
         checker.observe(status, now: now)
-        do { try gateways?.follow(status) } catch {
-            logger.warning("cannot filter the gateways' neighbour entries", metadata: ["error": "\(error)"])
-        }
+        gateways?.follow(status)
+        awaitGatewayReturn()
     }
 
     /// After the pass's status is published: starts the probes due (a path

@@ -37,13 +37,14 @@ final class SleepWatch {
     private var retryAt: ContinuousClock.Instant?
 
     /// `nil` where no system bus exists: no `DBUS_SYSTEM_BUS_ADDRESS`, and
-    /// no socket at the standard path.
+    /// no socket at the standard path. One that refuses the first
+    /// connection is tried again, as one that goes away.
     init?(logger: Logger) {
         guard getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil || access("/run/dbus/system_bus_socket", F_OK) == 0 else {
             return nil
         }
         self.logger = logger
-        guard connect() else { return nil }
+        if !connect() { retryLater(.now) }
     }
 
     deinit { disconnect() }
@@ -51,13 +52,28 @@ final class SleepWatch {
     /// When sd-bus must be let work though nothing arrived (a call's
     /// timeout), or when to connect again.
     var nextDeadline: ContinuousClock.Instant? {
-        guard let bus else { return retryAt }
+        guard bus != nil else { return retryAt }
+        return timeLeft.map { .now + $0 }
+    }
+
+    /// Whether sd-bus must be let work now though its descriptor said
+    /// nothing: its timeout passed, or a reconnection is due. Judged on
+    /// sd-bus's own clock (CLOCK_MONOTONIC): a deadline moved onto another
+    /// clock and compared with an earlier reading would never come due.
+    func isDue(_ now: ContinuousClock.Instant) -> Bool {
+        guard bus != nil else { return retryAt.map { $0 <= now } ?? false }
+        return timeLeft == .zero
+    }
+
+    /// What is left of sd-bus's timeout; `nil` when it has none.
+    private var timeLeft: Duration? {
+        guard let bus else { return nil }
         var usec: UInt64 = 0
         guard sd_bus_get_timeout(bus, &usec) > 0, usec != UInt64.max else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
-        return .now + .microseconds(usec > nowUsec ? Int64(usec - nowUsec) : 0)
+        var clock = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &clock)
+        let nowUsec = UInt64(clock.tv_sec) * 1_000_000 + UInt64(clock.tv_nsec) / 1_000
+        return usec > nowUsec ? .microseconds(Int64(usec - nowUsec)) : .zero
     }
 
     /// Brings the event poll in line with what sd-bus waits for.
@@ -85,10 +101,7 @@ final class SleepWatch {
         if bus == nil {
             guard let retryAt, now >= retryAt else { return false }
             self.retryAt = nil
-            if !connect() {
-                self.retryAt = now + Self.backoff.delay(attempt: failures)
-                failures += 1
-            }
+            if !connect() { retryLater(now) }
             return false
         }
         for _ in 0..<64 {
@@ -99,8 +112,7 @@ final class SleepWatch {
                            "lost the system bus; a resume from suspend goes unnoticed until it is back",
                            metadata: ["error": "\(String(cString: strerror(-result)))"])
                 disconnect()
-                retryAt = now + Self.backoff.delay(attempt: failures)
-                failures += 1
+                retryLater(now)
                 break
             }
             if result == 0 { break }
@@ -114,8 +126,9 @@ final class SleepWatch {
         var opened: OpaquePointer?
         let result = sd_bus_open_system(&opened)
         guard result >= 0, let opened else {
-            logger.warning("cannot reach the system bus; a resume from suspend goes unnoticed",
-                           metadata: ["error": "\(String(cString: strerror(-result)))"])
+            logger.log(level: failures == 0 ? .warning : .debug,
+                       "cannot reach the system bus; a resume from suspend goes unnoticed until it answers",
+                       metadata: ["error": "\(String(cString: strerror(-result)))"])
             return false
         }
         bus = opened
@@ -129,6 +142,11 @@ final class SleepWatch {
             return false
         }
         return true
+    }
+
+    private func retryLater(_ now: ContinuousClock.Instant) {
+        retryAt = now + Self.backoff.delay(attempt: failures)
+        failures += 1
     }
 
     private func disconnect() {

@@ -29,6 +29,20 @@ struct DeadGatewayTests {
         try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "monitor", "neigh"])
     }
 
+    /// A host online through the gateway, the check's server on it, the
+    /// daemon with the check on and finding `full`, and `ip monitor neigh`
+    /// listening from then on.
+    static func onlineWithTheCheck() async throws
+        -> (network: TestNetwork, server: CheckServer, daemon: Subprocess, kernel: Subprocess)
+    {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        return (network, server, daemon, try Self.neighbourMonitor(network))
+    }
+
     /// The states the gateway's entry went through, as the monitor printed them.
     static func states(_ monitor: Subprocess) -> [String] {
         monitor.outputLines.filter { $0.hasPrefix("10.77.0.1 ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
@@ -47,14 +61,8 @@ struct DeadGatewayTests {
     /// first (`make bench` times both).
     @Test(.timeLimit(.minutes(1)))
     func aGatewayThatStopsAnsweringLeavesFullWithinTenSecondsAndComesBack() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let server = try await CheckServer(in: network, answering: .init(status: 204))
-        let daemon = try await network.startDaemon(["--check-url", server.url])
-        defer { daemon.signal(SIGTERM) }
-        try await network.waitForStatus("full") { $0.connectivity == .full }
-        let kernel = try Self.neighbourMonitor(network)
-        defer { kernel.signal(SIGTERM) }
+        let (network, server, daemon, kernel) = try await Self.onlineWithTheCheck()
+        defer { [daemon, kernel].forEach { $0.signal(SIGTERM) } }
 
         try await network.inHost("neigh change 10.77.0.1 dev vh nud stale")
         try await network.inGateway("addr del 10.77.0.1/24 dev vg")
@@ -71,6 +79,8 @@ struct DeadGatewayTests {
         let back = ContinuousClock.now
         try await network.waitForStatus(timeout: .seconds(15), "full again") { $0.connectivity == .full }
         #expect(ContinuousClock.now - back < .seconds(15))
+        // Told by the kernel, not found by the retry schedule.
+        #expect(daemon.errorOutput.contains("the gateway answers address resolution again"), "\(daemon.errorOutput.suffix(2000))")
         withExtendedLifetime(server) {}
     }
 
@@ -82,14 +92,8 @@ struct DeadGatewayTests {
         .timeLimit(.minutes(1)),
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
     func neighbourChurnOnAWorkingLinkWakesNothing() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let server = try await CheckServer(in: network, answering: .init(status: 204))
-        let daemon = try await network.startDaemon(["--check-url", server.url])
-        defer { daemon.signal(SIGTERM) }
-        try await network.waitForStatus("full") { $0.connectivity == .full }
-        let kernel = try Self.neighbourMonitor(network)
-        defer { kernel.signal(SIGTERM) }
+        let (network, server, daemon, kernel) = try await Self.onlineWithTheCheck()
+        defer { [daemon, kernel].forEach { $0.signal(SIGTERM) } }
         try await network.inHost("neigh change 10.77.0.1 dev vh nud stale")
         let app = try Self.traffic(network, to: "10.77.0.1", seconds: 12)
         defer { app.signal(SIGTERM) }
@@ -98,6 +102,7 @@ struct DeadGatewayTests {
         let seen = Self.states(kernel)
         #expect(seen.contains("PROBE") && seen.contains("REACHABLE"), "the kernel's entry moved, or this proves nothing: \(seen)")
         #expect(daemon.errorOutput.contains("check.url="), "the check is on")
+        #expect(!daemon.errorOutput.contains("cannot watch the gateways"), "the watch is on, or this proves nothing")
         withExtendedLifetime(server) {}
     }
 }

@@ -87,7 +87,8 @@ ip neigh replace 10.77.0.1 dev vh lladdr 02:00:00:00:de:ad nud stale
 traffic=$!
 if wait_for 12 connectivity_limited; then pass dead-gateway
 else fail dead-gateway "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
-if wait_for 15 connectivity_full; then pass dead-gateway-back
+told_back() { connectivity_full && journalctl --no-pager -u reachd.service | grep -q 'answers address resolution again'; }
+if wait_for 15 told_back; then pass dead-gateway-back
 else fail dead-gateway-back "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
 kill "$traffic" 2>/dev/null
 

@@ -180,26 +180,84 @@ struct ConnectivityScheduleTests {
 
     /// The kernel found the gateway dead (its entry `FAILED`): `limited` at
     /// once, with no probe, retried from 5 s; its return (`REACHABLE`)
-    /// asks for a probe as a client would, within the request spacing. A
-    /// gateway of a family judged `limited` already, or answering while
-    /// the family is `full`, changes nothing.
+    /// asks for a probe as a client would, within the request spacing,
+    /// once. A family `limited` by a probe keeps its schedule: a gateway
+    /// answering there is no news, but one found dead there is awaited.
     @Test func aGatewayFoundDeadIsLimitedAtOnceAndItsReturnIsProbed() throws {
         let checker = try Self.checker()
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
         #expect(!checker.gatewayFailed(.ipv6, now: start), "no IPv6 path: nothing to judge")
         checker.gatewayAnswered(.ipv4, now: start)
-        #expect(checker.findings.ipv4 == nil && checker.nextDeadline == start, "not limited: its return is no news")
+        #expect(checker.findings.ipv4 == nil && checker.nextDeadline == start, "not found dead: its answer is no news")
+        #expect(!checker.awaitsGatewayReturn)
 
         let died = start + .seconds(60)
         #expect(checker.gatewayFailed(.ipv4, now: died))
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited))
-        #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry)
-        #expect(!checker.gatewayFailed(.ipv4, now: died + .seconds(3)), "FAILED again while limited: no change")
+        #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry && checker.awaitsGatewayReturn)
+        #expect(!checker.gatewayFailed(.ipv4, now: died + .seconds(3)), "FAILED again: no change")
         #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry, "and no new schedule")
 
         checker.gatewayAnswered(.ipv4, now: died + .seconds(1))
         #expect(checker.nextDeadline == died + .seconds(1), "no probe for 5 s: the return is probed at once")
-        #expect(checker.isBusy(now: died + .seconds(1)))
+        #expect(checker.isBusy(now: died + .seconds(1)) && !checker.awaitsGatewayReturn)
+        checker.gatewayAnswered(.ipv4, now: died + .seconds(2))
+        #expect(checker.nextDeadline == died + .seconds(1), "once")
+    }
+
+    /// A family a probe found `limited` (the check server refuses, say):
+    /// the gateway's entry moving is no reason to probe sooner, unless the
+    /// kernel found the gateway dead meanwhile.
+    @Test func aFamilyLimitedByAProbeKeepsItsScheduleUntilItsGatewayDies() async throws {
+        let checker = try Self.checker { _, _, _, _, _ in ProbeReport(.failed(.refused)) }
+        func probe(at now: ContinuousClock.Instant) throws {
+            checker.startDueProbes(now: now)
+            while checker.isProbing {
+                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+                _ = checker.collect(now: now)
+            }
+        }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        try probe(at: start)
+        try probe(at: start + .milliseconds(500))
+        #expect(checker.findings.ipv4?.connectivity == .limited)
+        let scheduled = try #require(checker.nextDeadline)
+        checker.gatewayAnswered(.ipv4, now: start + .seconds(1))
+        #expect(checker.nextDeadline == scheduled, "REACHABLE while limited by a probe: its schedule stands")
+        #expect(!checker.gatewayFailed(.ipv4, now: start + .seconds(2)), "limited already: no change")
+        #expect(checker.awaitsGatewayReturn && checker.nextDeadline == scheduled)
+        checker.gatewayAnswered(.ipv4, now: start + .seconds(3))
+        #expect(checker.nextDeadline == start + .milliseconds(500) + ConnectivityChecker.requestInterval,
+                "found dead, then back: probed as a request, 5 s after the last probe")
+    }
+
+    /// The kept address answers, but not as expected (a portal's page, an
+    /// error): that is no Internet, never a portal found by an address
+    /// from another network, and never failing names.
+    @Test func aKeptAddressThatAnswersOtherwiseIsLimited() async throws {
+        let kept = CheckServerAddress(family: AF_INET, bytes: [2, 0, 0, 80, 192, 0, 2, 80] + Array(repeating: 0, count: 8))
+        let answer = Mutex("HTTP/1.1 204 No Content\r\n\r\n")
+        let checker = try Self.checker { _, _, _, keptNow, _ in
+            let response = ProbeOutcome.answered(HTTPResponse(parsing: Array(answer.withLock { $0 }.utf8))!)
+            guard let keptNow else { return ProbeReport(response, answeredAt: kept) }
+            return ProbeReport(response, nameFailed: true, answeredAt: keptNow)
+        }
+        func probe(at now: ContinuousClock.Instant) throws {
+            checker.startDueProbes(now: now)
+            while checker.isProbing {
+                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+                _ = checker.collect(now: now)
+            }
+        }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        try probe(at: start)
+        answer.withLock { $0 = "HTTP/1.1 302 Found\r\nLocation: http://router.lan/\r\n\r\n" }
+        checker.requestCheck(now: start + .seconds(10))
+        try probe(at: start + .seconds(10))
+        try probe(at: start + .seconds(10) + .milliseconds(500))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited), "\(checker.findings)")
     }
 }
