@@ -1,4 +1,4 @@
-/// The netlink decoder, events and route-lookup answers alike: datagrams the
+/// The netlink decoder, events, neighbours and route-lookup answers alike: datagrams the
 /// kernel never sends (its own are in the seed corpus).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzNetlinkDecoder(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -9,6 +9,7 @@ public func fuzzNetlinkDecoder(_ start: UnsafeRawPointer, _ count: Int) -> CInt 
     let bytes = UnsafeRawBufferPointer(buffer)
     _ = NetlinkDecoder.events(in: bytes)
     NetlinkFrame.forEach(in: bytes) { frame in
+        _ = NetlinkDecoder.neighbour(in: frame)
         let result = NetlinkDecoder.routeLookupResult(for: frame)
         if case .failed(.other(let errno))? = result { require(errno >= 0, "a negative errno: \(errno)") }
     }

@@ -37,7 +37,7 @@ sources() {
         Sources/Reachability/Netlink/NetlinkEvent.swift Sources/Reachability/Netlink/RouteLookupResult.swift \
         Sources/Reachability/Netlink/RouteLookupRefusal.swift \
         Sources/Reachability/Netlink/RouteType.swift Sources/Reachability/Netlink/AddressScope.swift \
-        Sources/Reachability/Netlink/OperationalState.swift \
+        Sources/Reachability/Netlink/OperationalState.swift Sources/Reachability/Netlink/NeighbourRecord.swift \
         Sources/Reachability/Model/IPAddress.swift Sources/Reachability/Model/AddressFamily.swift \
         Sources/Reachability/Model/ProtocolValue.swift ;;
     HTTPResponse|HostPort) echo Sources/reachd/Connectivity/HTTPResponse.swift Sources/reachd/Connectivity/ConnectivityVerdict.swift \
