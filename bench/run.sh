@@ -11,7 +11,8 @@
 # how soon an expiring route is noticed, against the kernel's lookup (bench/expiry.py), and
 # a Prometheus scrape's latency against the kernel's floor, its CPU, and an idle daemon
 # with metrics on (bench/metrics.py), and a dead gateway to the daemon's verdict, against
-# the kernel's neighbour entry turning FAILED (bench/deadgateway.py).
+# the kernel's neighbour entry turning FAILED (bench/deadgateway.py), and ten minutes of 1%
+# random loss at the gateway that must never be called broken (bench/lossy.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +34,7 @@ echo
 python3 bench/metrics.py
 echo
 python3 bench/deadgateway.py
+echo
+python3 bench/lossy.py
 echo
 exec python3 bench/latency.py
