@@ -62,11 +62,18 @@ struct DaemonChoiceTests {
 
     @Test func aNamedDaemonThatDoesNotAnswerIsAnErrorWithinTheDeadline() async throws {
         let stopped = try FakeDaemon(answering: FakeDaemon.refusing)
+        // Starting the binary alone took up to 7 s when CI ran every suite
+        // at once, so what is bounded is the time beyond a start measured
+        // in the same moment: a refusal is final, with no retry or wait.
+        let startOnly = ContinuousClock.now
+        _ = try await Subprocess.run([Reachd.binary, "--version"])
+        let startCost = ContinuousClock.now - startOnly
         let started = ContinuousClock.now
         let result = try await Subprocess.run([Reachd.binary, "status", "--socket", stopped.path])
+        let spent = ContinuousClock.now - started
         #expect(result.status == 2)
         #expect(result.error.contains("too_many_clients"), "\(result.error)")
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(spent - startCost < .seconds(3), "took \(spent), of which starting the binary \(startCost)")
     }
 
     @Test func theDefaultSocketFallsBackInProcessAndSaysSo() async throws {

@@ -97,4 +97,33 @@ struct FolderDependencyTests {
             }
         }
     }
+
+    /// Where each C module may be imported, as the folder table says: the C
+    /// boundary stays in one place per module.
+    static let cImporters: [String: @Sendable (String) -> Bool] = [
+        "CNetlink": { $0.hasPrefix("Reachability/Netlink/") },
+        "CEventPoll": { $0 == "Reachability/System/EventPoll.swift" },
+        "CSystemd": { $0 == "reachd/Daemon/SleepWatch.swift" },
+    ]
+
+    @Test func eachCModuleIsImportedOnlyWhereTheTableSays() throws {
+        let sources = TestInstallation.packageRoot.appendingPathComponent("Sources")
+        let modules = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasPrefix("C") }
+        #expect(Set(modules) == Set(Self.cImporters.keys), "a C module the rule does not know, or one gone")
+        let importLine = try Regex(#"(?m)^(?:@_implementationOnly |internal |private |fileprivate |package |public )*import (C\w+)"#)
+        var importersFound: [String: Int] = [:]
+        for module in ["Reachability", "reachd", "ReachabilityPlaceholders"] {
+            for file in try Self.files(under: sources.appendingPathComponent(module)) {
+                let path = "\(module)/\(file.name)"
+                for match in file.code.matches(of: importLine) {
+                    guard let name = match.output[1].substring.map(String.init) else { continue }
+                    importersFound[name, default: 0] += 1
+                    let allowed = Self.cImporters[name]?(path) ?? false
+                    #expect(allowed, "\(path) imports \(name), which the folder table keeps elsewhere")
+                }
+            }
+        }
+        // The test's own check that it reads imports at all.
+        #expect(importersFound["CNetlink", default: 0] >= 5 && importersFound["CSystemd"] == 1, "\(importersFound)")
+    }
 }
