@@ -81,7 +81,14 @@ else fail journal-dns "$(journalctl --no-pager -o export --cursor="$dns_cursor" 
 # be stale: traffic makes the kernel probe it, unanswered, and find it FAILED;
 # the daemon says limited, with no probe. Then the kernel asks anew by
 # broadcast, the real gateway answers (REACHABLE), and the daemon probes.
-connectivity_limited() { "$reachd" status --json | grep -q '"connectivity":"limited"'; }
+# Read from the journal, not from a status polled: the kernel asks anew by
+# broadcast at the next packet, so `limited` may last less than one poll of
+# a loaded machine (a CI run saw only `full` before and after).
+gateway_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
+connectivity_limited() {
+  journalctl --no-pager -o cat --cursor="$gateway_cursor" MESSAGE_ID=882f406292b345458c16703deead3d9f \
+    REACHD_CONNECTIVITY=limited | grep -q .
+}
 ip neigh replace 10.77.0.1 dev vh lladdr 02:00:00:00:de:ad nud stale
 ( for _ in $(seq 150); do echo x 2>/dev/null > /dev/udp/10.77.0.1/9; sleep 0.2; done ) &
 traffic=$!
