@@ -195,7 +195,7 @@ public final class PlaceholderController: Sendable {
     }
     /// A load failed; see ``PlaceholderEngine/loadFailed(_:generation:_:at:)``.
     /// A failure the network explains while the followed monitor says
-    /// online is reported to it (``ReachabilityMonitor/reportFailure()``):
+    /// online is reported to it (`ReachabilityMonitor.reportFailure()`):
     /// the daemon checks at once whether the path still works.
     public func loadFailed(_ kind: LoadKind, generation: Int, _ failure: LoadFailure) {
         let monitor = state.withLock { state in
