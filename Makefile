@@ -50,6 +50,8 @@ DESKTOP_DEPS := $(GTK_DEPS) xvfb imagemagick tesseract-ocr xdotool dbus-daemon a
 BUILD_DEPS   := libnl-3-dev libnl-route-3-dev libsystemd-dev pkg-config libcurl4 $(GIO_DEPS)
 TEST_DEPS    := $(BUILD_DEPS) iproute2 python3 strace systemd-container man-db dpkg-dev debootstrap python3-gi valgrind \
                 radvd dnsmasq-base prometheus prometheus-node-exporter nftables $(DESKTOP_DEPS)
+# make bench also reads the scheduler's own timeline (perf sched).
+BENCH_DEPS   := $(TEST_DEPS) linux-perf
 GTK_VIEWER   := $(CURDIR)/Examples/GtkListViewer/.build/debug/gtk-list-viewer
 
 # The GIO module (Sources/ReachdGIO), in C: it is loaded into every GLib
@@ -68,7 +70,7 @@ GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmi
                 -DG_LOG_DOMAIN='"reachd-gio"' \
                 -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74 -DGLIB_VERSION_MAX_ALLOWED=GLIB_VERSION_2_74
 
-.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps clean clean-test-cache install uninstall deb gio-module \
+.PHONY: all build release run check test docs bench fuzz sanitize deps test-deps bench-deps clean clean-test-cache install uninstall deb gio-module \
         gtk-example screenshots
 
 all: build
@@ -90,6 +92,9 @@ deps:
 
 test-deps:
 	$(call apt_install,$(TEST_DEPS))
+
+bench-deps:
+	$(call apt_install,$(BENCH_DEPS))
 
 build: deps
 	$(SWIFT) build
@@ -188,7 +193,7 @@ docs: deps
 # bench/latency.py's fan-out reader is C, built with the module's compiler;
 # python3-gi, for GLib's network monitor as its yardstick, comes with the
 # test dependencies.
-bench: test-deps release gio-module
+bench: bench-deps release gio-module
 	$(SWIFT) build -c release --product OnlineBanner
 	$(SWIFT) build -c release --product MonitorCost
 	REACHD=$(CURDIR)/$(REACHD) REACHD_BANNER=$(CURDIR)/.build/release/OnlineBanner \

@@ -160,12 +160,15 @@ def latency(flips, together=False):
 DEFAULT_ROUTE_FLIP = ("route del default", "route add default via 10.77.0.1")
 
 
-def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None):
+def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None, timeline=None):
     """Each watcher's line after `ip monitor`'s for the same flip; with
     `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen.
     `flip`: the two `ip` commands that alternate (the default route going
     and coming, unless said). `arrivals`, a dict: filled with each watcher's
-    arrival per flip (monotonic ns, None where none came), by name."""
+    arrival per flip (monotonic ns, None where none came), by name.
+    `timeline`, a dict: the flips are recorded with `perf sched record`, and
+    it is given the recording's path ("perf"), the daemon's pid ("daemon")
+    and each watcher's ("pids", by name); the caller removes the file."""
     net = reachd_bench.Network()
     rows = []
     daemon, watchers = None, []
@@ -187,6 +190,13 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
         drain(poller, watchers, 0.5)
         if daemon_stopped:
             os.kill(daemon.pid, signal.SIGSTOP)
+        recorder = None
+        if timeline is not None:
+            timeline.update(perf=os.path.join(tempfile.mkdtemp(prefix="reachd-sched-"), "sched.data"), daemon=daemon.pid,
+                            pids={w.name: w.owner.pid for w in watchers if w.owner is not None})
+            recorder = subprocess.Popen(["perf", "sched", "record", "-a", "-o", timeline["perf"]],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)  # perf has its events open
 
         batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
         starts = []
@@ -202,6 +212,9 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
             drain(poller, watchers, 0.02 + random.random() * 0.03)
         batch.stdin.close()
         batch.wait()
+        if recorder is not None:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait()
 
         reference = flip_times(watchers[0], starts, lambda line: "default" in line)
         if arrivals is not None:
@@ -282,6 +295,75 @@ def hop(flips, runs=3):
             floor = p50[floor_hop[0]] - p50[floor_direct[0]]
             rows.append(f"  the floor's hop (relay minus direct):           {floor / 1e6:+.3f} ms")
             rows.append(f"  the hop above the floor:                        {(ours - floor) / 1e6:+.3f} ms")
+    return rows
+
+
+def scheduler_wakeups(recording):
+    """(time in µs, waker's pid, wakee's pid) of each wake-up in a `perf sched
+    record`ing, in order: from the kernel's own scheduler events."""
+    text = subprocess.run(["perf", "sched", "timehist", "-w", "-i", recording], capture_output=True, text=True).stdout
+    found = []
+    for line in text.splitlines():
+        # "  2625.994443 [0001]  relay[8766]    awakened: relay[8768]"
+        parts = line.split()
+        if len(parts) >= 5 and parts[3] == "awakened:" and parts[2].endswith("]") and parts[4].endswith("]"):
+            pid = lambda task: int(task[task.rindex("[") + 1:-1].split("/")[0])
+            found.append((float(parts[0]) * 1e6, pid(parts[2]), pid(parts[4])))
+    return found
+
+
+def relayed(events, writer, printer, reader):
+    """Per status, µs from `writer` waking `printer` (its write) to
+    `printer` waking `reader` (the line printed): the hop as the scheduler
+    saw it, with no reference process to share the cores with."""
+    hops, written = [], None
+    for at, waker, woken in events:
+        if waker == writer and woken == printer:
+            written = at
+        elif waker == printer and woken == reader and written is not None:
+            hops.append(at - written)
+            written = None
+    return hops
+
+
+def timeline_hop(flips):
+    """The hop on the kernel's scheduler timeline (`perf sched`), where the
+    figures against `ip monitor` mix it with who got a core first: from the
+    daemon's write waking `reachd monitor --json` to that client's write
+    waking this script, against bench/relay.c's hop (its first process's
+    write waking the second, to the second's write waking this script)."""
+    if shutil.which("perf") is None:
+        return ["  (no perf here: `make bench` installs linux-perf)"]
+    build, relay = compiled("relay.c")
+    reader = os.getpid()
+    rows, p50 = [], {}
+    try:
+        for name, argv in (THROUGH_DAEMON, ("floor: bench/relay.c hop", [relay, "hop"])):
+            timeline = {}
+            measure(flips, [(name, argv)], timeline=timeline)
+            try:
+                printer = timeline["pids"][name]
+                if argv[0] == relay:
+                    # `ip netns exec` execs the relay; the process it forks prints.
+                    writer, printer = printer, None
+                events = scheduler_wakeups(timeline["perf"])
+                if printer is None:
+                    printer = next(woken for at, waker, woken in events if waker == writer and woken != reader)
+                else:
+                    writer = timeline["daemon"]
+                hops = relayed(events, writer, printer, reader)
+            finally:
+                shutil.rmtree(os.path.dirname(timeline["perf"]), ignore_errors=True)
+            if hops:
+                p50[name] = statistics.median(hops)
+                rows.append(f"  {name:44} {p50[name]:6.0f} µs p50 from the write to the printed line ({len(hops)} of {flips} flips)")
+            else:
+                rows.append(f"  {name:44} no wake-ups recorded")
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    if len(p50) == 2:
+        ours, floor = p50[THROUGH_DAEMON[0]], p50["floor: bench/relay.c hop"]
+        rows.append(f"  the hop above the floor, on the timeline:       {(ours - floor) / 1e3:+.3f} ms")
     return rows
 
 
@@ -413,12 +495,16 @@ def main():
         print("note: no real-time scheduling here; `ip monitor` and the stamps run at normal priority")
     if len(sys.argv) > 2 and sys.argv[2] == "hop":
         print("\n".join(hop(flips)))
+        print("the same hop on the scheduler's timeline (perf sched):")
+        print("\n".join(timeline_hop(flips)))
         return
     if len(sys.argv) > 2 and sys.argv[2] == "dns":
         print("\n".join(dns_verdict(flips)))
         return
     print(f"the daemon's hop: `reachd monitor --json` through it and in-process, each after `ip monitor route`:")
     print("\n".join(hop(flips)))
+    print("the same hop on the scheduler's timeline (perf sched):")
+    print("\n".join(timeline_hop(flips)))
     print("\nroute change to the dns verdict (a name server routed as the Internet is), after `ip monitor route`:")
     print("\n".join(dns_verdict(flips)))
     print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
