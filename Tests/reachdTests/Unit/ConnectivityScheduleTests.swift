@@ -29,6 +29,19 @@ struct ConnectivityScheduleTests {
         return try ConnectivityChecker(check: check, logger: Logger(label: "test"), probe: probe)
     }
 
+    /// Starts what is due at `now` on `checker` and waits for it to answer;
+    /// whether what the probes found changed the findings.
+    @discardableResult
+    static func probe(_ checker: ConnectivityChecker, at now: ContinuousClock.Instant) throws -> Bool {
+        checker.startDueProbes(now: now)
+        var changed = false
+        while checker.isProbing {
+            _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
+            changed = checker.collect(now: now) || changed
+        }
+        return changed
+    }
+
     @Test func anOfflineHostSchedulesNothing() throws {
         let checker = try Self.checker()
         let now = ContinuousClock.now
@@ -65,32 +78,24 @@ struct ConnectivityScheduleTests {
             probes.withLock { $0 += 1 }
             return ProbeReport(.answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!))
         }
-        /// Starts what is due at `now` and waits for it to answer.
-        func probe(at now: ContinuousClock.Instant) throws {
-            checker.startDueProbes(now: now)
-            while checker.isProbing {
-                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
-                _ = checker.collect(now: now)
-            }
-        }
         let start = ContinuousClock.now
         let interval = ConnectivityChecker.requestInterval
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
-        try probe(at: start)
+        try Self.probe(checker, at: start)
         #expect(probes.withLock { $0 } == 1 && !checker.isBusy(now: start), "the new path's own probe")
         for request in 0..<1000 {
             let now = start + .milliseconds(request * 4)
             checker.requestCheck(now: now)
-            try probe(at: now)
+            try Self.probe(checker, at: now)
         }
         #expect(probes.withLock { $0 } == 1, "no probe within the interval of the last, whoever asks")
         #expect(checker.isBusy(now: start + .seconds(4)), "the requests wait for a probe of their own")
         #expect(checker.nextDeadline == start + interval, "due once the interval has passed")
-        try probe(at: start + interval)
+        try Self.probe(checker, at: start + interval)
         #expect(probes.withLock { $0 } == 2 && !checker.isBusy(now: start + interval), "one probe answers them all")
         // Long after, a request probes at once.
         checker.requestCheck(now: start + interval * 3)
-        try probe(at: start + interval * 3)
+        try Self.probe(checker, at: start + interval * 3)
         #expect(probes.withLock { $0 } == 3)
     }
 
@@ -147,33 +152,24 @@ struct ConnectivityScheduleTests {
             guard let kept else { return ProbeReport(.failed(.dns)) }
             return ProbeReport(response, nameFailed: true, answeredAt: kept)
         }
-        func probe(at now: ContinuousClock.Instant) throws -> Bool {
-            checker.startDueProbes(now: now)
-            var changed = false
-            while checker.isProbing {
-                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
-                changed = checker.collect(now: now) || changed
-            }
-            return changed
-        }
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
-        #expect(try probe(at: start))
+        #expect(try Self.probe(checker, at: start))
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
         #expect(keptSeen.withLock { $0 } == [nil], "nothing kept before the first answer")
 
         namesResolve.withLock { $0 = false }
         let asked = start + .seconds(10)
         checker.requestCheck(now: asked)
-        #expect(try !probe(at: asked), "one failed name is confirmed before it is believed")
+        #expect(try !Self.probe(checker, at: asked), "one failed name is confirmed before it is believed")
         #expect(checker.nextDeadline == asked + .milliseconds(500))
-        #expect(try probe(at: asked + .milliseconds(500)))
+        #expect(try Self.probe(checker, at: asked + .milliseconds(500)))
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, namesFail: true))
         #expect(keptSeen.withLock { $0 } == [nil, answered, answered], "the address that answered is asked")
         #expect(checker.nextDeadline == asked + .milliseconds(500) + .seconds(5), "retried from 5 s, as a failure")
 
         namesResolve.withLock { $0 = true }
-        #expect(try probe(at: asked + .seconds(6)))
+        #expect(try Self.probe(checker, at: asked + .seconds(6)))
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
         #expect(checker.nextDeadline == asked + .seconds(6) + .seconds(300), "all well: the interval again")
     }
@@ -211,17 +207,10 @@ struct ConnectivityScheduleTests {
     /// kernel found the gateway dead meanwhile.
     @Test func aFamilyLimitedByAProbeKeepsItsScheduleUntilItsGatewayDies() async throws {
         let checker = try Self.checker { _, _, _, _, _ in ProbeReport(.failed(.refused)) }
-        func probe(at now: ContinuousClock.Instant) throws {
-            checker.startDueProbes(now: now)
-            while checker.isProbing {
-                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
-                _ = checker.collect(now: now)
-            }
-        }
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
-        try probe(at: start)
-        try probe(at: start + .milliseconds(500))
+        try Self.probe(checker, at: start)
+        try Self.probe(checker, at: start + .milliseconds(500))
         #expect(checker.findings.ipv4?.connectivity == .limited)
         let scheduled = try #require(checker.nextDeadline)
         checker.gatewayAnswered(.ipv4, now: start + .seconds(1))
@@ -244,20 +233,13 @@ struct ConnectivityScheduleTests {
             guard let keptNow else { return ProbeReport(response, answeredAt: kept) }
             return ProbeReport(response, nameFailed: true, answeredAt: keptNow)
         }
-        func probe(at now: ContinuousClock.Instant) throws {
-            checker.startDueProbes(now: now)
-            while checker.isProbing {
-                _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
-                _ = checker.collect(now: now)
-            }
-        }
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
-        try probe(at: start)
+        try Self.probe(checker, at: start)
         answer.withLock { $0 = "HTTP/1.1 302 Found\r\nLocation: http://router.lan/\r\n\r\n" }
         checker.requestCheck(now: start + .seconds(10))
-        try probe(at: start + .seconds(10))
-        try probe(at: start + .seconds(10) + .milliseconds(500))
+        try Self.probe(checker, at: start + .seconds(10))
+        try Self.probe(checker, at: start + .seconds(10) + .milliseconds(500))
         #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited), "\(checker.findings)")
     }
 }
