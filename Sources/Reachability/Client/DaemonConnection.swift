@@ -69,6 +69,13 @@ final class DaemonConnection {
     /// The complete lines that have arrived, in order, without waiting:
     /// empty when none has yet (a line's end still on its way), `nil` at the
     /// end of the stream.
+    /// Bytes the kernel holds for this connection, not read yet; `nil` when
+    /// it won't say.
+    var queuedBytes: Int? {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? Int(count) : nil
+    }
+
     func readAvailable() throws(DaemonClientError) -> [[UInt8]]? {
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

@@ -10,11 +10,17 @@ import Glibc
 /// silent daemon and a quiet network look alike. The kernel can tell when
 /// there is something to publish, so a small netlink socket of our own (the
 /// sentinel) listens to the groups the daemon follows. When it reports
-/// something, the daemon is asked for a status on a connection of its own
-/// (`get`, which every daemon answers) and must answer within
-/// ``answerTimeout``. At most one probe per ``probeSpacing``: a route flood
-/// costs the daemon two answers a second per client. A kernel change is
-/// therefore noticed within spacing + timeout (1.5 s).
+/// something, the subscription has ``newsGrace`` to bring a byte the daemon
+/// wrote after the change (counted past what was queued when the sentinel
+/// was read): the daemon runs, and is asked nothing. Else it is asked for a
+/// status on a connection of its own (`get`, which every daemon answers)
+/// and must answer within ``answerTimeout``. At most one probe per
+/// ``probeSpacing``: a route flood that changes nothing published costs the
+/// daemon two answers a second per client. A kernel change is therefore
+/// noticed within spacing + timeout (1.5 s).
+///
+/// Without the grace, every change cost the daemon a connection and an
+/// answer per following client, as it published the same change to them.
 ///
 /// A probe that got no answer is kept open: a daemon that resumes answers it,
 /// and that wakes the client, so a stopped daemon costs no polling either.
@@ -22,6 +28,9 @@ import Glibc
 struct DaemonLiveness {
     static let probeSpacing: Duration = .milliseconds(500)
     static let answerTimeout: Duration = .seconds(1)
+    /// How long a change's news may take before the daemon is asked; at most
+    /// ``probeSpacing``, so that the bound above holds.
+    static let newsGrace: Duration = .milliseconds(250)
 
     enum Verdict {
         /// Nothing to say.
@@ -40,8 +49,14 @@ struct DaemonLiveness {
     private var probe: DaemonConnection?
     private var probeAnswerBy: ContinuousClock.Instant?
     private var nextProbeAllowed: ContinuousClock.Instant = .now
-    /// A kernel change not yet probed for, waiting for the spacing.
+    /// A kernel change not yet probed for, waiting for its news or the spacing.
     private var probePending = false
+    /// When the pending probe is sent, unless news came first.
+    private var probeDue: ContinuousClock.Instant = .now
+    /// The subscription's byte count past which a byte was written after
+    /// the pending change: what it had received and had queued when the
+    /// sentinel was read.
+    private var newsFence: Int?
     /// The last probe got no answer in time.
     private(set) var isUnresponsive = false
 
@@ -64,6 +79,7 @@ struct DaemonLiveness {
         probe = nil
         probeAnswerBy = nil
         probePending = false
+        newsFence = nil
         isUnresponsive = false
         nextProbeAllowed = .now
     }
@@ -78,36 +94,61 @@ struct DaemonLiveness {
     /// nothing is ready: a due probe, or an answer due.
     var nextDeadline: ContinuousClock.Instant? {
         if let probeAnswerBy { return probeAnswerBy }
-        return probePending ? nextProbeAllowed : nil
+        return probePending ? probeDue : nil
     }
 
     /// What the readable descriptors and the clock say, in the order that
     /// matters: the probe's answer, then a kernel change, then a due probe
-    /// or an overdue answer.
-    mutating func verdict(probeReadable: Bool, kernelChanged: Bool, now: ContinuousClock.Instant) -> Verdict {
+    /// or an overdue answer. `subscription`: the connection the daemon
+    /// publishes on, whose bytes may answer for it.
+    mutating func verdict(
+        probeReadable: Bool, kernelChanged: Bool, subscription: DaemonConnection, now: ContinuousClock.Instant
+    ) -> Verdict {
         var verdict = probeReadable ? self.probeReadable(now: now) : .none
-        if case .none = verdict, kernelChanged { verdict = self.kernelChanged(now: now) }
-        if case .none = verdict { verdict = check(now: now) }
+        if case .none = verdict, kernelChanged { self.kernelChanged(subscription: subscription, now: now) }
+        if case .none = verdict { verdict = check(subscription: subscription, now: now) }
         return verdict
     }
 
+    /// The subscription was read: a byte written after the pending change
+    /// shows the daemon running, and the probe is not sent.
+    mutating func heard(_ subscription: DaemonConnection) {
+        guard probePending, let newsFence, subscription.bytesReceived > newsFence else { return }
+        probePending = false
+        self.newsFence = nil
+    }
+
     /// The sentinel is readable: the kernel reported something.
-    private mutating func kernelChanged(now: ContinuousClock.Instant) -> Verdict {
+    private mutating func kernelChanged(subscription: DaemonConnection, now: ContinuousClock.Instant) {
         try? sentinel.discardQueued()
-        guard probe == nil else { return .none }
+        guard probe == nil else { return }
+        // What is queued now was written before this was read, so before
+        // the change: only what comes after it counts. Unknown: no news
+        // counts, and the probe goes as before.
+        let fence = subscription.queuedBytes.map { subscription.bytesReceived + $0 }
+        guard !probePending else {
+            // A later change while one waits: the news must be of it (the
+            // daemon may have stopped after publishing the first), and the
+            // probe stays due when it was, so a flood cannot put it off.
+            if newsFence != nil { newsFence = fence }
+            return
+        }
+        newsFence = fence
         probePending = true
-        return check(now: now)
+        probeDue = max(now + Self.newsGrace, nextProbeAllowed)
     }
 
     /// Starts a due probe, or gives up on one not answered in time.
-    private mutating func check(now: ContinuousClock.Instant) -> Verdict {
+    private mutating func check(subscription: DaemonConnection, now: ContinuousClock.Instant) -> Verdict {
         if let due = probeAnswerBy, now >= due {
             probeAnswerBy = nil
             isUnresponsive = true
             return .notAnswering(.timedOut(path: path, timeout: Self.answerTimeout))
         }
-        guard probePending, probe == nil, now >= nextProbeAllowed else { return .none }
+        heard(subscription)
+        guard probePending, probe == nil, now >= probeDue else { return .none }
         probePending = false
+        newsFence = nil
         do throws(DaemonClientError) {
             // A short connect: a full listen queue blocks it.
             let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))

@@ -221,13 +221,18 @@ package final class FollowSession {
 
             let later = ContinuousClock.now
             var inputs: [FollowState.Input] = []
-            if connection != nil, let verdict = liveness?.verdict(probeReadable: probeReady, kernelChanged: kernelChanged, now: later) {
+            if let connection,
+                let verdict = liveness?.verdict(
+                    probeReadable: probeReady, kernelChanged: kernelChanged, subscription: connection, now: later)
+            {
                 inputs.append(.liveness(verdict))
             }
             if daemonReady { inputs.append(.daemonReadable) }
             for input in inputs {
                 if let ending = perform(input, later, deliver) { return ending }
             }
+            // News of a change the sentinel heard: no probe for it.
+            if daemonReady, let connection { liveness?.heard(connection) }
             for input in engineReady where inProcess.isRunning {
                 let computed = computed { () throws(NetlinkError) in try inProcess.handle(input, now: later) }
                 if let ending = perform(computed, later, deliver) { return ending }

@@ -53,6 +53,38 @@ struct QuietClientTests {
         withExtendedLifetime(daemon) {}
     }
 
+    /// A client whose daemon publishes each change the kernel reports asks
+    /// the daemon nothing more: the news is its proof of life. Before, each
+    /// change cost the daemon a connection and an answer (`get`) per
+    /// following client, as it published that change to them.
+    @Test func aFollowingClientAsksTheDaemonNothingWhileItsNewsFlows() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let client = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        defer { client.signal(SIGKILL) }
+        _ = try await eventually("the first answer") { client.outputLines.first }
+        try await Task.sleep(for: .milliseconds(300))
+        // The daemon's calls: traced, it is slower than the client, as a
+        // daemon is on an idle multi-core host, so its news comes after the
+        // client heard the kernel. News already queued then proves nothing
+        // (it may be older than the change) and is probed for, as before.
+        async let traced = Self.systemCalls(of: daemon.pid, seconds: 6)
+        try await Task.sleep(for: .milliseconds(800))
+        let printed = client.outputLines.count
+        // Farther apart than the probes' spacing (500 ms): each change could have had one.
+        for flip in 0..<6 {
+            try await network.inHost(flip.isMultiple(of: 2) ? "route del default" : "route add default via 10.77.0.1")
+            try await Task.sleep(for: .milliseconds(700))
+        }
+        let calls = try await traced
+        #expect(client.outputLines.count == printed + 6, "each change printed once: \(client.outputLines.suffix(7))")
+        #expect(calls.contains { $0.hasSuffix(" sendto") }, "strace saw the changes published: \(calls)")
+        let accepts = calls.filter { $0.hasSuffix(" accept") || $0.hasSuffix(" accept4") }
+        #expect(accepts.isEmpty, "the client connected to the daemon again: \(accepts)")
+        withExtendedLifetime(daemon) {}
+    }
+
     /// Having noticed a stopped daemon, a monitor follows netlink and waits
     /// for the daemon on the connection it asked on: no retries, no timers.
     @Test func aMonitorWaitingForAStoppedDaemonMakesNoSystemCalls() async throws {
