@@ -80,8 +80,18 @@ struct QuietClientTests {
         let calls = try await traced
         #expect(client.outputLines.count == printed + 6, "each change printed once: \(client.outputLines.suffix(7))")
         #expect(calls.contains { $0.hasSuffix(" sendto") }, "strace saw the changes published: \(calls)")
-        let accepts = calls.filter { $0.hasSuffix(" accept") || $0.hasSuffix(" accept4") }
-        #expect(accepts.isEmpty, "the client connected to the daemon again: \(accepts)")
+        // strace -c's columns: % time, seconds, usecs/call, calls, errors
+        // (here EAGAIN: nothing more to accept), syscall.
+        var accepted = 0
+        for row in calls.map({ $0.split(separator: " ").map(String.init) }) where row.last == "accept" || row.last == "accept4" {
+            let made = Int(row[3]) ?? 0
+            let failed = row.count == 6 ? Int(row[4]) ?? 0 : 0
+            accepted += made - failed
+        }
+        // A change heard after its news was already queued is asked about,
+        // as before (the news may be older than the change): under CI's
+        // load one of six was. Asked at every change, it was six.
+        #expect(accepted <= 2, "the client connected to the daemon again, \(accepted) times of 6: \(calls)")
         withExtendedLifetime(daemon) {}
     }
 
