@@ -253,6 +253,7 @@ reachd_line_buffer_init (ReachdLineBuffer *buffer)
 {
   buffer->pending = g_byte_array_new ();
   buffer->line_start = 0;
+  buffer->received = 0;
 }
 
 void
@@ -266,12 +267,14 @@ reachd_line_buffer_reset (ReachdLineBuffer *buffer)
 {
   g_byte_array_set_size (buffer->pending, 0);
   buffer->line_start = 0;
+  buffer->received = 0;
 }
 
 gboolean
 reachd_line_buffer_append (ReachdLineBuffer *buffer, const guint8 *bytes, gsize length, GError **error)
 {
   g_byte_array_append (buffer->pending, bytes, (guint) length);
+  buffer->received += length;
   /* Each line is measured once, as its bytes arrive: only the new ones are
    * read. An over-long line is dropped with what follows it, so that the
    * lines before it can still be taken and it never can. */

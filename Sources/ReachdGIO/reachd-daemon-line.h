@@ -82,6 +82,9 @@ typedef struct {
   GByteArray *pending;
   /* Where the unterminated line in `pending` begins. */
   gsize line_start;
+  /* Bytes appended since the stream began: what the liveness sentinel
+   * compares with what was queued when the kernel reported a change. */
+  guint64 received;
 } ReachdLineBuffer;
 
 void reachd_line_buffer_init (ReachdLineBuffer *buffer);

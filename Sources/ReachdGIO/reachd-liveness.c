@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +18,14 @@ struct _ReachdLiveness
   gpointer user_data;
   /* The daemon followed; NULL while none is. */
   char *path;
+  /* Its subscription, and the count of the bytes read from it. */
+  int subscription;
+  const ReachdLineBuffer *lines;
+  /* Past `fence` bytes, the subscription's were written after the last
+   * change heard; unknown (FALSE) when the kernel would not say what was
+   * queued, and then only an answer counts. */
+  gboolean fenced;
+  guint64 fence;
   int sentinel;
   GSource *sentinel_source;
   /* The question out, or -1; kept open while unanswered. */
@@ -25,8 +34,8 @@ struct _ReachdLiveness
   ReachdLineBuffer answer;
   /* While the question out may still be answered in time. */
   GSource *deadline;
-  /* While a kernel change waits for the spacing. */
-  GSource *spacing;
+  /* While a kernel change waits for its news, or for the spacing. */
+  GSource *pending;
   gint64 next_allowed;
   /* The last question got no answer in time. */
   gboolean stalled;
@@ -106,10 +115,10 @@ ask (ReachdLiveness *liveness)
 }
 
 static gboolean
-on_spacing_over (gpointer user_data)
+on_pending_over (gpointer user_data)
 {
   ReachdLiveness *liveness = user_data;
-  g_clear_pointer (&liveness->spacing, g_source_unref);
+  g_clear_pointer (&liveness->pending, g_source_unref);
   if (liveness->path != NULL && liveness->probe < 0)
     ask (liveness);
   return G_SOURCE_REMOVE;
@@ -136,14 +145,30 @@ on_kernel_change (int fd, GIOCondition condition, gpointer user_data)
   ReachdLiveness *liveness = user_data;
   (void) condition;
   drain (fd);
-  if (liveness->path == NULL || liveness->probe >= 0 || liveness->spacing != NULL)
+  if (liveness->path == NULL)
     return G_SOURCE_CONTINUE;
-  gint64 wait = liveness->next_allowed - g_get_monotonic_time ();
-  if (wait <= 0)
-    ask (liveness);
-  else
-    liveness->spacing = reachd_attach_source (g_timeout_source_new ((guint) ((wait + 999) / 1000)), on_spacing_over, liveness,
-                                "[reachd-gio] liveness spacing", liveness->context);
+  /* What is queued on the subscription now was written before this was
+   * read, perhaps before the change: only what comes after it counts. */
+  int queued = 0;
+  gboolean known = ioctl (liveness->subscription, FIONREAD, &queued) == 0 && queued >= 0;
+  guint64 fence = liveness->lines->received + (guint64) MAX (queued, 0);
+  if (liveness->probe >= 0 || liveness->pending != NULL)
+    {
+      /* A later change while one waits: the news must be of it (the
+       * daemon may have stopped after the first), and the question stays
+       * due when it was, so a flood cannot put it off. */
+      if (liveness->fenced)
+        {
+          liveness->fenced = known;
+          liveness->fence = fence;
+        }
+      return G_SOURCE_CONTINUE;
+    }
+  liveness->fenced = known;
+  liveness->fence = fence;
+  gint64 wait = MAX (REACHD_NEWS_GRACE_MS * G_TIME_SPAN_MILLISECOND, liveness->next_allowed - g_get_monotonic_time ());
+  liveness->pending = reachd_attach_source (g_timeout_source_new ((guint) ((wait + 999) / 1000)), on_pending_over, liveness,
+                                            "[reachd-gio] liveness pending", liveness->context);
   return G_SOURCE_CONTINUE;
 }
 
@@ -187,6 +212,7 @@ reachd_liveness_new (GMainContext *context, ReachdLivenessChanged changed, gpoin
   liveness->changed = changed;
   liveness->user_data = user_data;
   liveness->sentinel = sentinel;
+  liveness->subscription = -1;
   liveness->probe = -1;
   reachd_line_buffer_init (&liveness->answer);
   liveness->sentinel_source = reachd_attach_source (g_unix_fd_source_new (sentinel, G_IO_IN), G_SOURCE_FUNC (on_kernel_change),
@@ -195,12 +221,15 @@ reachd_liveness_new (GMainContext *context, ReachdLivenessChanged changed, gpoin
 }
 
 void
-reachd_liveness_follow (ReachdLiveness *liveness, const char *path)
+reachd_liveness_follow (ReachdLiveness *liveness, const char *path, int subscription, const ReachdLineBuffer *lines)
 {
   if (liveness == NULL)
     return;
   close_probe (liveness);
-  reachd_clear_source (&liveness->spacing);
+  reachd_clear_source (&liveness->pending);
+  liveness->subscription = path != NULL ? subscription : -1;
+  liveness->lines = path != NULL ? lines : NULL;
+  liveness->fenced = FALSE;
   /* What the kernel said before this subscription, its first status covers. */
   drain (liveness->sentinel);
   g_free (liveness->path);
@@ -212,7 +241,17 @@ reachd_liveness_follow (ReachdLiveness *liveness, const char *path)
 void
 reachd_liveness_heard (ReachdLiveness *liveness)
 {
-  if (liveness == NULL || (liveness->probe < 0 && !liveness->stalled))
+  if (liveness == NULL || liveness->lines == NULL)
+    return;
+  gboolean news = liveness->fenced && liveness->lines->received > liveness->fence;
+  if (news)
+    {
+      liveness->fenced = FALSE;
+      reachd_clear_source (&liveness->pending);
+    }
+  /* A stalled daemon that speaks has resumed; a question out is answered
+   * only by news of the change it asks about. */
+  if (!liveness->stalled && (liveness->probe < 0 || !news))
     return;
   close_probe (liveness);
   liveness->stalled = FALSE;
@@ -225,7 +264,7 @@ reachd_liveness_free (ReachdLiveness *liveness)
   if (liveness == NULL)
     return;
   close_probe (liveness);
-  reachd_clear_source (&liveness->spacing);
+  reachd_clear_source (&liveness->pending);
   reachd_clear_source (&liveness->sentinel_source);
   close (liveness->sentinel);
   reachd_line_buffer_clear (&liveness->answer);

@@ -262,7 +262,7 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
 static void
 follow (ReachdNetworkMonitor *self, int fd, gint path)
 {
-  reachd_liveness_follow (self->liveness, reachd_daemon_paths_path (self->paths, path));
+  reachd_liveness_follow (self->liveness, reachd_daemon_paths_path (self->paths, path), fd, &self->lines);
   self->followed = path;
   self->fd = fd;
   self->followed_since = g_get_monotonic_time ();
@@ -281,7 +281,7 @@ lose (ReachdNetworkMonitor *self, const GError *error)
   if (g_get_monotonic_time () - self->followed_since >= STABLE_US)
     self->failures = 0;
   drop_subscription (self);
-  reachd_liveness_follow (self->liveness, NULL);
+  reachd_liveness_follow (self->liveness, NULL, -1, NULL);
   self->followed = -1;
   if (reachd_daemon_paths_any_left (self->paths))
     schedule_retry (self);

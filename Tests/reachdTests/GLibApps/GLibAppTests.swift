@@ -96,6 +96,33 @@ struct GLibAppTests {
         _ = daemon
     }
 
+    /// An app whose daemon publishes each change asks the daemon nothing
+    /// more: the news is its proof of life. Each change cost the daemon a
+    /// connection and an answer per GLib app before. As for reachd's own
+    /// clients (QuietClientTests), a change heard after its news was queued
+    /// is asked about, which CI's load makes happen now and then.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (make test installs it)"))
+    func anAppFollowingTheDaemonAsksItNothingWhileItsNewsFlows() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor")
+        // Traced, the daemon is the slower, as on an idle multi-core host.
+        async let traced = QuietClientTests.systemCalls(of: daemon.pid, seconds: 8)
+        try await Task.sleep(for: .milliseconds(800))
+        // Farther apart than the questions' spacing (500 ms): each change could have had one.
+        for flip in 0..<6 {
+            try await network.inHost(flip.isMultiple(of: 2) ? "route del default" : "route add default via 10.77.0.1")
+            _ = try await app.signal(flip + 1, "change \(flip + 1)")
+            try await Task.sleep(for: .milliseconds(700))
+        }
+        let calls = try await traced
+        #expect(calls.contains { $0.hasSuffix(" sendto") }, "strace saw the changes published: \(calls)")
+        let accepted = QuietClientTests.acceptedConnections(in: calls)
+        #expect(accepted <= 2, "the app connected to the daemon again, \(accepted) times of 6: \(calls)")
+    }
+
     /// reachd's connectivity check reaches the app as GLib's words for it:
     /// a captive portal is PORTAL, signing in makes it FULL, a dead uplink
     /// is LIMITED; the network stays available through all three (its

@@ -35,6 +35,19 @@ struct QuietClientTests {
         }
     }
 
+    /// Connections a daemon accepted, from its `systemCalls`: strace -c's
+    /// columns are % time, seconds, usecs/call, calls, errors (here EAGAIN:
+    /// nothing more to accept) and the call.
+    static func acceptedConnections(in calls: [String]) -> Int {
+        var accepted = 0
+        for row in calls.map({ $0.split(separator: " ").map(String.init) }) where row.last == "accept" || row.last == "accept4" {
+            let made = Int(row[3]) ?? 0
+            let failed = row.count == 6 ? Int(row[4]) ?? 0 : 0
+            accepted += made - failed
+        }
+        return accepted
+    }
+
     @Test(arguments: [
         ["monitor", "--no-daemon"], ["monitor", "--json"], ["wait-online", "-6", "-t", "0"],
         ["reach", "--watch", "10.77.0.1:443", "192.0.2.1:80"], ["reach", "--watch", "--no-daemon", "10.77.0.1:443"],
@@ -80,14 +93,7 @@ struct QuietClientTests {
         let calls = try await traced
         #expect(client.outputLines.count == printed + 6, "each change printed once: \(client.outputLines.suffix(7))")
         #expect(calls.contains { $0.hasSuffix(" sendto") }, "strace saw the changes published: \(calls)")
-        // strace -c's columns: % time, seconds, usecs/call, calls, errors
-        // (here EAGAIN: nothing more to accept), syscall.
-        var accepted = 0
-        for row in calls.map({ $0.split(separator: " ").map(String.init) }) where row.last == "accept" || row.last == "accept4" {
-            let made = Int(row[3]) ?? 0
-            let failed = row.count == 6 ? Int(row[4]) ?? 0 : 0
-            accepted += made - failed
-        }
+        let accepted = Self.acceptedConnections(in: calls)
         // A change heard after its news was already queued is asked about,
         // as before (the news may be older than the change): under CI's
         // load one of six was. Asked at every change, it was six.
