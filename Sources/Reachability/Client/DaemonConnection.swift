@@ -66,9 +66,6 @@ final class DaemonConnection {
         }
     }
 
-    /// The complete lines that have arrived, in order, without waiting:
-    /// empty when none has yet (a line's end still on its way), `nil` at the
-    /// end of the stream.
     /// Bytes the kernel holds for this connection, not read yet; `nil` when
     /// it won't say.
     var queuedBytes: Int? {
@@ -76,6 +73,9 @@ final class DaemonConnection {
         return ioctl(fd, UInt(FIONREAD), &count) == 0 ? Int(count) : nil
     }
 
+    /// The complete lines that have arrived, in order, without waiting:
+    /// empty when none has yet (a line's end still on its way), `nil` at the
+    /// end of the stream.
     func readAvailable() throws(DaemonClientError) -> [[UInt8]]? {
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }

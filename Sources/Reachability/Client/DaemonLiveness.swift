@@ -50,13 +50,17 @@ struct DaemonLiveness {
     private var probeAnswerBy: ContinuousClock.Instant?
     private var nextProbeAllowed: ContinuousClock.Instant = .now
     /// A kernel change not yet probed for, waiting for its news or the spacing.
-    private var probePending = false
-    /// When the pending probe is sent, unless news came first.
-    private var probeDue: ContinuousClock.Instant = .now
-    /// The subscription's byte count past which a byte was written after
-    /// the pending change: what it had received and had queued when the
-    /// sentinel was read.
-    private var newsFence: Int?
+    private struct PendingProbe {
+        /// When the probe is sent, unless news came first.
+        var due: ContinuousClock.Instant
+        /// The subscription's byte count past which a byte was written after
+        /// the latest change: what it had received and had queued when the
+        /// sentinel was read. `nil`: the kernel would not say, and only the
+        /// probe counts.
+        var newsFence: Int?
+    }
+
+    private var pending: PendingProbe?
     /// The last probe got no answer in time.
     private(set) var isUnresponsive = false
 
@@ -78,8 +82,7 @@ struct DaemonLiveness {
     mutating func forget() {
         probe = nil
         probeAnswerBy = nil
-        probePending = false
-        newsFence = nil
+        pending = nil
         isUnresponsive = false
         nextProbeAllowed = .now
     }
@@ -90,12 +93,9 @@ struct DaemonLiveness {
     var sentinelDescriptor: Int32? { isUnresponsive && probe != nil ? nil : sentinel.fileDescriptor }
     var probeDescriptor: Int32? { probe?.fd }
 
-    /// When ``verdict(probeReadable:kernelChanged:now:)`` must run even if
-    /// nothing is ready: a due probe, or an answer due.
-    var nextDeadline: ContinuousClock.Instant? {
-        if let probeAnswerBy { return probeAnswerBy }
-        return probePending ? probeDue : nil
-    }
+    /// When ``verdict(probeReadable:kernelChanged:subscription:now:)`` must
+    /// run even if nothing is ready: a due probe, or an answer due.
+    var nextDeadline: ContinuousClock.Instant? { probeAnswerBy ?? pending?.due }
 
     /// What the readable descriptors and the clock say, in the order that
     /// matters: the probe's answer, then a kernel change, then a due probe
@@ -106,16 +106,15 @@ struct DaemonLiveness {
     ) -> Verdict {
         var verdict = probeReadable ? self.probeReadable(now: now) : .none
         if case .none = verdict, kernelChanged { self.kernelChanged(subscription: subscription, now: now) }
-        if case .none = verdict { verdict = check(subscription: subscription, now: now) }
+        if case .none = verdict { verdict = check(now: now) }
         return verdict
     }
 
     /// The subscription was read: a byte written after the pending change
     /// shows the daemon running, and the probe is not sent.
     mutating func heard(_ subscription: DaemonConnection) {
-        guard probePending, let newsFence, subscription.bytesReceived > newsFence else { return }
-        probePending = false
-        self.newsFence = nil
+        guard let fence = pending?.newsFence, subscription.bytesReceived > fence else { return }
+        pending = nil
     }
 
     /// The sentinel is readable: the kernel reported something.
@@ -126,29 +125,25 @@ struct DaemonLiveness {
         // the change: only what comes after it counts. Unknown: no news
         // counts, and the probe goes as before.
         let fence = subscription.queuedBytes.map { subscription.bytesReceived + $0 }
-        guard !probePending else {
-            // A later change while one waits: the news must be of it (the
-            // daemon may have stopped after publishing the first), and the
-            // probe stays due when it was, so a flood cannot put it off.
-            if newsFence != nil { newsFence = fence }
+        guard pending != nil else {
+            pending = PendingProbe(due: max(now + Self.newsGrace, nextProbeAllowed), newsFence: fence)
             return
         }
-        newsFence = fence
-        probePending = true
-        probeDue = max(now + Self.newsGrace, nextProbeAllowed)
+        // A later change while one waits: the news must be of it (the daemon
+        // may have stopped after publishing the first), and the probe stays
+        // due when it was, so a flood cannot put it off.
+        if pending?.newsFence != nil { pending?.newsFence = fence }
     }
 
     /// Starts a due probe, or gives up on one not answered in time.
-    private mutating func check(subscription: DaemonConnection, now: ContinuousClock.Instant) -> Verdict {
+    private mutating func check(now: ContinuousClock.Instant) -> Verdict {
         if let due = probeAnswerBy, now >= due {
             probeAnswerBy = nil
             isUnresponsive = true
             return .notAnswering(.timedOut(path: path, timeout: Self.answerTimeout))
         }
-        heard(subscription)
-        guard probePending, probe == nil, now >= probeDue else { return .none }
-        probePending = false
-        newsFence = nil
+        guard let due = pending?.due, probe == nil, now >= due else { return .none }
+        pending = nil
         do throws(DaemonClientError) {
             // A short connect: a full listen queue blocks it.
             let connection = try DaemonConnection(path: path, timeout: .milliseconds(100))

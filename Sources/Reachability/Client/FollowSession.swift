@@ -231,7 +231,8 @@ package final class FollowSession {
             for input in inputs {
                 if let ending = perform(input, later, deliver) { return ending }
             }
-            // News of a change the sentinel heard: no probe for it.
+            // News of a change the sentinel heard: no probe for it. The only
+            // place the subscription is read, so the only place to look.
             if daemonReady, let connection { liveness?.heard(connection) }
             for input in engineReady where inProcess.isRunning {
                 let computed = computed { () throws(NetlinkError) in try inProcess.handle(input, now: later) }
