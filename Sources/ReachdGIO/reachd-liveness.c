@@ -11,6 +11,10 @@
 
 #include <glib-unix.h>
 
+/* No fence: no change waits for its news, or the kernel would not say what
+ * was queued; no byte count passes it, so only an answer counts. */
+#define NO_FENCE G_MAXUINT64
+
 struct _ReachdLiveness
 {
   GMainContext *context;
@@ -22,9 +26,7 @@ struct _ReachdLiveness
   int subscription;
   const ReachdLineBuffer *lines;
   /* Past `fence` bytes, the subscription's were written after the last
-   * change heard; unknown (FALSE) when the kernel would not say what was
-   * queued, and then only an answer counts. */
-  gboolean fenced;
+   * change heard (NO_FENCE: see there). */
   guint64 fence;
   int sentinel;
   GSource *sentinel_source;
@@ -150,21 +152,18 @@ on_kernel_change (int fd, GIOCondition condition, gpointer user_data)
   /* What is queued on the subscription now was written before this was
    * read, perhaps before the change: only what comes after it counts. */
   int queued = 0;
-  gboolean known = ioctl (liveness->subscription, FIONREAD, &queued) == 0 && queued >= 0;
-  guint64 fence = liveness->lines->received + (guint64) MAX (queued, 0);
+  guint64 fence = ioctl (liveness->subscription, FIONREAD, &queued) == 0 && queued >= 0
+                    ? liveness->lines->received + (guint64) queued
+                    : NO_FENCE;
   if (liveness->probe >= 0 || liveness->pending != NULL)
     {
       /* A later change while one waits: the news must be of it (the
        * daemon may have stopped after the first), and the question stays
        * due when it was, so a flood cannot put it off. */
-      if (liveness->fenced)
-        {
-          liveness->fenced = known;
-          liveness->fence = fence;
-        }
+      if (liveness->fence != NO_FENCE)
+        liveness->fence = fence;
       return G_SOURCE_CONTINUE;
     }
-  liveness->fenced = known;
   liveness->fence = fence;
   gint64 wait = MAX (REACHD_NEWS_GRACE_MS * G_TIME_SPAN_MILLISECOND, liveness->next_allowed - g_get_monotonic_time ());
   liveness->pending = reachd_attach_source (g_timeout_source_new ((guint) ((wait + 999) / 1000)), on_pending_over, liveness,
@@ -213,6 +212,7 @@ reachd_liveness_new (GMainContext *context, ReachdLivenessChanged changed, gpoin
   liveness->user_data = user_data;
   liveness->sentinel = sentinel;
   liveness->subscription = -1;
+  liveness->fence = NO_FENCE;
   liveness->probe = -1;
   reachd_line_buffer_init (&liveness->answer);
   liveness->sentinel_source = reachd_attach_source (g_unix_fd_source_new (sentinel, G_IO_IN), G_SOURCE_FUNC (on_kernel_change),
@@ -229,7 +229,7 @@ reachd_liveness_follow (ReachdLiveness *liveness, const char *path, int subscrip
   reachd_clear_source (&liveness->pending);
   liveness->subscription = path != NULL ? subscription : -1;
   liveness->lines = path != NULL ? lines : NULL;
-  liveness->fenced = FALSE;
+  liveness->fence = NO_FENCE;
   /* What the kernel said before this subscription, its first status covers. */
   drain (liveness->sentinel);
   g_free (liveness->path);
@@ -243,10 +243,10 @@ reachd_liveness_heard (ReachdLiveness *liveness)
 {
   if (liveness == NULL || liveness->lines == NULL)
     return;
-  gboolean news = liveness->fenced && liveness->lines->received > liveness->fence;
+  gboolean news = liveness->lines->received > liveness->fence;
   if (news)
     {
-      liveness->fenced = FALSE;
+      liveness->fence = NO_FENCE;
       reachd_clear_source (&liveness->pending);
     }
   /* A stalled daemon that speaks has resumed; a question out is answered
