@@ -8,6 +8,10 @@ set -u
 out=/out/results
 : > "$out"
 reachd=$(systemctl show -p ExecStart --value reachd.service | sed -n 's/.*path=\([^ ;]*\).*/\1/p')
+# The journal's MESSAGE_IDs (systemd/reachd.catalog) the checks read.
+family_id=0b48f89eacaa4316b01d3b13b6e716f6
+connectivity_id=882f406292b345458c16703deead3d9f
+destination_id=0fcb124ef37a4a6bbecca317f6c28059
 
 pass() { echo "PASS $1" >> "$out"; }
 fail() { echo "FAIL $1: $2" >> "$out"; }
@@ -86,7 +90,7 @@ else fail journal-dns "$(journalctl --no-pager -o export --cursor="$dns_cursor" 
 # a loaded machine (a CI run saw only `full` before and after).
 gateway_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
 connectivity_limited() {
-  journalctl --no-pager -o cat --cursor="$gateway_cursor" MESSAGE_ID=882f406292b345458c16703deead3d9f \
+  journalctl --no-pager -o cat --cursor="$gateway_cursor" MESSAGE_ID=$connectivity_id \
     REACHD_CONNECTIVITY=limited | grep -q .
 }
 ip neigh replace 10.77.0.1 dev vh lladdr 02:00:00:00:de:ad nud stale
@@ -122,9 +126,6 @@ systemctl start systemd-logind.service
 # 2c. History in the journal: a flip of the default route is one structured
 # entry per family change and per watched target (MESSAGE_ID, REACHD_*
 # fields), sent with journald's native protocol from the sandboxed unit.
-family_id=0b48f89eacaa4316b01d3b13b6e716f6
-connectivity_id=882f406292b345458c16703deead3d9f
-destination_id=0fcb124ef37a4a6bbecca317f6c28059
 offline() { "$reachd" status --short | grep -q '^local'; }
 # Only what the flip wrote: the entries of the first route change must not
 # count. From a marker's cursor, with --cursor: --after-cursor skips the
