@@ -342,15 +342,14 @@ def timeline_hop(flips):
             timeline = {}
             measure(flips, [(name, argv)], timeline=timeline)
             try:
-                printer = timeline["pids"][name]
-                if argv[0] == relay:
-                    # `ip netns exec` execs the relay; the process it forks prints.
-                    writer, printer = printer, None
                 events = scheduler_wakeups(timeline["perf"])
-                if printer is None:
+                started = timeline["pids"][name]
+                if argv[0] == relay:
+                    # `ip netns exec` execs the relay, which writes; the process it forks prints.
+                    writer = started
                     printer = next(woken for at, waker, woken in events if waker == writer and woken != reader)
                 else:
-                    writer = timeline["daemon"]
+                    writer, printer = timeline["daemon"], started
                 hops = relayed(events, writer, printer, reader)
             finally:
                 shutil.rmtree(os.path.dirname(timeline["perf"]), ignore_errors=True)
@@ -365,6 +364,12 @@ def timeline_hop(flips):
         ours, floor = p50[THROUGH_DAEMON[0]], p50["floor: bench/relay.c hop"]
         rows.append(f"  the hop above the floor, on the timeline:       {(ours - floor) / 1e3:+.3f} ms")
     return rows
+
+
+def print_hop(flips):
+    print("\n".join(hop(flips)))
+    print("the same hop on the scheduler's timeline (perf sched):")
+    print("\n".join(timeline_hop(flips)))
 
 
 def dns_verdict(flips):
@@ -494,17 +499,13 @@ def main():
         REFERENCE = REFERENCE[REFERENCE.index("ip"):]
         print("note: no real-time scheduling here; `ip monitor` and the stamps run at normal priority")
     if len(sys.argv) > 2 and sys.argv[2] == "hop":
-        print("\n".join(hop(flips)))
-        print("the same hop on the scheduler's timeline (perf sched):")
-        print("\n".join(timeline_hop(flips)))
+        print_hop(flips)
         return
     if len(sys.argv) > 2 and sys.argv[2] == "dns":
         print("\n".join(dns_verdict(flips)))
         return
     print(f"the daemon's hop: `reachd monitor --json` through it and in-process, each after `ip monitor route`:")
-    print("\n".join(hop(flips)))
-    print("the same hop on the scheduler's timeline (perf sched):")
-    print("\n".join(timeline_hop(flips)))
+    print_hop(flips)
     print("\nroute change to the dns verdict (a name server routed as the Internet is), after `ip monitor route`:")
     print("\n".join(dns_verdict(flips)))
     print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
