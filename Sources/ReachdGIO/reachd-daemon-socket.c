@@ -227,11 +227,12 @@ reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *request
  * `deadline`. A daemon of another network namespace (`foreign`) is marked
  * so: the subscription does not retry it. */
 int
-reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, int wait_ms,
-                                   ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign, GError **error)
+reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, ReachdLineBuffer *lines,
+                                   ReachdHostState *host, gboolean *answered, gboolean *foreign, GError **error)
 {
   const char *path = reachd_daemon_paths_path (paths, index);
   *foreign = FALSE;
+  *answered = FALSE;
   int fd = reachd_connect_and_send (path, REACHD_SUBSCRIBE_SUMMARY, error);
   if (fd < 0)
     return -1;
@@ -239,12 +240,10 @@ reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 
   while (!have_status)
     {
       gint64 remaining = deadline - g_get_monotonic_time ();
+      /* Connected, and neither a word nor the end: a daemon starting (its
+       * socket's unit took the connection) or stopped. */
       if (remaining <= 0)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "reachd on %s did not answer within %d ms", path,
-                       wait_ms);
-          break;
-        }
+        return fd;
       GPollFD poll_fd = { .fd = fd, .events = G_IO_IN | G_IO_HUP | G_IO_ERR };
       if (g_poll (&poll_fd, 1, (gint) ((remaining + 999) / 1000)) <= 0)
         continue;
@@ -280,5 +279,6 @@ reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 
       close (fd);
       return -1;
     }
+  *answered = TRUE;
   return fd;
 }

@@ -45,13 +45,15 @@ gboolean reachd_daemon_paths_any_left (ReachdDaemonPaths *paths);
 #define REACHD_SUBSCRIBE_SUMMARY "{\"op\":\"subscribe\",\"detail\":\"summary\"}\n"
 
 /* Subscribes to the daemon at `index` and waits for its first status, in
- * `host`, until `deadline` (monotonic): the socket then, with what came
- * after the status in `lines`; else -1 and `error`, which gives `wait_ms`
- * as the wait. A daemon of another network namespace is marked so
- * (`foreign`), as by reachd_daemon_paths_check_ours. Blocks: for init. */
-int reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, int wait_ms,
-                                       ReachdLineBuffer *lines, ReachdHostState *host, gboolean *foreign,
-                                       GError **error);
+ * `host`, until `deadline` (monotonic): the socket then, `answered`, with
+ * what came after the status in `lines`. The socket also when the deadline
+ * passed with the daemon connected but silent (`answered` FALSE, `host`
+ * untouched): one starting under socket activation, or stopped. Else -1
+ * and `error`: no daemon, a refusal, an end, or a daemon of another network
+ * namespace, which is marked so (`foreign`), as by
+ * reachd_daemon_paths_check_ours. Blocks: for init. */
+int reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, ReachdLineBuffer *lines,
+                                       ReachdHostState *host, gboolean *answered, gboolean *foreign, GError **error);
 
 /* Connects to `path` without blocking (a full listen queue fails with
  * EAGAIN) and sends `requests` in one write; -1 with `error` otherwise. */

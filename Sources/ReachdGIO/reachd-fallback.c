@@ -20,6 +20,13 @@ struct _ReachdFallback
   GMutex lock;
   GNetworkMonitor *monitor;
   gboolean knows_all;
+  /* Set once the thread has tried to make the backend, with its state then
+   * in `first` if it made one (`made`): what reachd_fallback_wait_made
+   * waits for, under `lock`. */
+  gboolean tried;
+  gboolean made;
+  ReachdFallbackState first;
+  GCond tried_cond;
   /* Questions put to the backend and not answered yet: the thread ends
    * only when none is left, or one would never be answered. */
   gint questions;
@@ -40,6 +47,7 @@ reachd_fallback_unref (ReachdFallback *fallback)
   g_main_context_unref (fallback->context);
   g_main_context_unref (fallback->app_context);
   g_mutex_clear (&fallback->lock);
+  g_cond_clear (&fallback->tried_cond);
   g_free (fallback);
 }
 
@@ -100,15 +108,23 @@ on_answered (GObject *source, GAsyncResult *result, gpointer user_data)
 
 /* ---- On the thread ---- */
 
+static ReachdFallbackState
+backend_state (ReachdFallback *fallback)
+{
+  return (ReachdFallbackState) {
+    .available = g_network_monitor_get_network_available (fallback->backend),
+    .connectivity = g_network_monitor_get_connectivity (fallback->backend),
+    .metered = g_network_monitor_get_network_metered (fallback->backend),
+    .knows_all = fallback->knows_all,
+  };
+}
+
 static void
 on_changed (ReachdFallback *fallback)
 {
   Told *told = g_new0 (Told, 1);
   told->fallback = reachd_fallback_ref (fallback);
-  told->state.available = g_network_monitor_get_network_available (fallback->backend);
-  told->state.connectivity = g_network_monitor_get_connectivity (fallback->backend);
-  told->state.metered = g_network_monitor_get_network_metered (fallback->backend);
-  told->state.knows_all = fallback->knows_all;
+  told->state = backend_state (fallback);
   post (fallback->app_context, tell, told, told_free);
 }
 
@@ -144,18 +160,25 @@ run (gpointer data)
   g_main_context_push_thread_default (fallback->context);
   const char *name = NULL;
   GNetworkMonitor *monitor = make_backend (&name);
+  g_mutex_lock (&fallback->lock);
   if (monitor == NULL)
     g_debug ("reachd: the daemon does not answer, and no other backend of GLib's does: keeping the last state");
   else
     {
       g_debug ("reachd: the daemon does not answer; following GLib's %s backend until it does", name);
       fallback->backend = monitor;
-      g_mutex_lock (&fallback->lock);
       /* Not once stopped: no question may come after stop. */
       if (!g_atomic_int_get (&fallback->stopped))
         fallback->monitor = monitor;
       fallback->knows_all = !g_str_equal (name, "netlink");
-      g_mutex_unlock (&fallback->lock);
+      fallback->made = TRUE;
+      fallback->first = backend_state (fallback);
+    }
+  fallback->tried = TRUE;
+  g_cond_broadcast (&fallback->tried_cond);
+  g_mutex_unlock (&fallback->lock);
+  if (monitor != NULL)
+    {
       gulong handlers[] = {
         g_signal_connect_swapped (monitor, "network-changed", G_CALLBACK (on_changed), fallback),
         g_signal_connect_swapped (monitor, "notify::connectivity", G_CALLBACK (on_changed), fallback),
@@ -225,6 +248,7 @@ reachd_fallback_start (GMainContext *context, ReachdFallbackChanged changed, gpo
   fallback->user_data = user_data;
   fallback->context = g_main_context_new ();
   g_mutex_init (&fallback->lock);
+  g_cond_init (&fallback->tried_cond);
   /* The thread's reference, dropped as it ends. */
   g_thread_unref (g_thread_new ("reachd-fallback", run, reachd_fallback_ref (fallback)));
   return fallback;
@@ -241,6 +265,19 @@ reachd_fallback_stop (ReachdFallback *fallback)
   /* A thread still making the backend sees `stopped` before it runs it. */
   g_main_context_wakeup (fallback->context);
   reachd_fallback_unref (fallback);
+}
+
+gboolean
+reachd_fallback_wait_made (ReachdFallback *fallback, ReachdFallbackState *state)
+{
+  g_mutex_lock (&fallback->lock);
+  while (!fallback->tried)
+    g_cond_wait (&fallback->tried_cond, &fallback->lock);
+  gboolean made = fallback->made;
+  if (made)
+    *state = fallback->first;
+  g_mutex_unlock (&fallback->lock);
+  return made;
 }
 
 gboolean

@@ -41,6 +41,12 @@ ReachdFallback *reachd_fallback_start (GMainContext *context, ReachdFallbackChan
  * caller's reference. */
 void reachd_fallback_stop (ReachdFallback *fallback);
 
+/* Waits until the thread has made the backend, and gives its state then:
+ * FALSE when no backend of GLib's could be made. Blocks for as long as
+ * making it takes (what GLib's own choice would have cost the caller): for
+ * init alone. The same state is told as well, as usual. */
+gboolean reachd_fallback_wait_made (ReachdFallback *fallback, ReachdFallbackState *state);
+
 ReachdFallback *reachd_fallback_ref (ReachdFallback *fallback);
 void reachd_fallback_unref (ReachdFallback *fallback);
 

@@ -2,15 +2,18 @@
  *
  * init subscribes to the daemon (the socket `reachd status` would use) and
  * waits for its first status, at most INIT_DEADLINE_US: GLib calls it on
- * the app's main thread. Without an answer init fails and GLib takes the
- * next backend. Afterwards the subscription is read on the thread-default
- * main context of the monitor's creation, with no thread and no timer of
- * its own while the daemon is there: the daemon sends a summary only when
- * it changes, and the module signals `network-changed` once for a status
- * whose changes GLib counts as a change of configuration (a handover
- * included, where the three properties stay as they were), or that moved
- * one of GNetworkMonitor's three properties; a status with neither (links
- * a container made) signals nothing.
+ * the app's main thread. With no daemon (nothing listens, a refusal, an
+ * end) init fails and GLib takes the next backend. A daemon connected but
+ * silent at the deadline (starting, or stopped) is followed all the same,
+ * GLib's backend answering until it speaks (start_on_glibs_backend).
+ * Afterwards the subscription is read on the thread-default main context of
+ * the monitor's creation, with no thread and no timer of its own while the
+ * daemon is there: the daemon sends a summary only when it changes, and the
+ * module signals `network-changed` once for a status whose changes GLib
+ * counts as a change of configuration (a handover included, where the three
+ * properties stay as they were), or that moved one of GNetworkMonitor's
+ * three properties; a status with neither (links a container made) signals
+ * nothing.
  *
  * When the daemon goes away (or sends what reachd never sends) the module
  * keeps the last state and reconnects with capped backoff; the first status
@@ -366,6 +369,31 @@ schedule_retry (ReachdNetworkMonitor *self)
 
 /* ---- GInitable ---- */
 
+/* Init's deadline passed with the daemon at `path` connected but silent:
+ * starting under socket activation (slow on a loaded machine: at boot or
+ * login, when apps start too), or stopped. Failing init would leave the
+ * app on GLib's backend for its whole life; instead the module follows
+ * that backend, as for a daemon that stops answering, until the daemon
+ * speaks on the subscription, and starts from what the backend says once
+ * made, waited for here as GLib would have waited to make it. Without
+ * any, what GLib's base monitor assumes: available, full. */
+static ReachdHostState
+start_on_glibs_backend (ReachdNetworkMonitor *self, gint path)
+{
+  g_debug ("reachd: the daemon at %s did not answer within %d ms; following GLib's backend until it does",
+           reachd_daemon_paths_path (self->paths, path), (int) (INIT_DEADLINE_US / G_TIME_SPAN_MILLISECOND));
+  enter_fallback (self);
+  ReachdHostState host = { .available = TRUE, .connectivity = G_NETWORK_CONNECTIVITY_FULL };
+  ReachdFallbackState backend;
+  if (reachd_fallback_wait_made (self->fallback, &backend))
+    {
+      host.available = backend.available;
+      host.connectivity = backend.connectivity;
+      host.metered = backend.metered;
+    }
+  return host;
+}
+
 static gboolean
 reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
@@ -379,15 +407,17 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
     {
       g_autoptr (GError) attempt = NULL;
       ReachdHostState host;
-      gboolean other_network;
-      int fd = reachd_daemon_paths_subscribe_now (self->paths, path, deadline, INIT_DEADLINE_US / G_TIME_SPAN_MILLISECOND,
-                                                  &self->lines, &host, &other_network, &attempt);
+      gboolean answered, other_network;
+      int fd = reachd_daemon_paths_subscribe_now (self->paths, path, deadline, &self->lines, &host, &answered,
+                                                  &other_network, &attempt);
       if (fd >= 0)
         {
-          store (self, &host);
-          self->daemon_state = host;
           self->context = g_main_context_ref_thread_default ();
           self->liveness = reachd_liveness_new (self->context, on_liveness, self);
+          if (!answered)
+            host = start_on_glibs_backend (self, path);
+          store (self, &host);
+          self->daemon_state = host;
           follow (self, fd, path);
           return TRUE;
         }

@@ -12,8 +12,8 @@ import Glibc
 struct GLibAppTests {
     /// GLib tries the module first (GIO_USE_NETWORK_MONITOR, as its priority
     /// does when installed) and takes its own netlink backend when no daemon
-    /// answers: none running, or one stopped, which init waits 250 ms for.
-    @Test func glibTakesTheModuleWhileTheDaemonAnswersAndNetlinkOtherwise() async throws {
+    /// runs.
+    @Test func glibTakesTheModuleWhileTheDaemonRunsAndNetlinkOtherwise() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let withoutDaemon = try await GLibApp(in: network, socket: network.socketPath)
@@ -28,7 +28,6 @@ struct GLibAppTests {
                 && why.output.contains("start reachd"), "\(why.output)\(why.error)")
 
         let daemon = try await network.startDaemon()
-        defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.type == "ReachdNetworkMonitor")
         #expect(app.ready.available && app.ready.connectivity == "full" && !app.ready.metered, "\(app.ready)")
@@ -38,14 +37,39 @@ struct GLibAppTests {
              "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c",
              "from gi.repository import Gio; print(Gio.NetworkMonitor.get_default().__gtype__.name)"])
         #expect(which.output == "ReachdNetworkMonitor\n", "\(which.output)\(which.error)")
+        _ = daemon
+    }
 
+    /// A daemon connected but silent when the app starts: one starting under
+    /// socket activation on a loaded machine (at boot, when apps start too),
+    /// or stopped, as here. Init waits its 250 ms, and the app has reachd's
+    /// monitor all the same, answering from GLib's own backend (netlink's:
+    /// available, never metered) until the daemon speaks; then the daemon's
+    /// word, its `[metered]` override, is one signal. Failing init left the
+    /// app on GLib's backend for its whole life (seen in CI: the packaged
+    /// daemon, socket-activated by a GLib program, took over 250 ms).
+    @Test func aDaemonSilentWhenTheAppStartsIsFollowedOnceItSpeaks() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let configuration = network.directory.appendingPathComponent("reachd.conf")
+        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon(["--config", configuration.path])
+        defer { daemon.signal(SIGCONT) }
         daemon.signal(SIGSTOP)
-        let stopped = try await GLibApp(in: network, socket: network.socketPath)
-        #expect(stopped.ready.type == "GNetworkMonitorNetlink")
-        let chosen = stopped.ready.chosenMs ?? .infinity
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.ready)")
+        #expect(app.ready.available && app.ready.connectivity == "full" && !app.ready.metered, "GLib's backend: \(app.ready)")
+        let chosen = app.ready.chosenMs ?? .infinity
         // At least the deadline (the module waited), and not much more: a
         // second's margin for a loaded machine, where no deadline means for ever.
         #expect(chosen >= 240 && chosen < 1250, "chosen after \(chosen) ms")
+
+        daemon.signal(SIGCONT)
+        let spoke = try await app.signal(1, "the daemon's first status")
+        #expect(spoke.available && spoke.metered, "the daemon's word, metered by its override: \(spoke)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(app.signals.count == 1, "\(app.signals.map { ($0.available, $0.metered) })")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
     /// A default route that goes and comes, a carrier lost and found, a
