@@ -224,8 +224,8 @@ reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *request
 /* ---- Init's subscription ---- */
 
 /* Subscribes on the path at `index` and waits for the first status until
- * `deadline`. A daemon of another network namespace (`foreign`) is marked
- * so: the subscription does not retry it. */
+ * `deadline`: see the header. A daemon of another network namespace
+ * (`foreign`) is marked so: the subscription does not retry it. */
 int
 reachd_daemon_paths_subscribe_now (ReachdDaemonPaths *paths, gint index, gint64 deadline, ReachdLineBuffer *lines,
                                    ReachdHostState *host, gboolean *answered, gboolean *foreign, GError **error)

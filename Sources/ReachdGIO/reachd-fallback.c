@@ -268,11 +268,12 @@ reachd_fallback_stop (ReachdFallback *fallback)
 }
 
 gboolean
-reachd_fallback_wait_made (ReachdFallback *fallback, ReachdFallbackState *state)
+reachd_fallback_wait_made (ReachdFallback *fallback, gint64 deadline, ReachdFallbackState *state)
 {
   g_mutex_lock (&fallback->lock);
   while (!fallback->tried)
-    g_cond_wait (&fallback->tried_cond, &fallback->lock);
+    if (!g_cond_wait_until (&fallback->tried_cond, &fallback->lock, deadline))
+      break;
   gboolean made = fallback->made;
   if (made)
     *state = fallback->first;

@@ -10,7 +10,8 @@
  * main context of their making: so a thread of the module's own makes one
  * under a main context of its own and runs it there, and what it says comes
  * to the app's context as a value, by an idle source. The thread exists only
- * while the daemon does not answer; the app's loop never waits for it. */
+ * while the daemon does not answer; the app's loop never waits for it (init
+ * alone may wait, a bounded time, for its first state). */
 #pragma once
 
 #include <gio/gio.h>
@@ -41,11 +42,13 @@ ReachdFallback *reachd_fallback_start (GMainContext *context, ReachdFallbackChan
  * caller's reference. */
 void reachd_fallback_stop (ReachdFallback *fallback);
 
-/* Waits until the thread has made the backend, and gives its state then:
- * FALSE when no backend of GLib's could be made. Blocks for as long as
- * making it takes (what GLib's own choice would have cost the caller): for
- * init alone. The same state is told as well, as usual. */
-gboolean reachd_fallback_wait_made (ReachdFallback *fallback, ReachdFallbackState *state);
+/* Waits until the thread has made the backend, at most until `deadline`
+ * (monotonic), and gives its state then: FALSE when none of GLib's could be
+ * made, or not by then. For init alone, which GLib runs on the app's
+ * thread: unbounded, it would hang for good where that thread holds a lock
+ * the backend's making needs (GLib's type lock, when the monitor is first
+ * asked for from a class_init). The state is told as well, as usual. */
+gboolean reachd_fallback_wait_made (ReachdFallback *fallback, gint64 deadline, ReachdFallbackState *state);
 
 ReachdFallback *reachd_fallback_ref (ReachdFallback *fallback);
 void reachd_fallback_unref (ReachdFallback *fallback);

@@ -51,6 +51,10 @@
 #include <glib-unix.h>
 
 #define INIT_DEADLINE_US (250 * G_TIME_SPAN_MILLISECOND)
+/* How long init then waits for GLib's backend to be made, when the daemon
+ * took the connection but is silent: netlink's takes milliseconds, and
+ * NetworkManager's a D-Bus round trip, unless it is busy (at boot). */
+#define INIT_BACKEND_WAIT_US G_TIME_SPAN_SECOND
 #define RETRY_FIRST_MS 100
 #define RETRY_MAX_MS 5000
 /* A subscription that lasted this long was a daemon that worked: its end (a
@@ -80,7 +84,8 @@ struct _ReachdNetworkMonitor
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
   gboolean first_pending;
-  /* The daemon's newest state: what is published, but while it stalls. */
+  /* The daemon's newest state: what is published, but while it stalls;
+   * GLib's backend's first, when init began on it. */
   ReachdHostState daemon_state;
   ReachdLiveness *liveness;
   /* GLib's own backend, on a thread of its own, while the daemon does not
@@ -183,7 +188,8 @@ on_fallback_changed (const ReachdFallbackState *state, gpointer user_data)
 
 /* The daemon does not answer: the backend GLib would have chosen without
  * the module answers, as it would for the app, once made (the app's loop
- * does not wait for that; the daemon's last state stands meanwhile). */
+ * does not wait for that; the daemon's last state stands meanwhile; only
+ * init waits, bounded, for a first state: start_on_glibs_backend). */
 static void
 enter_fallback (ReachdNetworkMonitor *self)
 {
@@ -244,8 +250,10 @@ on_liveness (gboolean answering, const char *line, gsize length, gpointer user_d
       return;
     }
   /* The subscription spoke first (its state stands, and may be newer than
-   * this answer), or GLib's backend never took over. */
-  if (self->fallback == NULL)
+   * this answer), or GLib's backend never took over. Before the
+   * subscription's first status, nothing of this daemon's is taken: that
+   * status, which follows, says whether it serves the app's network. */
+  if (self->fallback == NULL || self->first_pending)
     return;
   /* Its answer to the question is its state now; an error line (it
    * refused the question) leaves the subscription's last word. */
@@ -375,8 +383,9 @@ schedule_retry (ReachdNetworkMonitor *self)
  * app on GLib's backend for its whole life; instead the module follows
  * that backend, as for a daemon that stops answering, until the daemon
  * speaks on the subscription, and starts from what the backend says once
- * made, waited for here as GLib would have waited to make it. Without
- * any, what GLib's base monitor assumes: available, full. */
+ * made, waited for here as GLib would have waited to make it, but at most
+ * INIT_BACKEND_WAIT_US. Without it, what GLib's base monitor assumes
+ * (available, full), until the backend says otherwise. */
 static ReachdHostState
 start_on_glibs_backend (ReachdNetworkMonitor *self, gint path)
 {
@@ -385,7 +394,7 @@ start_on_glibs_backend (ReachdNetworkMonitor *self, gint path)
   enter_fallback (self);
   ReachdHostState host = { .available = TRUE, .connectivity = G_NETWORK_CONNECTIVITY_FULL };
   ReachdFallbackState backend;
-  if (reachd_fallback_wait_made (self->fallback, &backend))
+  if (reachd_fallback_wait_made (self->fallback, g_get_monotonic_time () + INIT_BACKEND_WAIT_US, &backend))
     {
       host.available = backend.available;
       host.connectivity = backend.connectivity;

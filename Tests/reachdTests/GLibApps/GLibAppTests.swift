@@ -260,6 +260,44 @@ struct GLibAppTests {
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
+    /// Init with a silent daemon waits for GLib's backend, but not for ever:
+    /// a NetworkManager busy at boot (the stand-in takes 3 s per property)
+    /// holds the app's start to the module's 250 ms and a second more, with
+    /// what GLib's base monitor assumes (available, full), and the app then
+    /// follows what NetworkManager says (connected to the site: limited).
+    /// Unbounded, init would hang for good where the app's thread holds a
+    /// lock that making the backend needs.
+    @Test func initWaitsForGLibsBackendASecondAtMost() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let bus = network.directory.appendingPathComponent("system_bus_socket").path
+        let dbus = try Subprocess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--address=unix:path=\(bus)"])
+        defer { dbus.signal(SIGTERM) }
+        _ = try await eventually("the bus listens") { FileManager.default.fileExists(atPath: bus) ? true : nil }
+        let address = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(bus)"
+        // NM_STATE_CONNECTED_SITE (60), NM_CONNECTIVITY_LIMITED (3).
+        let networkManager = try Subprocess([
+            "/usr/bin/env", address, "/usr/bin/python3",
+            packageRoot.appendingPathComponent("Tests/reachdTests/GLibApps/networkmanager-standin.py").path, "3", "60", "3",
+        ])
+        defer { networkManager.signal(SIGTERM) }
+        _ = try await eventually("NetworkManager's stand-in on the bus") { networkManager.outputLines.first == "ready" ? true : nil }
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        daemon.signal(SIGSTOP)
+        let app = try await GLibApp(in: network, socket: network.socketPath, environment: [address])
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.connectivity == "full",
+                "\(app.ready)")
+        let chosen = app.ready.chosenMs ?? .infinity
+        // 250 ms and a second; a second's margin for a loaded machine, where
+        // waiting for the stand-in takes three at least.
+        #expect(chosen >= 1200 && chosen < 2250, "chosen after \(chosen) ms")
+        _ = try await eventually("the app follows NetworkManager's word once its backend is made", timeout: .seconds(20)) {
+            app.events.contains { $0.event == "notify" && $0.property == "connectivity" && $0.connectivity == "limited" } ? true : nil
+        }
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
     /// A change that leaves the network as it was, while the daemon is
     /// stopped: the module notices the stop, and GLib's netlink backend
     /// (which knows routes alone, so never metered) takes over without a
