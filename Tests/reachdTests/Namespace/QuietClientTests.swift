@@ -35,6 +35,35 @@ struct QuietClientTests {
         }
     }
 
+    /// Waits until every thread of `pid` has sat in the same system call,
+    /// with the same arguments, for `quiet` (/proc/PID/task/*/syscall): a
+    /// process done starting, or done with a change, and waiting. A fixed
+    /// 300 ms was too short for `wait-online` starting under CI's load: its
+    /// start (sockets, netlink, the daemon's first answer) was counted as
+    /// its wait. A timer that wakes the process still shows in the trace
+    /// that follows.
+    static func settled(_ pid: Int32, quiet: Duration = .milliseconds(500), timeout: Duration = .seconds(15)) async throws {
+        func calls() -> [String]? {
+            guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+            let each = tasks.sorted().map { (try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/syscall", encoding: .utf8)) ?? "running" }
+            return each.contains { $0.hasPrefix("running") } ? nil : each
+        }
+        var last: [String]?
+        var since = ContinuousClock.now
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let now = calls()
+            if now == nil || now != last {
+                last = now
+                since = ContinuousClock.now
+            } else if ContinuousClock.now - since >= quiet {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError.timedOut("process \(pid) never sat waiting for \(quiet) in \(timeout): \(last ?? [])")
+    }
+
     /// Route changes made while a client follows the daemon, for the
     /// tests of its news standing for its liveness probe.
     static let newsChanges = 10
@@ -81,7 +110,7 @@ struct QuietClientTests {
         let client = try network.startReachd(defaultSocket: network.socketPath, command)
         defer { client.signal(SIGKILL) }
         if command[0] != "wait-online" { _ = try await eventually("the first answer") { client.outputLines.first } }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.settled(client.pid)
         #expect(client.isRunning, "\(client.errorOutput)")
         let calls = try await Self.systemCalls(of: client.pid)
         #expect(calls.isEmpty, "\(command) made system calls while the network was quiet:\n\(calls.joined(separator: "\n"))")
@@ -126,7 +155,7 @@ struct QuietClientTests {
         _ = try await eventually("following netlink", timeout: .seconds(5)) {
             client.errorOutput.contains("following netlink in-process") ? true : nil
         }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.settled(client.pid)
         let calls = try await Self.systemCalls(of: client.pid)
         #expect(calls.isEmpty, "a monitor waiting for a stopped daemon woke:\n\(calls.joined(separator: "\n"))")
     }
