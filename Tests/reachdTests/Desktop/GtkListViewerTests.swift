@@ -62,7 +62,7 @@ struct GtkListViewerTests {
         let network = try await TestNetwork()
         let (server, serve) = try ListViewerExampleTests.itemServer(in: network)
         try serve(Self.items)
-        let display = try await VirtualDisplay()
+        let display = try await VirtualDisplay(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "0.5")
         defer { viewer.signal(SIGTERM) }
 
@@ -107,7 +107,7 @@ struct GtkListViewerTests {
     @Test(.enabled(if: AccessibilityBus.available, AccessibilityBus.reason))
     func aScreenReaderHearsThePlaceholder() async throws {
         let network = try await TestNetwork()
-        let display = try await VirtualDisplay()
+        let display = try await VirtualDisplay(in: network)
         let bus = try await AccessibilityBus(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600", accessibility: bus)
         defer { viewer.signal(SIGTERM) }
@@ -137,7 +137,7 @@ struct GtkListViewerTests {
         try serve(#"{"status": 200, "body": "<html>Sign in to Hotel Wi-Fi</html>"}"#)
         let daemon = try await network.startDaemon(["--check-url", portal.url])
         let (handler, opened) = try Self.webPageHandler(in: network.directory)
-        let display = try await VirtualDisplay()
+        let display = try await VirtualDisplay(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600", environment: handler, socket: network.socketPath)
         defer { viewer.signal(SIGTERM) }
 
@@ -194,7 +194,7 @@ struct GtkListViewerTests {
         // Slow enough for OCR to read the spinner page on a busy machine
         // (a byte a second: the app's 3 s idle timeout does not fire).
         try serve(#"{"status": 500, "items": [], "delay": 8}"#)
-        let display = try await VirtualDisplay()
+        let display = try await VirtualDisplay(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600")
         defer { viewer.signal(SIGTERM) }
 
@@ -220,7 +220,7 @@ struct GtkListViewerTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon(["--check-url", "http://10.77.0.1:9/generate_204", "--check-timeout", "0.5"])
-        let display = try await VirtualDisplay()
+        let display = try await VirtualDisplay(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600", socket: network.socketPath)
         defer { viewer.signal(SIGTERM) }
         try await display.waitUntil(reads: "No Internet", "no Internet")

@@ -8,8 +8,18 @@ import Glibc
 
 /// An X server of its own (Xvfb) for a test's windows, and what a person
 /// would read off its screen: a screenshot (ImageMagick's `import`) read by
-/// OCR (tesseract). Its socket is a path, which reaches the test network's
-/// namespaces as it reaches any process.
+/// OCR (tesseract).
+///
+/// The server, the app and the tools that look and click all run in the
+/// test network's host namespace, where X clients connect by the server's
+/// abstract socket, which is that namespace's alone; the socket's path in
+/// /tmp/.X11-unix is every namespace's, and any X server on the same
+/// display number replaces it. With the server in the root namespace, an
+/// app in the test's once found no display in CI while `import` from the
+/// root namespace still read the server (the cause was not reproduced).
+/// -noreset: the server does not reset as its last client leaves (a
+/// screenshot just before the app connects), a reset that would close
+/// clients connecting meanwhile.
 final class VirtualDisplay: @unchecked Sendable {
     static let tools = ["/usr/bin/Xvfb", "/usr/bin/import", "/usr/bin/convert", "/usr/bin/tesseract", "/usr/bin/xdotool"]
     static var available: Bool { tools.allSatisfy(FileManager.default.isExecutableFile(atPath:)) }
@@ -21,18 +31,21 @@ final class VirtualDisplay: @unchecked Sendable {
     let height: Int
     private let server: Subprocess
     private let directory: URL
+    /// Runs an X client where the server and the app are.
+    private let inNamespace: [String]
     /// The app on this display, whose own words a failed reading reports:
     /// an empty screen says nothing of why.
     var app: Subprocess?
 
-    init(width: Int = 480, height: Int = 560) async throws {
+    init(in network: TestNetwork, width: Int = 480, height: Int = 560) async throws {
         self.width = width
         self.height = height
+        inNamespace = ["/usr/bin/ip", "netns", "exec", network.host]
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-display-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // -displayfd: Xvfb takes a free display number itself and prints it once it listens.
-        let server = try Subprocess([
-            "/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp",
+        let server = try Subprocess(inNamespace + [
+            "/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(width)x\(height)x24", "-nolisten", "tcp", "-noreset",
         ])
         self.server = server
         let number = try await eventually("Xvfb listening") { () -> Int? in
@@ -56,7 +69,7 @@ final class VirtualDisplay: @unchecked Sendable {
 
     /// The whole screen, as a PNG at `path`.
     func screenshot(to path: URL) async throws {
-        let shot = try await Subprocess.run(["/usr/bin/import", "-display", name, "-window", "root", path.path])
+        let shot = try await Subprocess.run(inNamespace + ["/usr/bin/import", "-display", name, "-window", "root", path.path])
         guard shot.status == 0 else { throw HarnessError.commandFailed("import: \(shot.error)") }
     }
 
@@ -158,7 +171,8 @@ final class VirtualDisplay: @unchecked Sendable {
             }
         } catch {
             let said = app.map { " (the app \($0.isRunning ? "runs" : "exited"), and said: \($0.errorOutput.suffix(1500)))" } ?? ""
-            throw HarnessError.commandFailed("\(what): the screen read \"\(last)\"\(said)")
+            let serverSaid = server.errorOutput.isEmpty ? "" : "; Xvfb said: \(server.errorOutput.suffix(1500))"
+            throw HarnessError.commandFailed("\(what): the screen read \"\(last)\"\(said)\(serverSaid)")
         }
     }
 
@@ -166,7 +180,7 @@ final class VirtualDisplay: @unchecked Sendable {
     /// button labelled so), as a person would.
     func click(_ text: String) async throws {
         let word = try await eventually("\"\(text)\" on the screen") { try await words().first { $0.text == text } }
-        let click = try await Subprocess.run([
+        let click = try await Subprocess.run(inNamespace + [
             "/usr/bin/env", "DISPLAY=\(name)", "/usr/bin/xdotool",
             "mousemove", "\(word.x + word.width / 2)", "\(word.y + word.height / 2)", "click", "1",
         ])
