@@ -96,6 +96,23 @@ is_one_of (const char *word, const char *const *words)
   return word != NULL && g_strv_contains (words, word);
 }
 
+/* Whether the status says names cannot resolve: `dns.state` failing (names
+ * fail while the check's server answers) or unroutable (no name server has
+ * a route). GLib's monitor has no word for names, and an app can reach
+ * almost nothing without them: GLib's NetworkManager backend says LIMITED
+ * here (NetworkManager's check resolves its host first), so the module
+ * does too, where it would say FULL. `none` is left out (glibc then asks
+ * a resolver on the host itself), and so are values this module has not
+ * seen: `online`, which they do not enter, stands. */
+static gboolean
+names_fail (JsonObject *object)
+{
+  static const char *const failing[] = { "failing", "unroutable", NULL };
+  JsonNode *node = json_object_get_member (object, "dns");
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node)
+         && is_one_of (string_member (json_node_get_object (node), "state"), failing);
+}
+
 /* reachd's verdict in GLib's words. Connectivity "unknown" means no check
  * runs (or the first of a new path is under way): routes decide, as they
  * do for GLib's own backends. Where a newer daemon sends a level or a
@@ -139,10 +156,10 @@ parse_status (JsonObject *object, ReachdHostState *host)
     }
   if (!host->available || g_strcmp0 (connectivity, "none") == 0)
     host->connectivity = G_NETWORK_CONNECTIVITY_LOCAL;
-  else if (g_strcmp0 (connectivity, "limited") == 0)
-    host->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
   else if (g_strcmp0 (connectivity, "portal") == 0)
     host->connectivity = G_NETWORK_CONNECTIVITY_PORTAL;
+  else if (g_strcmp0 (connectivity, "limited") == 0 || names_fail (object))
+    host->connectivity = G_NETWORK_CONNECTIVITY_LIMITED;
   else
     host->connectivity = G_NETWORK_CONNECTIVITY_FULL;
   parse_namespace (object, &host->network);

@@ -518,6 +518,47 @@ struct GLibAppTests {
         #expect(app.ready.available == available && app.ready.connectivity == connectivity, "\(app.ready)")
     }
 
+    /// Names that cannot resolve (`dns` failing, or no name server routable)
+    /// are GLib's LIMITED where the module would say FULL, as GLib's
+    /// NetworkManager backend says (its check resolves a name first); a
+    /// portal stays a portal, and `none` (glibc then asks the host itself)
+    /// and a state a newer daemon sends change nothing.
+    @Test(arguments: [
+        ("failing", "unknown", "limited"), ("unroutable", "unknown", "limited"), ("failing", "portal", "portal"),
+        ("none", "unknown", "full"), ("ok", "unknown", "full"), ("degraded_by_a_newer_daemon", "unknown", "full"),
+    ])
+    func namesThatCannotResolveAreLimited(dns: String, verdict: String, connectivity: String) async throws {
+        let network = try await TestNetwork()
+        let line = FakeDaemon.newerDaemonsLine.replacingOccurrences(
+            of: #""connectivity":"unknown""#, with: #""connectivity":"\#(verdict)","dns":{"state":"\#(dns)","servers":[]}"#)
+        let fake = try FakeDaemon(answering: line)
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
+        #expect(app.ready.available && app.ready.connectivity == connectivity, "\(app.ready)")
+    }
+
+    /// The route to the only name server blackholed while the host stays
+    /// online: one signal, LIMITED and still available; the route back, one
+    /// more, FULL. Judged by the daemon from the kernel's routes.
+    @Test func aNameServerWithoutARouteIsLimitedUntilItHasOne() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: NameServer.address)
+        let daemon = try await network.startDaemon(etc: etc)
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.connectivity == "full",
+                "\(app.ready)")
+        try await network.inHost("route add unreachable \(NameServer.address)/32")
+        let unroutable = try await app.signal(1, "no route to the name server")
+        #expect(unroutable.available && unroutable.connectivity == "limited", "\(unroutable)")
+        try await network.inHost("route del unreachable \(NameServer.address)/32")
+        let routable = try await app.signal(2, "the name server routable again")
+        #expect(routable.available && routable.connectivity == "full", "\(routable)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(app.signals.count == 2, "one per change: \(app.signals.map { ($0.available, $0.connectivity) })")
+        _ = daemon
+    }
+
     /// A status and then the end of the stream is a daemon that answered,
     /// however the bytes arrive. The bad bytes that come after it, on each
     /// reconnection, count as the daemon going away: the app keeps the state
