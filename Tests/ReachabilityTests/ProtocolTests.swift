@@ -141,6 +141,24 @@ struct ProtocolTests {
         #expect(try !object(line).keys.contains("id"), "no id key without an id")
     }
 
+    /// Envelope and payload are read in one pass of the decoder; each fault
+    /// still says which it was.
+    @Test func aMalformedLineSaysWhatWasWrong() {
+        func said(_ text: String) -> String {
+            do {
+                _ = try DaemonMessage.decode(Array(text.utf8))
+                return "decoded"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(said("not json").contains(#"expected a JSON object with "type" and "version", got: not json"#))
+        #expect(said(#"{"version":1}"#).contains("expected a JSON object"))
+        #expect(said(#"{"type":"status","version":1,"ipv4":7}"#).contains("status message does not decode"))
+        #expect(said(#"{"type":"destination","version":1}"#).contains("destination message does not decode"))
+        #expect(said(#"{"type":"news","version":1}"#) == "decoded", "a type this version does not know")
+    }
+
     @Test func garbageFromTheDaemonIsMalformed() {
         #expect(throws: ProtocolError.self) { try DaemonMessage.decode(Array("not json".utf8)) }
         #expect(throws: ProtocolError.self) { try DaemonMessage.decode(Array(#"{"type":"status","version":1}"#.utf8)) }

@@ -50,33 +50,14 @@ public enum DaemonMessage: Sendable, Equatable {
     /// Decodes one line (without its newline). Unknown keys are ignored, as the
     /// protocol asks of clients.
     public static func decode(_ line: some Collection<UInt8>) throws(ProtocolError) -> DaemonMessage {
-        let data = Data(line)
-        let envelope: MessageEnvelope
         do {
-            envelope = try JSONDecoder().decode(MessageEnvelope.self, from: data)
+            return try JSONDecoder().decode(DecodedLine.self, from: Data(line)).message
+        } catch DecodedLine.Fault.version(let received) {
+            throw .versionMismatch(received: received)
+        } catch DecodedLine.Fault.payload(let type, let underlying) {
+            throw .malformed("\(type) message does not decode (\(underlying)): \(preview(line))")
         } catch {
             throw .malformed("expected a JSON object with \"type\" and \"version\", got: \(preview(line))")
-        }
-        guard envelope.version == ProtocolVersion.current else {
-            throw .versionMismatch(received: envelope.version)
-        }
-        switch envelope.type {
-        case "status":
-            do {
-                return .status(try JSONDecoder().decode(NetworkStatus.self, from: data))
-            } catch {
-                throw .malformed("status message does not decode (\(error)): \(preview(line))")
-            }
-        case "destination":
-            do {
-                return .destination(try JSONDecoder().decode(DestinationStatus.self, from: data))
-            } catch {
-                throw .malformed("destination message does not decode (\(error)): \(preview(line))")
-            }
-        case "error":
-            return .error(code: envelope.code ?? "unknown", message: envelope.message ?? "", id: envelope.id)
-        case let other:
-            return .unrecognized(type: other)
         }
     }
 
@@ -130,6 +111,36 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "install matching versions of reachd and the client"
         case .malformed(let detail):
             "the daemon sent a message this client cannot read: \(detail)"
+        }
+    }
+}
+
+/// A line in one pass of the decoder: the envelope's keys, then the payload
+/// from the same decoder. Decoding the envelope and then the payload each
+/// from the bytes parsed every status twice, and a client decodes every
+/// status it follows.
+private struct DecodedLine: Decodable {
+    let message: DaemonMessage
+
+    /// What went wrong, for ``DaemonMessage/decode(_:)`` to say; any other
+    /// error is a line that is no JSON object with a type and a version.
+    enum Fault: Error {
+        case version(Int)
+        case payload(type: String, underlying: any Error)
+    }
+
+    init(from decoder: any Decoder) throws {
+        let envelope = try MessageEnvelope(from: decoder)
+        guard envelope.version == ProtocolVersion.current else { throw Fault.version(envelope.version) }
+        do {
+            switch envelope.type {
+            case "status": message = .status(try NetworkStatus(from: decoder))
+            case "destination": message = .destination(try DestinationStatus(from: decoder))
+            case "error": message = .error(code: envelope.code ?? "unknown", message: envelope.message ?? "", id: envelope.id)
+            case let other: message = .unrecognized(type: other)
+            }
+        } catch {
+            throw Fault.payload(type: envelope.type, underlying: error)
         }
     }
 }
