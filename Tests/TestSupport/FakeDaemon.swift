@@ -37,7 +37,8 @@ package final class FakeDaemon: @unchecked Sendable {
 
     /// Answers the first connection with `answers[0]`, the next with
     /// `answers[1]`, and the rest with the last: a daemon that restarts.
-    package init(answeringInTurn answers: [String]) throws {
+    /// Each answer `after` the request: a daemon slow to start.
+    package init(answeringInTurn answers: [String], after delay: Duration = .zero) throws {
         precondition(!answers.isEmpty, "a fake daemon needs an answer")
         let readsRequest = !answers.contains(Self.refusing)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
@@ -61,6 +62,11 @@ package final class FakeDaemon: @unchecked Sendable {
                     // Up to the request's newline, for a second at most.
                     while poll(&pending, 1, 1000) > 0, recv(client, &byte, 1, 0) == 1, byte != 10 { request.append(byte) }
                     accepted.requests.withLock { $0.append(String(decoding: request, as: UTF8.self)) }
+                }
+                if delay > .zero {
+                    let (seconds, attoseconds) = delay.components
+                    var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+                    nanosleep(&pause, nil)
                 }
                 try? UnixSocket.writeAll(client, line)
                 close(client)

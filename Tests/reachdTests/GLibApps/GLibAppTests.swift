@@ -10,6 +10,32 @@ import Glibc
 /// on a machine with reachd installed gets from `GNetworkMonitor`.
 @Suite("GLib apps through the GIO module", .enabled(if: GLibApp.available, GLibApp.reason))
 struct GLibAppTests {
+    /// The network's daemon with the host's link `vh` metered by reachd.conf:
+    /// a word of the daemon's alone, for GLib's own backends never say
+    /// metered.
+    static func meteredDaemon(in network: TestNetwork) async throws -> Subprocess {
+        let configuration = network.directory.appendingPathComponent("reachd.conf")
+        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
+        return try await network.startDaemon(["--config", configuration.path])
+    }
+
+    /// NetworkManager as GLib's backend sees it, connected to the site only
+    /// (NM_STATE_CONNECTED_SITE, NM_CONNECTIVITY_LIMITED), answering each
+    /// property after `delay` seconds, on a bus of its own: the variable
+    /// that points an app at that bus, the stand-in, and the bus.
+    static func networkManager(in network: TestNetwork, delay: Int) async throws -> (String, Subprocess, Subprocess) {
+        let bus = network.directory.appendingPathComponent("system_bus_socket").path
+        let dbus = try Subprocess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--address=unix:path=\(bus)"])
+        _ = try await eventually("the bus listens") { FileManager.default.fileExists(atPath: bus) ? true : nil }
+        let address = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(bus)"
+        let standIn = try Subprocess([
+            "/usr/bin/env", address, "/usr/bin/python3",
+            packageRoot.appendingPathComponent("Tests/reachdTests/GLibApps/networkmanager-standin.py").path, "\(delay)", "60", "3",
+        ])
+        _ = try await eventually("NetworkManager's stand-in on the bus") { standIn.outputLines.first == "ready" ? true : nil }
+        return (address, standIn, dbus)
+    }
+
     /// GLib tries the module first (GIO_USE_NETWORK_MONITOR, as its priority
     /// does when installed) and takes its own netlink backend when no daemon
     /// runs.
@@ -51,9 +77,7 @@ struct GLibAppTests {
     @Test func aDaemonSilentWhenTheAppStartsIsFollowedOnceItSpeaks() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let configuration = network.directory.appendingPathComponent("reachd.conf")
-        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
-        let daemon = try await network.startDaemon(["--config", configuration.path])
+        let daemon = try await Self.meteredDaemon(in: network)
         defer { daemon.signal(SIGCONT) }
         daemon.signal(SIGSTOP)
         let app = try await GLibApp(in: network, socket: network.socketPath)
@@ -174,9 +198,7 @@ struct GLibAppTests {
     @Test func aMeteredOverrideShowsAsNetworkMetered() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let configuration = network.directory.appendingPathComponent("reachd.conf")
-        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
-        let daemon = try await network.startDaemon(["--config", configuration.path])
+        let daemon = try await Self.meteredDaemon(in: network)
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.type == "ReachdNetworkMonitor")
         #expect(app.ready.metered && app.ready.available, "\(app.ready)")
@@ -189,16 +211,15 @@ struct GLibAppTests {
     }
 
     /// A daemon stopped after init (SIGSTOP): the app follows a default
-    /// route going within 1.5 s (3 s allowed), through GLib's own netlink backend, and is
-    /// back on the daemon's word once it resumes, with one signal per real
-    /// change and none for the switches. The daemon's `[metered]` override
-    /// tells its word from GLib's backend, which never says metered.
+    /// route going within 1.5 s (3 s allowed), through GLib's own netlink
+    /// backend, and is back on the daemon's word once it resumes, with one
+    /// signal per real change and none for the switches. The daemon's
+    /// `[metered]` override tells its word from GLib's backend, which never
+    /// says metered.
     @Test func aStoppedDaemonsAppFollowsGLibsBackendAndReturnsToTheDaemon() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let configuration = network.directory.appendingPathComponent("reachd.conf")
-        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
-        let daemon = try await network.startDaemon(["--config", configuration.path])
+        let daemon = try await Self.meteredDaemon(in: network)
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
@@ -234,18 +255,8 @@ struct GLibAppTests {
     @Test func switchingToGLibsBackendNeverBlocksTheAppsMainLoop() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let bus = network.directory.appendingPathComponent("system_bus_socket").path
-        let dbus = try Subprocess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--address=unix:path=\(bus)"])
-        defer { dbus.signal(SIGTERM) }
-        _ = try await eventually("the bus listens") { FileManager.default.fileExists(atPath: bus) ? true : nil }
-        let address = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(bus)"
-        // NM_STATE_CONNECTED_SITE (60), NM_CONNECTIVITY_LIMITED (3).
-        let networkManager = try Subprocess([
-            "/usr/bin/env", address, "/usr/bin/python3",
-            packageRoot.appendingPathComponent("Tests/reachdTests/GLibApps/networkmanager-standin.py").path, "1", "60", "3",
-        ])
-        defer { networkManager.signal(SIGTERM) }
-        _ = try await eventually("NetworkManager's stand-in on the bus") { networkManager.outputLines.first == "ready" ? true : nil }
+        let (address, networkManager, bus) = try await Self.networkManager(in: network, delay: 1)
+        defer { networkManager.signal(SIGTERM); bus.signal(SIGTERM) }
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath, environment: [address])
@@ -273,18 +284,8 @@ struct GLibAppTests {
     @Test func initWaitsForGLibsBackendASecondAtMost() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let bus = network.directory.appendingPathComponent("system_bus_socket").path
-        let dbus = try Subprocess(["/usr/bin/dbus-daemon", "--session", "--nofork", "--address=unix:path=\(bus)"])
-        defer { dbus.signal(SIGTERM) }
-        _ = try await eventually("the bus listens") { FileManager.default.fileExists(atPath: bus) ? true : nil }
-        let address = "DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(bus)"
-        // NM_STATE_CONNECTED_SITE (60), NM_CONNECTIVITY_LIMITED (3).
-        let networkManager = try Subprocess([
-            "/usr/bin/env", address, "/usr/bin/python3",
-            packageRoot.appendingPathComponent("Tests/reachdTests/GLibApps/networkmanager-standin.py").path, "3", "60", "3",
-        ])
-        defer { networkManager.signal(SIGTERM) }
-        _ = try await eventually("NetworkManager's stand-in on the bus") { networkManager.outputLines.first == "ready" ? true : nil }
+        let (address, networkManager, bus) = try await Self.networkManager(in: network, delay: 3)
+        defer { networkManager.signal(SIGTERM); bus.signal(SIGTERM) }
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
         daemon.signal(SIGSTOP)
@@ -309,9 +310,7 @@ struct GLibAppTests {
     @Test func aStopThatChangesNothingIsNoSignal() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let configuration = network.directory.appendingPathComponent("reachd.conf")
-        try "[metered]\nvh = yes\n".write(to: configuration, atomically: true, encoding: .utf8)
-        let daemon = try await network.startDaemon(["--config", configuration.path])
+        let daemon = try await Self.meteredDaemon(in: network)
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
@@ -369,6 +368,27 @@ struct GLibAppTests {
         try await Task.sleep(for: .seconds(3))
         #expect(fake.connections == 2, "asked again \(fake.connections - 2) times")
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
+    }
+
+    /// A daemon silent at init's 250 ms whose first status then names another
+    /// network (its socket reached the app through a shared filesystem):
+    /// the app, on GLib's backend meanwhile, stays on it for good. It
+    /// follows its own network (no default route, then one), with one
+    /// signal for the one change, and the daemon is not asked again.
+    @Test func aSilentDaemonOfAnotherNetworkLeavesTheAppOnGLibsBackend() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        let fake = try FakeDaemon(answeringInTurn: [Self.otherNetworksLine], after: .milliseconds(600))
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && !app.ready.available, "GLib's backend: \(app.ready)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(app.signals.isEmpty, "the other network's status changed nothing: \(app.signals)")
+        try await network.inHost("route add default via 10.77.0.1")
+        let online = try await app.signal(1, "this network's default route, from GLib's backend")
+        #expect(online.available, "\(online)")
+        try await Task.sleep(for: .seconds(2))
+        #expect(fake.connections == 1, "asked again \(fake.connections - 1) times")
+        #expect(app.signals.count == 1 && app.process.isRunning, "\(app.signals) \(app.process.errorOutput)")
     }
 
     /// A daemon that subscribes with a status, answers `get` with `lines`,
