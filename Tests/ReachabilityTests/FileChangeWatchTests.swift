@@ -37,6 +37,36 @@ struct FileChangeWatchTests {
         #expect(Self.readable(watch) && watch.takeChanges(), "hosts written in place")
     }
 
+    /// Where a daemon's socket would appear, from a directory that does not
+    /// exist yet: the nearest one that does is watched for the next name
+    /// down the path, and a watch made anew once that appears sees the
+    /// socket bound there. Its directory going counts too: what it held may
+    /// come back.
+    @Test func aSocketIsSeenAppearingFromTheNearestDirectoryThatExists() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let later = directory.appendingPathComponent("run/reachd")
+        let socket = later.appendingPathComponent("reachd.sock").path
+
+        let nearest = try FileChangeWatch.daemonSockets([socket])
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("other"), withIntermediateDirectories: false)
+        #expect(!nearest.takeChanges(), "another directory")
+        try FileManager.default.createDirectory(at: later, withIntermediateDirectories: true)
+        #expect(Self.readable(nearest) && nearest.takeChanges(), "run/ made, on the way to the socket")
+
+        let inside = try FileChangeWatch.daemonSockets([socket])
+        let listener = try UnixSocket.listen(at: socket, mode: 0o666)
+        #expect(Self.readable(inside) && inside.takeChanges(), "the socket bound")
+
+        // The daemon gone (its socket held the directory until then), and
+        // its runtime directory with it.
+        let beside = try FileChangeWatch.daemonSockets([socket])
+        close(listener)
+        try FileManager.default.removeItem(at: later)
+        #expect(Self.readable(beside) && beside.takeChanges(), "its directory removed")
+    }
+
     static func readable(_ watch: FileChangeWatch) -> Bool {
         var descriptor = pollfd(fd: watch.fileDescriptor, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 1000) == 1

@@ -118,6 +118,8 @@ struct FollowStateTests {
             case .holdInProcess(let keys): "hold [" + keys.map(\.destination.description).joined(separator: ", ") + "]"
             case .dropInProcess(let key): "drop \(key.destination)"
             case .log(let level, _, _): "log \(level)"
+            case .watchSockets(let paths): "watch " + paths.joined(separator: ", ")
+            case .unwatchSockets: "unwatch"
             case .end(let error): error == nil ? "end" : "end: failed"
             }
         }
@@ -142,6 +144,65 @@ struct FollowStateTests {
         #expect(answered.updates == ["following daemon", "status from daemon", "cdn.example.com:443 reachable from daemon"])
         #expect(answered.effects == ["stop engine"])
         #expect(session.follow("third.example.com:443") == ["send watch 2"], "on the same connection")
+    }
+
+    // MARK: Waiting for a daemon that is not there
+
+    static func nothingListens(_ path: String) -> FollowState.Input {
+        .connectFailed(path: path, .notRunning(path: path, cause: SystemError("connect", errno: ENOENT)))
+    }
+
+    /// Nothing listens at any socket: in-process, a watch of where the
+    /// sockets would appear, and one more try once it is set, for a socket
+    /// made in between; then no timer at all, and nothing said again, until
+    /// the watch says something changed there. Before, a client asked every
+    /// 5 s for as long as it ran.
+    @Test func noDaemonListeningIsWaitedForByAWatchNotATimer() {
+        var session = Driver(.automatic, paths: [Self.userSocket, Self.socket])
+        session.feed(.tick)
+        session.feed(Self.nothingListens(Self.userSocket))
+        let none = session.feed(Self.nothingListens(Self.socket))
+        #expect(none.updates == ["problem: daemon"])
+        #expect(none.effects.suffix(3) == [
+            "start engine", "watch \(Self.userSocket), \(Self.socket)", "connect \(Self.userSocket) subscribe",
+        ])
+        let first = session.feed(Self.nothingListens(Self.userSocket))
+        let still = session.feed(Self.nothingListens(Self.socket))
+        #expect(first.updates.isEmpty && still.updates.isEmpty, "said already")
+        #expect(first.effects == ["connect \(Self.socket) subscribe"] && !still.effects.contains { $0.hasPrefix("watch") })
+        #expect(session.state.nextDeadline == nil, "no timer")
+        session.now += .seconds(60)
+        #expect(session.feed(.tick).effects.isEmpty, "nothing to do while nothing changes there")
+        session.feed(.socketsChanged)
+        #expect(session.feed(.tick).effects == ["connect \(Self.userSocket) subscribe"], "at once")
+        #expect(session.feed(Self.connected(Self.userSocket)).effects.isEmpty, "the watch ended with its news")
+    }
+
+    /// The daemon started between the failure and the watch: the try after
+    /// the watch finds it, and the watch goes.
+    @Test func aDaemonMadeWhileTheWatchWasSetIsFoundByTheTryAfterIt() {
+        var session = Driver(.automatic)
+        session.feed(.tick)
+        #expect(session.feed(Self.nothingListens(Self.socket)).effects.suffix(2) == ["watch \(Self.socket)", "connect \(Self.socket) subscribe"])
+        #expect(session.feed(Self.connected(Self.socket)).effects == ["unwatch"])
+        #expect(session.feed(.daemonLines([Self.statusLine])).updates == ["following daemon", "status from daemon"])
+    }
+
+    /// A daemon that is there but fails otherwise (stopped, refusing, a
+    /// socket this user may not open) is asked again on the schedule; so is
+    /// one whose sockets can't be watched.
+    @Test func aDaemonThereButFailingAndAnUnwatchableSocketAreAskedOnTheSchedule() {
+        var session = Driver(.automatic)
+        session.feed(.tick)
+        let denied = session.feed(.connectFailed(path: Self.socket, .connectionFailed(path: Self.socket, cause: SystemError("connect", errno: EACCES))))
+        #expect(!denied.effects.contains { $0.hasPrefix("watch") })
+        #expect(session.state.nextDeadline == session.now + .milliseconds(100))
+
+        var unwatchable = Driver(.automatic)
+        unwatchable.feed(.tick)
+        unwatchable.feed(Self.nothingListens(Self.socket))
+        unwatchable.feed(.socketsUnwatchable)
+        #expect(unwatchable.state.nextDeadline == unwatchable.now + .milliseconds(100))
     }
 
     @Test func nothingADaemonSaysCountsBeforeItsStatusSaysWhichNetwork() {

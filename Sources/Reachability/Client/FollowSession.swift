@@ -14,7 +14,9 @@ import Synchronization
 ///   its lines read by a ``DaemonLink``;
 /// - one liveness sentinel (``DaemonLiveness``) that notices a daemon that
 ///   stopped answering when the kernel reports something it should publish;
-/// - one retry schedule, for the daemon and for restarting netlink alike;
+/// - one retry schedule, for the daemon and for restarting netlink alike,
+///   and, while nothing listens at any daemon socket, a watch of where the
+///   sockets would appear in its place (``FileChangeWatch``);
 /// - while no daemon answers, its in-process half (``InProcessFollower``):
 ///   the daemon's own composition of watcher and tracker, so the answers are
 ///   the daemon's.
@@ -26,7 +28,8 @@ import Synchronization
 ///
 /// It waits in one `poll` (``PollSet``) with a timeout only while a retry, a
 /// first answer, a liveness probe or a name's resolution is due: a client
-/// following a quiet network makes no system calls. Destinations are added
+/// following a quiet network makes no system calls, with a daemon or
+/// waiting for one. Destinations are added
 /// and removed while it runs, through its ``Remote``; a reconnection sends
 /// the watches again, and answers that repeat what was delivered are
 /// dropped, per destination.
@@ -132,6 +135,8 @@ package final class FollowSession {
     private var connection: DaemonConnection?
     /// Made at the first try of a daemon, kept for the session's life.
     private var liveness: DaemonLiveness?
+    /// Where the daemons' sockets would appear, while none listens.
+    private var socketWatch: FileChangeWatch?
     private let inProcess: InProcessFollower
 
     /// Why a run ends.
@@ -150,7 +155,7 @@ package final class FollowSession {
     }
 
     private enum Token {
-        case commands, daemon, sentinel, probe
+        case commands, daemon, sentinel, probe, sockets
         case engine(NetworkEngine.Input)
     }
 
@@ -174,6 +179,7 @@ package final class FollowSession {
         state.restart(at: .now)
         defer {
             connection = nil
+            socketWatch = nil
             liveness?.forget()
             inProcess.stop()
             state.closed()
@@ -201,13 +207,14 @@ package final class FollowSession {
                 if state.daemonHasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
+            descriptors.add(socketWatch?.fileDescriptor, .sockets)
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
             let wake = Deadline.earliest(
                 deadline, state.nextDeadline, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
             signalled = false
-            var (daemonReady, kernelChanged, probeReady) = (false, false, false)
+            var (daemonReady, kernelChanged, probeReady, socketsChanged) = (false, false, false, false)
             var engineReady: [NetworkEngine.Input] = []
             for event in events {
                 switch event.token {
@@ -215,6 +222,7 @@ package final class FollowSession {
                 case .daemon: daemonReady = true
                 case .sentinel: kernelChanged = true
                 case .probe: probeReady = true
+                case .sockets: socketsChanged = socketWatch?.takeChanges() == true
                 case .engine(let input): engineReady.append(input)
                 }
             }
@@ -228,6 +236,10 @@ package final class FollowSession {
                 inputs.append(.liveness(verdict))
             }
             if daemonReady { inputs.append(.daemonReadable) }
+            if socketsChanged {
+                socketWatch = nil
+                inputs.append(.socketsChanged)
+            }
             for input in inputs {
                 if let ending = perform(input, later, deliver) { return ending }
             }
@@ -321,6 +333,13 @@ package final class FollowSession {
             inProcess.drop(key)
         case .log(let level, let message, let metadata):
             logger.log(level: level, "\(message)", metadata: metadata)
+        case .watchSockets(let paths):
+            do throws(SystemError) { socketWatch = try FileChangeWatch.daemonSockets(paths) } catch {
+                logger.debug("cannot watch for the daemon's socket; trying it on a timer", metadata: ["error": "\(error)"])
+                return .then(.socketsUnwatchable)
+            }
+        case .unwatchSockets:
+            socketWatch = nil
         case .end(let error):
             return .ends(error.map { .failed($0) } ?? .stopped)
         }

@@ -45,6 +45,11 @@ struct FollowState {
         case engineFailed(NetlinkError)
         /// What the in-process engine computed.
         case computed([InProcessFollower.Event])
+        /// Something happened where a daemon's socket would appear
+        /// (`.watchSockets`): try the daemons again. The watch is gone.
+        case socketsChanged
+        /// `.watchSockets` could not watch: back to the retry schedule.
+        case socketsUnwatchable
     }
 
     enum Effect {
@@ -71,6 +76,11 @@ struct FollowState {
         /// The engine stops holding `key`, now unfollowed.
         case dropInProcess(Key)
         case log(Logger.Level, String, Logger.Metadata)
+        /// Watch the directories where the daemons' sockets at `paths`
+        /// would appear: `.socketsChanged` when one may have, or
+        /// `.socketsUnwatchable`.
+        case watchSockets([String])
+        case unwatchSockets
         /// The session ends, with `error` to throw if any.
         case end(ReachabilityError?)
     }
@@ -89,6 +99,13 @@ struct FollowState {
     private(set) var engineRunning = false
     /// When to try the daemon again or, in-process, to start netlink again.
     private var retry: RetrySchedule
+    /// Every daemon asked since the last attempt began had nothing
+    /// listening at its socket (`.notRunning`).
+    private var noneListening = true
+    /// The session watches where the sockets would appear, in place of
+    /// the retry schedule: a daemon that is not there is waited for without
+    /// a timer, and tried the moment its socket is made.
+    private var watchingSockets = false
     /// What was delivered of the status, and how the next one is.
     private var stream: StatusStream
     private var failures = DaemonFailureLog()
@@ -119,6 +136,7 @@ struct FollowState {
         daemon = nil
         daemonUnresponsive = false
         engineRunning = false
+        watchingSockets = false
     }
 
     /// Whether the daemon followed has answered (its liveness is then watched).
@@ -139,6 +157,11 @@ struct FollowState {
         case .tick: tick(now)
         case .connected(let path, let check):
             daemon = (path, DaemonLink(firstAnswerBy: now + DaemonConnection.answerTimeout, checkServesThisNetwork: check))
+            noneListening = false
+            if watchingSockets {
+                watchingSockets = false
+                effects.append(.unwatchSockets)
+            }
         case .connectFailed(let path, let error): connectFailed(path, error, now)
         case .daemonReadable:
             guard daemon != nil else { break }
@@ -160,6 +183,12 @@ struct FollowState {
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
         case .computed(let events): computed(events)
+        case .socketsChanged:
+            watchingSockets = false
+            retry.tryAgain(at: now)
+        case .socketsUnwatchable:
+            watchingSockets = false
+            retry.failed(now: now)
         }
         defer { (updates, effects) = ([], []) }
         return (updates, effects)
@@ -237,6 +266,7 @@ struct FollowState {
             startEngine()
         case .automatic, .daemon:
             if daemon == nil, let first = daemonsToAsk.first {
+                noneListening = true
                 connect(first)
             } else if daemon == nil, configuration.source == .daemon {
                 // Every daemon is another network's (found in an earlier run):
@@ -260,9 +290,12 @@ struct FollowState {
 
     /// The next socket, else the daemon failed.
     private mutating func connectFailed(_ path: String, _ error: DaemonClientError, _ now: ContinuousClock.Instant) {
+        let nothingListens = if case .notRunning = error { true } else { false }
+        if !nothingListens { noneListening = false }
         let remaining = daemonsToAsk.drop { $0 != path }.dropFirst()
         guard let next = remaining.first else { return daemonFailed(error, now) }
-        note(error)
+        // Asked again once the watch was set: said already.
+        if !(nothingListens && watchingSockets) { note(error) }
         connect(next)
     }
 
@@ -370,11 +403,29 @@ struct FollowState {
         // A daemon-only source with every daemon another network's has
         // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
         if !anyToAsk, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
+        let nothingListens = if case .notRunning = error { noneListening } else { false }
+        // Asked again once the watch was set, or after netlink failed in-process:
+        // still nothing, and said already.
+        if nothingListens, watchingSockets { return startEngine() }
         note(error)
+        startEngine()
         // With every daemon another network's, there is nothing to ask again:
         // no timer.
-        if anyToAsk { retry.failed(now: now) }
-        startEngine()
+        guard anyToAsk else { return }
+        if nothingListens {
+            // No timer: the socket's appearing wakes the session. Asked once
+            // more after the watch is set, for a socket made in between.
+            watchingSockets = true
+            effects.append(.watchSockets(daemonsToAsk))
+            noneListening = true
+            connect(daemonsToAsk[0])
+        } else {
+            if watchingSockets {
+                watchingSockets = false
+                effects.append(.unwatchSockets)
+            }
+            retry.failed(now: now)
+        }
     }
 
     /// A daemon that did not answer does again: a fresh subscription, whose

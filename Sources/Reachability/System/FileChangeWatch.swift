@@ -4,7 +4,8 @@ import Glibc
 
 /// Tells an event loop that some files in a few directories changed: the
 /// resolver's configuration (`/etc/resolv.conf`, `/etc/hosts`, and
-/// systemd-resolved's servers in `/run/systemd/resolve`).
+/// systemd-resolved's servers in `/run/systemd/resolve`), or a daemon's
+/// socket made where a client waits for one.
 ///
 /// Watches the directory, not the files: resolvconf, NetworkManager and
 /// systemd-resolved replace `/etc/resolv.conf` by renaming a new file over
@@ -16,12 +17,17 @@ package final class FileChangeWatch {
     package let fileDescriptor: Int32
     private let names: Set<String>
 
+    /// Files written, replaced or removed: what a reader of their contents
+    /// must see.
+    package static let contentChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
+
     /// Watches `directory`, and each of `optional` that exists (a directory
-    /// made later is not watched), for files named one of `names`.
-    package init(directory: String, optional: [String] = [], names: Set<String>) throws(SystemError) {
+    /// made later is not watched), for `events` on files named one of `names`.
+    package init(
+        directory: String, optional: [String] = [], names: Set<String>, events mask: UInt32 = contentChanges
+    ) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw SystemError("inotify_init1") }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
         guard inotify_add_watch(fd, directory, mask) >= 0 else {
             close(fd)
             throw SystemError("inotify_add_watch \(directory)")
@@ -49,6 +55,36 @@ package final class FileChangeWatch {
         return try FileChangeWatch(directory: "/etc", optional: optional, names: names)
     }
 
+    /// Where the daemons' sockets at `paths` would appear: each one's
+    /// directory, or, where that does not exist yet (`/run/reachd` before
+    /// the daemon's first start), the nearest one that does, for the next
+    /// name down the path. A client tries again at each event, and watches
+    /// anew from where the path then ends.
+    package static func daemonSockets(_ paths: [String]) throws(SystemError) -> FileChangeWatch {
+        var directories: [String] = []
+        var names: Set<String> = []
+        for path in paths {
+            var (directory, name) = split(path)
+            while access(directory, F_OK) != 0, directory != "/" { (directory, name) = split(directory) }
+            if !directories.contains(directory) { directories.append(directory) }
+            names.insert(name)
+        }
+        guard let first = directories.first else { throw SystemError("no socket path to watch") }
+        // Made (a socket is bound, a directory made) or renamed into place,
+        // and the watched directory going: a runtime directory sees files
+        // written all day, and each would wake a waiting client.
+        return try FileChangeWatch(
+            directory: first, optional: Array(directories.dropFirst()), names: names,
+            events: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
+    }
+
+    /// The directory a path is in, and its last name.
+    private static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
     deinit { close(fileDescriptor) }
 
     /// Reads every queued event. Returns whether any concerned one of the
@@ -68,7 +104,10 @@ package final class FileChangeWatch {
                 }
                 let nameBytes = buffer[(offset + headerSize)..<min(offset + headerSize + length, count)]
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 || names.contains(name) { changed = true }
+                // A watched directory went (removed, moved, or its file system
+                // unmounted): what it held may come back anywhere below.
+                let directoryWent = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
+                if mask & (UInt32(IN_Q_OVERFLOW) | directoryWent) != 0 || names.contains(name) { changed = true }
                 offset += headerSize + length
             }
         }

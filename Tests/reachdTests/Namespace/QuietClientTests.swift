@@ -117,6 +117,26 @@ struct QuietClientTests {
         withExtendedLifetime(daemon) {}
     }
 
+    /// With no daemon, a client following in-process waits for one on a
+    /// watch of where its socket would appear: no system calls over longer
+    /// than the 5 s its retries were capped at (it asked every 5 s for as
+    /// long as it ran), and a daemon started later is followed.
+    @Test func aClientWaitingForADaemonThatIsNotThereMakesNoSystemCallsAndFollowsItOnceStarted() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let client = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
+        defer { client.signal(SIGKILL) }
+        _ = try await eventually("the in-process status") { client.outputLines.first }
+        try await Self.settled(client.pid)
+        let calls = try await Self.systemCalls(of: client.pid, seconds: 6)
+        #expect(calls.isEmpty, "a client waiting for a daemon that is not there woke:\n\(calls.joined(separator: "\n"))")
+        let daemon = try await network.startDaemon()
+        _ = try await eventually("the daemon, followed", timeout: .seconds(10)) {
+            client.outputLines.contains { $0.contains(#""source":"daemon""#) } ? true : nil
+        }
+        withExtendedLifetime(daemon) {}
+    }
+
     /// A client whose daemon publishes each change the kernel reports asks
     /// the daemon nothing more: the news is its proof of life. Before, each
     /// change cost the daemon a connection and an answer (`get`) per
