@@ -173,8 +173,8 @@ reachd_daemon_paths_path (ReachdDaemonPaths *paths, gint index)
   return paths->paths[index];
 }
 
-static gboolean
-is_foreign (ReachdDaemonPaths *paths, gint index)
+gboolean
+reachd_daemon_paths_is_foreign (ReachdDaemonPaths *paths, gint index)
 {
   return g_atomic_int_get (&paths->foreign[index]);
 }
@@ -196,25 +196,36 @@ gboolean
 reachd_daemon_paths_any_left (ReachdDaemonPaths *paths)
 {
   for (gint i = 0; paths->paths[i] != NULL; i++)
-    if (!is_foreign (paths, i))
+    if (!reachd_daemon_paths_is_foreign (paths, i))
       return TRUE;
   return FALSE;
 }
 
 /* The first path, of those not found foreign, that takes `requests` (its
- * index in `taken`); the last failure otherwise. */
+ * index in `taken`); the last failure otherwise: see the header. */
 int
-reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken, GError **error)
+reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken,
+                                   gboolean *nothing_listens, GError **error)
 {
   int fd = -1;
+  gboolean tried = FALSE, none = TRUE;
   for (gint i = 0; paths->paths[i] != NULL && fd < 0; i++)
     {
-      if (is_foreign (paths, i))
+      if (reachd_daemon_paths_is_foreign (paths, i))
         continue;
-      g_clear_error (error);
-      fd = reachd_connect_and_send (paths->paths[i], requests, error);
+      g_autoptr (GError) failure = NULL;
+      fd = reachd_connect_and_send (paths->paths[i], requests, &failure);
       *taken = i;
+      tried = TRUE;
+      if (fd < 0)
+        {
+          none = none && g_error_matches (failure, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+          g_clear_error (error);
+          g_propagate_error (error, g_steal_pointer (&failure));
+        }
     }
+  if (nothing_listens != NULL)
+    *nothing_listens = fd < 0 && tried && none;
   if (fd < 0 && error != NULL && *error == NULL)
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED,
                          "every reachd daemon found serves another network namespace");

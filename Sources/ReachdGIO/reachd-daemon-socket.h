@@ -27,8 +27,11 @@ const char *reachd_daemon_paths_path (ReachdDaemonPaths *paths, gint index);
 /* Connects to the first daemon not found to serve another network
  * namespace and sends `requests`; `taken` says which (an index for
  * reachd_daemon_paths_check_ours). -1, with the last failure in `error`,
- * when none takes them. */
-int reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken, GError **error);
+ * when none takes them, and `nothing_listens` (if not NULL) TRUE when no
+ * path tried had a socket at all (ENOENT). A socket that refuses may be
+ * one bound a moment before its daemon listens, which no watch tells. */
+int reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *requests, gint *taken,
+                                       gboolean *nothing_listens, GError **error);
 
 /* Whether the daemon at `index`, whose status said it serves `network`,
  * serves the namespace of its connection `fd`: NULL if so; else it is not
@@ -36,6 +39,8 @@ int reachd_daemon_paths_connect_first (ReachdDaemonPaths *paths, const char *req
  * asks (the subscription, init's, a reach query's). */
 GError *reachd_daemon_paths_check_ours (ReachdDaemonPaths *paths, gint index, const ReachdNamespace *network, int fd);
 
+/* The daemon at `index` was found to serve another network namespace. */
+gboolean reachd_daemon_paths_is_foreign (ReachdDaemonPaths *paths, gint index);
 /* Some daemon has not been found to serve another network namespace. */
 gboolean reachd_daemon_paths_any_left (ReachdDaemonPaths *paths);
 

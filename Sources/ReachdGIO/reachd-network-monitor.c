@@ -16,9 +16,11 @@
  * nothing.
  *
  * When the daemon goes away (or sends what reachd never sends) the module
- * keeps the last state and reconnects with capped backoff; the first status
- * of the new subscription is compared like any other, so a restart that
- * changes nothing signals nothing.
+ * keeps the last state and reconnects at once; when that fails, GLib's
+ * backend answers (below) while it reconnects with capped backoff, or,
+ * where no daemon's socket exists, when one is made (reachd-socket-watch.c),
+ * with no timer. The first status of the new subscription is compared like
+ * any other, so a restart that changes nothing signals nothing.
  *
  * A daemon that stops answering (SIGSTOP, a deadlock) is noticed within
  * REACHD_PROBE_SPACING_MS + REACHD_PROBE_DEADLINE_MS of the next change the
@@ -45,6 +47,7 @@
 #include "reachd-fallback.h"
 #include "reachd-liveness.h"
 #include "reachd-reach.h"
+#include "reachd-socket-watch.h"
 
 #include <unistd.h>
 
@@ -80,6 +83,9 @@ struct _ReachdNetworkMonitor
   /* Pending reconnection, while the daemon is away. */
   GSource *retry;
   guint failures;
+  /* In place of `retry` while nothing listens at any socket: where the
+   * sockets would appear. */
+  ReachdSocketWatch *sockets;
   /* When the subscription began. */
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
@@ -117,6 +123,7 @@ G_DEFINE_DYNAMIC_TYPE_EXTENDED (ReachdNetworkMonitor, reachd_network_monitor, G_
 /* ---- Following the daemon ---- */
 
 static void schedule_retry (ReachdNetworkMonitor *self);
+static gboolean await_sockets (ReachdNetworkMonitor *self);
 static gboolean on_subscription_readable (int fd, GIOCondition condition, gpointer user_data);
 
 static void
@@ -347,20 +354,61 @@ on_retry (gpointer user_data)
   g_clear_pointer (&self->retry, g_source_unref);
   g_autoptr (GError) error = NULL;
   gint path = -1;
-  int fd = reachd_daemon_paths_connect_first (self->paths, REACHD_SUBSCRIBE_SUMMARY, &path, &error);
+  gboolean nothing_listens;
+  int fd = reachd_daemon_paths_connect_first (self->paths, REACHD_SUBSCRIBE_SUMMARY, &path, &nothing_listens, &error);
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
-      /* A question from can_reach may have found the last path foreign. */
-      if (reachd_daemon_paths_any_left (self->paths))
+      /* No daemon answers: GLib's backend does until one does, for the last
+       * state goes stale (a daemon back at once, restarted, never needs
+       * it). A question from can_reach may have found the last path
+       * foreign: then nothing is waited for. */
+      enter_fallback (self);
+      if (reachd_daemon_paths_any_left (self->paths) && (!nothing_listens || !await_sockets (self)))
         schedule_retry (self);
-      else
-        enter_fallback (self);
       return G_SOURCE_REMOVE;
     }
+  g_clear_pointer (&self->sockets, reachd_socket_watch_free);
   /* Its first status is compared with the state kept meanwhile. */
   follow (self, fd, path);
   return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_sockets_changed (gpointer user_data)
+{
+  ReachdNetworkMonitor *self = user_data;
+  /* Freed while its source dispatches, which GLib allows; the try after
+   * the watch was set may be pending still. */
+  g_clear_pointer (&self->sockets, reachd_socket_watch_free);
+  reachd_clear_source (&self->retry);
+  /* News of the daemon: its socket may be a moment from listening, so a
+   * refusal now is tried again after the shortest wait. */
+  self->failures = 0;
+  on_retry (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* No socket at any path (no daemon, and no socket unit holding its
+ * place): instead of a timer (an app tried every 5 s for as long as it
+ * ran), a watch of where the sockets would appear, then one more try, for
+ * a socket made before the watch was set. Already watching, that try found
+ * nothing: the watch says when to look again. FALSE when nothing can be
+ * watched: the timer, then. */
+static gboolean
+await_sockets (ReachdNetworkMonitor *self)
+{
+  if (self->sockets != NULL)
+    return TRUE;
+  g_autoptr (GError) error = NULL;
+  self->sockets = reachd_socket_watch_new (self->paths, self->context, on_sockets_changed, self, &error);
+  if (self->sockets == NULL)
+    {
+      g_debug ("reachd: %s; trying the daemon on a timer", error->message);
+      return FALSE;
+    }
+  self->retry = reachd_attach_source (g_timeout_source_new (0), on_retry, self, "[reachd-gio] reconnect", self->context);
+  return TRUE;
 }
 
 /* At once the first time (under reachd.socket the connection restarts the
@@ -538,6 +586,7 @@ reachd_network_monitor_finalize (GObject *object)
   g_mutex_clear (&self->fallback_lock);
   reachd_line_buffer_clear (&self->lines);
   reachd_clear_source (&self->retry);
+  g_clear_pointer (&self->sockets, reachd_socket_watch_free);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_clear_pointer (&self->paths, reachd_daemon_paths_free);
   G_OBJECT_CLASS (reachd_network_monitor_parent_class)->finalize (object);

@@ -142,7 +142,7 @@ reach_query_start (ReachQuery *query, GError **error)
   g_autoptr (GString) requests = g_string_new (REACHD_GET_SUMMARY);
   for (guint i = 0; i < query->count; i++)
     append_reach_request (requests, query->targets[i], i);
-  query->fd = reachd_daemon_paths_connect_first (query->paths, requests->str, &query->path, error);
+  query->fd = reachd_daemon_paths_connect_first (query->paths, requests->str, &query->path, NULL, error);
   return query->fd >= 0;
 }
 

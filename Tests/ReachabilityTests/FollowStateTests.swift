@@ -175,6 +175,12 @@ struct FollowStateTests {
         #expect(session.feed(.tick).effects.isEmpty, "nothing to do while nothing changes there")
         session.feed(.socketsChanged)
         #expect(session.feed(.tick).effects == ["connect \(Self.userSocket) subscribe"], "at once")
+        // Bound, not listening yet: again after the shortest wait.
+        session.feed(.connectFailed(path: Self.userSocket, .notRunning(path: Self.userSocket, cause: SystemError("connect", errno: ECONNREFUSED))))
+        session.feed(Self.nothingListens(Self.socket))
+        #expect(session.state.nextDeadline == session.now + .milliseconds(100))
+        session.now += .milliseconds(100)
+        #expect(session.feed(.tick).effects == ["connect \(Self.userSocket) subscribe"])
         #expect(session.feed(Self.connected(Self.userSocket)).effects.isEmpty, "the watch ended with its news")
     }
 
@@ -189,14 +195,23 @@ struct FollowStateTests {
     }
 
     /// A daemon that is there but fails otherwise (stopped, refusing, a
-    /// socket this user may not open) is asked again on the schedule; so is
-    /// one whose sockets can't be watched.
+    /// socket this user may not open), and a socket with nothing listening
+    /// yet, are asked again on the schedule; so is a daemon whose sockets
+    /// can't be watched.
     @Test func aDaemonThereButFailingAndAnUnwatchableSocketAreAskedOnTheSchedule() {
         var session = Driver(.automatic)
         session.feed(.tick)
         let denied = session.feed(.connectFailed(path: Self.socket, .connectionFailed(path: Self.socket, cause: SystemError("connect", errno: EACCES))))
         #expect(!denied.effects.contains { $0.hasPrefix("watch") })
         #expect(session.state.nextDeadline == session.now + .milliseconds(100))
+
+        // A socket that refuses: stale, or bound a moment before its daemon
+        // listens, which no watch would tell.
+        var refusing = Driver(.automatic)
+        refusing.feed(.tick)
+        let refused = refusing.feed(.connectFailed(path: Self.socket, .notRunning(path: Self.socket, cause: SystemError("connect", errno: ECONNREFUSED))))
+        #expect(!refused.effects.contains { $0.hasPrefix("watch") })
+        #expect(refusing.state.nextDeadline == refusing.now + .milliseconds(100))
 
         var unwatchable = Driver(.automatic)
         unwatchable.feed(.tick)

@@ -1,5 +1,9 @@
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Every decision a ``FollowSession`` makes, with none of its I/O: an input
 /// (a command, a daemon's lines, what a connect or the in-process engine
 /// came to, the time) in; the updates to deliver and the effects to perform
@@ -99,8 +103,11 @@ struct FollowState {
     private(set) var engineRunning = false
     /// When to try the daemon again or, in-process, to start netlink again.
     private var retry: RetrySchedule
-    /// Every daemon asked since the last attempt began had nothing
-    /// listening at its socket (`.notRunning`).
+    /// Every daemon asked since the last attempt began had no socket at
+    /// all (ENOENT). A socket there that refuses (ECONNREFUSED) may be one
+    /// bound a moment before its daemon listens, which no watch would
+    /// tell: it is asked on the schedule, as a stale one left by a daemon
+    /// that crashed.
     private var noneListening = true
     /// The session watches where the sockets would appear, in place of
     /// the retry schedule: a daemon that is not there is waited for without
@@ -185,6 +192,9 @@ struct FollowState {
         case .computed(let events): computed(events)
         case .socketsChanged:
             watchingSockets = false
+            // News of the daemon: its socket may be a moment from listening,
+            // so a refusal now is tried again after the shortest wait.
+            retry.succeeded()
             retry.tryAgain(at: now)
         case .socketsUnwatchable:
             watchingSockets = false
@@ -252,6 +262,12 @@ struct FollowState {
 
     private var daemonsToAsk: [String] { configuration.socketPaths.filter { !otherNetworks.contains($0) } }
 
+    /// No socket at the path at all: what a watch of its directory tells the
+    /// end of.
+    private static func noSocket(_ error: DaemonClientError) -> Bool {
+        if case .notRunning(_, let cause) = error { cause.errno == ENOENT } else { false }
+    }
+
     private mutating func tick(_ now: ContinuousClock.Instant) {
         if let daemon, let due = daemon.link.firstAnswerBy, now >= due {
             daemonFailed(.timedOut(path: daemon.path, timeout: DaemonConnection.answerTimeout), now)
@@ -290,7 +306,7 @@ struct FollowState {
 
     /// The next socket, else the daemon failed.
     private mutating func connectFailed(_ path: String, _ error: DaemonClientError, _ now: ContinuousClock.Instant) {
-        let nothingListens = if case .notRunning = error { true } else { false }
+        let nothingListens = Self.noSocket(error)
         if !nothingListens { noneListening = false }
         let remaining = daemonsToAsk.drop { $0 != path }.dropFirst()
         guard let next = remaining.first else { return daemonFailed(error, now) }
@@ -403,7 +419,7 @@ struct FollowState {
         // A daemon-only source with every daemon another network's has
         // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
         if !anyToAsk, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
-        let nothingListens = if case .notRunning = error { noneListening } else { false }
+        let nothingListens = Self.noSocket(error) && noneListening
         // Asked again once the watch was set, or after netlink failed in-process:
         // still nothing, and said already.
         if nothingListens, watchingSockets { return startEngine() }
