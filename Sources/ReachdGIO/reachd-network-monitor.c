@@ -16,11 +16,10 @@
  * nothing.
  *
  * When the daemon goes away (or sends what reachd never sends) the module
- * keeps the last state and reconnects at once; when that fails, GLib's
- * backend answers (below) while it reconnects with capped backoff, or,
- * where no daemon's socket exists, when one is made (reachd-socket-watch.c),
- * with no timer. The first status of the new subscription is compared like
- * any other, so a restart that changes nothing signals nothing.
+ * keeps the last state and reconnects with capped backoff, or, where no
+ * daemon's socket exists, when one is made (reachd-socket-watch.c), with no
+ * timer; the first status of the new subscription is compared like any
+ * other, so a restart that changes nothing signals nothing.
  *
  * A daemon that stops answering (SIGSTOP, a deadlock) is noticed within
  * REACHD_PROBE_SPACING_MS + REACHD_PROBE_DEADLINE_MS of the next change the
@@ -359,12 +358,10 @@ on_retry (gpointer user_data)
   if (fd < 0)
     {
       g_debug ("reachd: %s", error->message);
-      /* No daemon answers: GLib's backend does until one does, for the last
-       * state goes stale (a daemon back at once, restarted, never needs
-       * it). A question from can_reach may have found the last path
-       * foreign: then nothing is waited for. */
-      enter_fallback (self);
-      if (reachd_daemon_paths_any_left (self->paths) && (!nothing_listens || !await_sockets (self)))
+      /* A question from can_reach may have found the last path foreign. */
+      if (!reachd_daemon_paths_any_left (self->paths))
+        enter_fallback (self);
+      else if (!nothing_listens || !await_sockets (self))
         schedule_retry (self);
       return G_SOURCE_REMOVE;
     }
@@ -383,7 +380,7 @@ on_sockets_changed (gpointer user_data)
   g_clear_pointer (&self->sockets, reachd_socket_watch_free);
   reachd_clear_source (&self->retry);
   /* News of the daemon: its socket may be a moment from listening, so a
-   * refusal now is tried again after the shortest wait. */
+   * refusal now is tried again at once, then after the shortest wait. */
   self->failures = 0;
   on_retry (self);
   return G_SOURCE_REMOVE;

@@ -50,25 +50,18 @@ on_events (int fd, GIOCondition condition, gpointer user_data)
   return call (watch->data);
 }
 
-ReachdSocketWatch *
-reachd_socket_watch_new (ReachdDaemonPaths *paths, GMainContext *context, GSourceFunc changed, gpointer data,
-                         GError **error)
+/* For each path not found foreign, the nearest directory that exists and
+ * the next name down the path from it, into `directories` and `names`. */
+static void
+find_targets (ReachdDaemonPaths *paths, GPtrArray *directories, GPtrArray *names)
 {
-  int fd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
-  if (fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "inotify: %s", g_strerror (saved));
-      return NULL;
-    }
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   for (gint i = 0; reachd_daemon_paths_path (paths, i) != NULL; i++)
     {
       if (reachd_daemon_paths_is_foreign (paths, i))
         continue;
       const char *path = reachd_daemon_paths_path (paths, i);
-      g_autofree char *directory = g_path_get_dirname (path);
-      g_autofree char *name = g_path_get_basename (path);
+      char *directory = g_path_get_dirname (path);
+      char *name = g_path_get_basename (path);
       while (access (directory, F_OK) != 0 && !g_str_equal (directory, "/") && !g_str_equal (directory, "."))
         {
           g_free (name);
@@ -77,15 +70,74 @@ reachd_socket_watch_new (ReachdDaemonPaths *paths, GMainContext *context, GSourc
           g_free (directory);
           directory = parent;
         }
-      if (inotify_add_watch (fd, directory, WATCHED_EVENTS) >= 0)
-        g_ptr_array_add (names, g_steal_pointer (&name));
+      g_ptr_array_add (directories, directory);
+      g_ptr_array_add (names, name);
     }
-  if (names->len == 0)
+}
+
+static gboolean
+same_strings (GPtrArray *a, GPtrArray *b)
+{
+  if (a->len != b->len)
+    return FALSE;
+  for (guint i = 0; i < a->len; i++)
+    if (!g_str_equal (g_ptr_array_index (a, i), g_ptr_array_index (b, i)))
+      return FALSE;
+  return TRUE;
+}
+
+/* Every directory is watched, or none is: a path left unwatched would be
+ * waited for without end. A directory made between finding it missing and
+ * watching its parent sends its parent no event: the directories are
+ * looked for again once watched. */
+static int
+watch_targets (ReachdDaemonPaths *paths, GPtrArray *names, GError **error)
+{
+  for (int round = 0; round < 8; round++)
     {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "no directory of a daemon's socket can be watched");
+      g_autoptr (GPtrArray) directories = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_set_size (names, 0);
+      find_targets (paths, directories, names);
+      if (directories->len == 0)
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "no daemon's socket to watch for");
+          return -1;
+        }
+      int fd = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
+      for (guint i = 0; fd >= 0 && i < directories->len; i++)
+        if (inotify_add_watch (fd, g_ptr_array_index (directories, i), WATCHED_EVENTS) < 0)
+          {
+            int saved = errno;
+            close (fd);
+            fd = -1;
+            errno = saved;
+          }
+      if (fd < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot watch for the daemon's socket: %s",
+                       g_strerror (saved));
+          return -1;
+        }
+      g_autoptr (GPtrArray) again = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) again_names = g_ptr_array_new_with_free_func (g_free);
+      find_targets (paths, again, again_names);
+      if (same_strings (directories, again) && same_strings (names, again_names))
+        return fd;
       close (fd);
-      return NULL;
     }
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_BUSY, "the daemon's socket directories keep changing");
+  return -1;
+}
+
+ReachdSocketWatch *
+reachd_socket_watch_new (ReachdDaemonPaths *paths, GMainContext *context, GSourceFunc changed, gpointer data,
+                         GError **error)
+{
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  int fd = watch_targets (paths, names, error);
+  if (fd < 0)
+    return NULL;
   ReachdSocketWatch *watch = g_new0 (ReachdSocketWatch, 1);
   watch->fd = fd;
   watch->names = g_steal_pointer (&names);

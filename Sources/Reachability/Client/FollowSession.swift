@@ -15,7 +15,7 @@ import Synchronization
 /// - one liveness sentinel (``DaemonLiveness``) that notices a daemon that
 ///   stopped answering when the kernel reports something it should publish;
 /// - one retry schedule, for the daemon and for restarting netlink alike,
-///   and, while nothing listens at any daemon socket, a watch of where the
+///   and, while no daemon's socket exists, a watch of where the
 ///   sockets would appear in its place (``FileChangeWatch``);
 /// - while no daemon answers, its in-process half (``InProcessFollower``):
 ///   the daemon's own composition of watcher and tracker, so the answers are

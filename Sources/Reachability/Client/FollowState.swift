@@ -113,6 +113,9 @@ struct FollowState {
     /// the retry schedule: a daemon that is not there is waited for without
     /// a timer, and tried the moment its socket is made.
     private var watchingSockets = false
+    /// The watch could not be made (out of inotify instances, say): the
+    /// schedule, until a daemon answers.
+    private var socketsUnwatchable = false
     /// What was delivered of the status, and how the next one is.
     private var stream: StatusStream
     private var failures = DaemonFailureLog()
@@ -144,6 +147,7 @@ struct FollowState {
         daemonUnresponsive = false
         engineRunning = false
         watchingSockets = false
+        socketsUnwatchable = false
     }
 
     /// Whether the daemon followed has answered (its liveness is then watched).
@@ -165,6 +169,7 @@ struct FollowState {
         case .connected(let path, let check):
             daemon = (path, DaemonLink(firstAnswerBy: now + DaemonConnection.answerTimeout, checkServesThisNetwork: check))
             noneListening = false
+            socketsUnwatchable = false
             if watchingSockets {
                 watchingSockets = false
                 effects.append(.unwatchSockets)
@@ -197,8 +202,10 @@ struct FollowState {
             retry.succeeded()
             retry.tryAgain(at: now)
         case .socketsUnwatchable:
+            // The try queued after the watch still runs, and finds the
+            // schedule.
             watchingSockets = false
-            retry.failed(now: now)
+            socketsUnwatchable = true
         }
         defer { (updates, effects) = ([], []) }
         return (updates, effects)
@@ -428,7 +435,7 @@ struct FollowState {
         // With every daemon another network's, there is nothing to ask again:
         // no timer.
         guard anyToAsk else { return }
-        if nothingListens {
+        if nothingListens, !socketsUnwatchable {
             // No timer: the socket's appearing wakes the session. Asked once
             // more after the watch is set, for a socket made in between.
             watchingSockets = true

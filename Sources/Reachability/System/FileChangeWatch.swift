@@ -16,6 +16,7 @@ package final class FileChangeWatch {
     /// ``takeChanges()``.
     package let fileDescriptor: Int32
     private let names: Set<String>
+    private let events: UInt32
 
     /// Files written, replaced or removed: what a reader of their contents
     /// must see.
@@ -35,6 +36,7 @@ package final class FileChangeWatch {
         for other in optional { _ = inotify_add_watch(fd, other, mask) }
         fileDescriptor = fd
         self.names = names
+        events = mask
     }
 
     /// The resolver's configuration: what `getaddrinfo` reads in `/etc`,
@@ -59,23 +61,37 @@ package final class FileChangeWatch {
     /// directory, or, where that does not exist yet (`/run/reachd` before
     /// the daemon's first start), the nearest one that does, for the next
     /// name down the path. A client tries again at each event, and watches
-    /// anew from where the path then ends.
+    /// anew from where the path then ends. Every directory is watched or
+    /// none is: a path left unwatched would be waited for without end.
     package static func daemonSockets(_ paths: [String]) throws(SystemError) -> FileChangeWatch {
-        var directories: [String] = []
-        var names: Set<String> = []
-        for path in paths {
-            var (directory, name) = split(path)
-            while access(directory, F_OK) != 0, directory != "/" { (directory, name) = split(directory) }
-            if !directories.contains(directory) { directories.append(directory) }
-            names.insert(name)
+        // A directory made between finding it missing and watching its
+        // parent sends its parent no event: looked for again once watched.
+        for _ in 0..<8 {
+            let before = socketTargets(paths)
+            let directories = before.map(\.directory).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            guard let first = directories.first else { throw SystemError("no socket path to watch", errno: EINVAL) }
+            // Made (a socket is bound, a directory made) or renamed into place,
+            // and the watched directory going: a runtime directory sees files
+            // written all day, and each would wake a waiting client.
+            let watch = try FileChangeWatch(
+                directory: first, names: Set(before.map(\.name)),
+                events: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
+            for directory in directories.dropFirst() where inotify_add_watch(watch.fileDescriptor, directory, watch.events) < 0 {
+                throw SystemError("inotify_add_watch \(directory)")
+            }
+            if socketTargets(paths).elementsEqual(before, by: ==) { return watch }
         }
-        guard let first = directories.first else { throw SystemError("no socket path to watch") }
-        // Made (a socket is bound, a directory made) or renamed into place,
-        // and the watched directory going: a runtime directory sees files
-        // written all day, and each would wake a waiting client.
-        return try FileChangeWatch(
-            directory: first, optional: Array(directories.dropFirst()), names: names,
-            events: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
+        throw SystemError("the daemon's socket directories keep changing", errno: EAGAIN)
+    }
+
+    /// For each path, the nearest directory that exists and the next name
+    /// down the path from it.
+    private static func socketTargets(_ paths: [String]) -> [(directory: String, name: String)] {
+        paths.map { path in
+            var (directory, name) = split(path)
+            while access(directory, F_OK) != 0, directory != "/", directory != "." { (directory, name) = split(directory) }
+            return (directory, name)
+        }
     }
 
     /// The directory a path is in, and its last name.
