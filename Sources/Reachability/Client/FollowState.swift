@@ -109,13 +109,19 @@ struct FollowState {
     /// tell: it is asked on the schedule, as a stale one left by a daemon
     /// that crashed.
     private var noneListening = true
-    /// The session watches where the sockets would appear, in place of
-    /// the retry schedule: a daemon that is not there is waited for without
-    /// a timer, and tried the moment its socket is made.
-    private var watchingSockets = false
-    /// The watch could not be made (out of inotify instances, say): the
-    /// schedule, until a daemon answers.
-    private var socketsUnwatchable = false
+    /// Whether the session watches where the sockets would appear, in place
+    /// of the retry schedule.
+    private var socketWatch = SocketWatch.off
+
+    enum SocketWatch {
+        case off
+        /// A daemon that is not there is waited for without a timer, and
+        /// tried the moment its socket is made.
+        case on
+        /// The watch could not be made (out of inotify instances, say): the
+        /// schedule, until a daemon answers.
+        case failed
+    }
     /// What was delivered of the status, and how the next one is.
     private var stream: StatusStream
     private var failures = DaemonFailureLog()
@@ -146,8 +152,7 @@ struct FollowState {
         daemon = nil
         daemonUnresponsive = false
         engineRunning = false
-        watchingSockets = false
-        socketsUnwatchable = false
+        socketWatch = .off
     }
 
     /// Whether the daemon followed has answered (its liveness is then watched).
@@ -169,11 +174,7 @@ struct FollowState {
         case .connected(let path, let check):
             daemon = (path, DaemonLink(firstAnswerBy: now + DaemonConnection.answerTimeout, checkServesThisNetwork: check))
             noneListening = false
-            socketsUnwatchable = false
-            if watchingSockets {
-                watchingSockets = false
-                effects.append(.unwatchSockets)
-            }
+            stopWatchingSockets()
         case .connectFailed(let path, let error): connectFailed(path, error, now)
         case .daemonReadable:
             guard daemon != nil else { break }
@@ -196,7 +197,7 @@ struct FollowState {
         case .engineFailed(let error): engineFailed(error, now)
         case .computed(let events): computed(events)
         case .socketsChanged:
-            watchingSockets = false
+            socketWatch = .off
             // News of the daemon: its socket may be a moment from listening,
             // so a refusal now is tried again after the shortest wait.
             retry.succeeded()
@@ -204,8 +205,7 @@ struct FollowState {
         case .socketsUnwatchable:
             // The try queued after the watch still runs, and finds the
             // schedule.
-            watchingSockets = false
-            socketsUnwatchable = true
+            socketWatch = .failed
         }
         defer { (updates, effects) = ([], []) }
         return (updates, effects)
@@ -318,7 +318,7 @@ struct FollowState {
         let remaining = daemonsToAsk.drop { $0 != path }.dropFirst()
         guard let next = remaining.first else { return daemonFailed(error, now) }
         // Asked again once the watch was set: said already.
-        if !(nothingListens && watchingSockets) { note(error) }
+        if !(nothingListens && socketWatch == .on) { note(error) }
         connect(next)
     }
 
@@ -429,26 +429,30 @@ struct FollowState {
         let nothingListens = Self.noSocket(error) && noneListening
         // Asked again once the watch was set, or after netlink failed in-process:
         // still nothing, and said already.
-        if nothingListens, watchingSockets { return startEngine() }
+        if nothingListens, socketWatch == .on { return startEngine() }
         note(error)
         startEngine()
         // With every daemon another network's, there is nothing to ask again:
         // no timer.
         guard anyToAsk else { return }
-        if nothingListens, !socketsUnwatchable {
+        if nothingListens, socketWatch == .off {
             // No timer: the socket's appearing wakes the session. Asked once
             // more after the watch is set, for a socket made in between.
-            watchingSockets = true
+            socketWatch = .on
             effects.append(.watchSockets(daemonsToAsk))
             noneListening = true
             connect(daemonsToAsk[0])
         } else {
-            if watchingSockets {
-                watchingSockets = false
-                effects.append(.unwatchSockets)
-            }
+            if socketWatch == .on { stopWatchingSockets() }
             retry.failed(now: now)
         }
+    }
+
+    /// A daemon answers, or is there but fails: the schedule, and a watch
+    /// again the next time no socket exists.
+    private mutating func stopWatchingSockets() {
+        if socketWatch == .on { effects.append(.unwatchSockets) }
+        socketWatch = .off
     }
 
     /// A daemon that did not answer does again: a fresh subscription, whose
