@@ -15,7 +15,7 @@ struct FileChangeWatchTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcw-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let watch = try FileChangeWatch(directory: directory.path, names: ["resolv.conf", "hosts"])
+        let watch = try FileChangeWatch(directories: [directory.path], names: ["resolv.conf", "hosts"])
         #expect(!watch.takeChanges(), "nothing happened yet")
 
         try "other\n".write(to: directory.appendingPathComponent("motd"), atomically: false, encoding: .utf8)

@@ -16,27 +16,27 @@ package final class FileChangeWatch {
     /// ``takeChanges()``.
     package let fileDescriptor: Int32
     private let names: Set<String>
-    private let events: UInt32
 
     /// Files written, replaced or removed: what a reader of their contents
     /// must see.
     package static let contentChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
 
-    /// Watches `directory`, and each of `optional` that exists (a directory
-    /// made later is not watched), for `events` on files named one of `names`.
+    /// Watches each of `directories`, and each of `optional` that exists (a
+    /// directory made later is not watched), for `events` on files named
+    /// one of `names`.
     package init(
-        directory: String, optional: [String] = [], names: Set<String>, events mask: UInt32 = contentChanges
+        directories: [String], optional: [String] = [], names: Set<String>, events mask: UInt32 = contentChanges
     ) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw SystemError("inotify_init1") }
-        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+        for directory in directories where inotify_add_watch(fd, directory, mask) < 0 {
+            let error = SystemError("inotify_add_watch \(directory)")
             close(fd)
-            throw SystemError("inotify_add_watch \(directory)")
+            throw error
         }
         for other in optional { _ = inotify_add_watch(fd, other, mask) }
         fileDescriptor = fd
         self.names = names
-        events = mask
     }
 
     /// The resolver's configuration: what `getaddrinfo` reads in `/etc`,
@@ -54,7 +54,7 @@ package final class FileChangeWatch {
                 names.insert(String(path[path.index(after: slash)...]))
             }
         }
-        return try FileChangeWatch(directory: "/etc", optional: optional, names: names)
+        return try FileChangeWatch(directories: ["/etc"], optional: optional, names: names)
     }
 
     /// Where the daemons' sockets at `paths` would appear: each one's
@@ -68,17 +68,13 @@ package final class FileChangeWatch {
         // parent sends its parent no event: looked for again once watched.
         for _ in 0..<8 {
             let before = socketTargets(paths)
-            let directories = before.map(\.directory).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            guard let first = directories.first else { throw SystemError("no socket path to watch", errno: EINVAL) }
+            guard !before.isEmpty else { throw SystemError("no socket path to watch", errno: EINVAL) }
             // Made (a socket is bound, a directory made) or renamed into place,
             // and the watched directory going: a runtime directory sees files
             // written all day, and each would wake a waiting client.
             let watch = try FileChangeWatch(
-                directory: first, names: Set(before.map(\.name)),
+                directories: Array(Set(before.map(\.directory))), names: Set(before.map(\.name)),
                 events: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
-            for directory in directories.dropFirst() where inotify_add_watch(watch.fileDescriptor, directory, watch.events) < 0 {
-                throw SystemError("inotify_add_watch \(directory)")
-            }
             if socketTargets(paths).elementsEqual(before, by: ==) { return watch }
         }
         throw SystemError("the daemon's socket directories keep changing", errno: EAGAIN)
