@@ -48,7 +48,7 @@ public enum NetworkCondition: Sendable, Hashable, CaseIterable {
     /// ```
     public init(_ destination: DestinationStatus, host: NetworkStatus?) {
         switch destination.state {
-        case .pending:
+        case .pending, .unknown:
             self = .unknown
         case .unreachable, .unresolved, .unrecognized:
             self = .offline

@@ -29,6 +29,16 @@ struct DNSEvaluatorTests {
         #expect(dns.state == .unroutable)
     }
 
+    /// A server whose route answer was lost (the reply queue overran) is
+    /// `unknown`, and so is the verdict while no other server is routable:
+    /// not `unroutable`, which would say something of a route never seen.
+    @Test func aLostAnswerIsUnknownUnlessAnotherServerIsRoutable() {
+        let lost = DNSEvaluator.evaluate([Self.unrouted(Self.first), .unknown(Self.second)])
+        #expect(lost.state == .unknown)
+        #expect(lost.servers.map(\.state) == [.unreachable, .unknown])
+        #expect(DNSEvaluator.evaluate([.unknown(Self.first), Self.routed(Self.second)]).state == .ok)
+    }
+
     @Test func noServerIsNone() {
         #expect(DNSEvaluator.evaluate([]) == DNSStatus(state: .none, servers: []))
     }

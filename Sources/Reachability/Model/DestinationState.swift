@@ -6,7 +6,7 @@
 /// switch answer.state {
 /// case .reachable: print("show the list")
 /// case .unreachable, .unresolved: print("show no network")
-/// case .pending, .unrecognized: print("show a spinner")
+/// case .pending, .unknown, .unrecognized: print("show a spinner")
 /// }
 /// ```
 public enum DestinationState: ProtocolValue, CustomStringConvertible {
@@ -20,11 +20,14 @@ public enum DestinationState: ProtocolValue, CustomStringConvertible {
     case unresolved
     /// The first resolution of the name is still running.
     case pending
+    /// The kernel's answer to the route lookup was lost (its reply queue
+    /// overran); asked again within a second. Not known either way.
+    case unknown
     /// A state this version does not know, from a newer daemon: not reachable.
     case unrecognized(String)
 
     /// The values this version knows; never `.unrecognized`.
-    public static let allCases: [DestinationState] = [.reachable, .unreachable, .unresolved, .pending]
+    public static let allCases: [DestinationState] = [.reachable, .unreachable, .unresolved, .pending, .unknown]
 
     /// The wire spelling.
     public var rawValue: String {
@@ -33,6 +36,7 @@ public enum DestinationState: ProtocolValue, CustomStringConvertible {
         case .unreachable: "unreachable"
         case .unresolved: "unresolved"
         case .pending: "pending"
+        case .unknown: "unknown"
         case .unrecognized(let rawValue): rawValue
         }
     }

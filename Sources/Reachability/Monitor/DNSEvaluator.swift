@@ -3,16 +3,21 @@
 /// packet sent. Pure: servers and route verdicts in, the `dns` block out.
 enum DNSEvaluator {
     /// `ok` when one server is routable, `none` when none is configured,
-    /// `unroutable` when none has a route. `verdicts`: each server's, in the
-    /// resolver's order.
+    /// `unknown` while none is routable and a server's route answer was
+    /// lost (asked again a second later), `unroutable` when none has a
+    /// route. `verdicts`: each server's, in the resolver's order.
     static func evaluate(_ verdicts: [AddressVerdict]) -> DNSStatus {
         let judged = verdicts.map { verdict in
             DNSServer(
-                address: verdict.address.description, state: verdict.reason == nil ? .reachable : .unreachable,
-                reason: verdict.reason, interface: verdict.via?.interface)
+                address: verdict.address.description, state: verdict.state, reason: verdict.reason,
+                interface: verdict.via?.interface)
         }
         if judged.isEmpty { return DNSStatus(state: .none, servers: []) }
-        return DNSStatus(state: judged.contains { $0.state == .reachable } ? .ok : .unroutable, servers: judged)
+        let state: DNSState =
+            if judged.contains(where: { $0.state == .reachable }) { .ok }
+            else if judged.contains(where: { $0.state == .unknown }) { .unknown }
+            else { .unroutable }
+        return DNSStatus(state: state, servers: judged)
     }
 
     /// `routed` (this evaluator's verdict) with what the connectivity check

@@ -7,7 +7,7 @@
 /// host), an egress link that is up with carrier, and a source address the
 /// kernel would use that can reach that far.
 enum DestinationEvaluator {
-    /// Looks up every query (one round trip per chunk) and judges each answer.
+    /// Looks up every query (one round trip per batch) and judges each answer.
     static func judge(
         _ queries: [RouteQuery], socket: NetlinkQuerySocket, table: InterfaceTable
     ) throws(NetlinkError) -> [AddressVerdict] {
@@ -15,7 +15,9 @@ enum DestinationEvaluator {
         return zip(queries, lookups).map { evaluate($0.destination, lookup: $1, table: table) }
     }
 
-    static func evaluate(_ address: IPAddress, lookup: RouteLookupResult, table: InterfaceTable) -> AddressVerdict {
+    /// `lookup` `nil`: the kernel's answer was lost, and the verdict is unknown.
+    static func evaluate(_ address: IPAddress, lookup: RouteLookupResult?, table: InterfaceTable) -> AddressVerdict {
+        guard let lookup else { return .unknown(address) }
         func unreachable(_ reason: UnreachableReason) -> AddressVerdict {
             AddressVerdict(address: address, reason: reason, via: nil, lookup: lookup)
         }
@@ -66,14 +68,27 @@ enum DestinationEvaluator {
     }
 }
 
-/// One address of a destination, judged: reachable when `reason` is `nil`,
-/// with the path its packets would take.
+/// One address of a destination, judged: reachable with the path its
+/// packets would take (`via`), unreachable for a `reason`, or, with
+/// neither, unknown: the kernel's answer was lost.
 struct AddressVerdict: Sendable, Hashable {
     var address: IPAddress
     var reason: UnreachableReason?
     var via: DestinationPath?
     /// The kernel's answer it was judged from: its route may expire.
     var lookup: RouteLookupResult?
+
+    /// No answer to judge: asked again a second later
+    /// (``RouteLookupResult/askAgainAfterFailure``).
+    static func unknown(_ address: IPAddress) -> AddressVerdict {
+        AddressVerdict(address: address, reason: nil, via: nil, lookup: nil)
+    }
+
+    /// `reachable`, `unreachable` or `unknown`.
+    var state: DestinationState {
+        if reason != nil { return .unreachable }
+        return via == nil ? .unknown : .reachable
+    }
 }
 
 /// Where a destination's packets would go: the egress link, the next hop,

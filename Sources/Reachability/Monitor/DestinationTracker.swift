@@ -203,7 +203,8 @@ package final class DestinationTracker {
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
             if case .lookUp(_, let asked) = plan {
-                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.compactMap { verdicts[$0].lookup }, from: answered)
+                entries[key]?.routesExpire = RouteLookupResult.askAgain(
+                    asked.map { verdicts[$0].state == .unknown ? nil : verdicts[$0].lookup }, from: answered)
             } else {
                 entries[key]?.routesExpire = nil
             }
@@ -253,15 +254,18 @@ package final class DestinationTracker {
     }
 
     /// The answer for a destination from its addresses' verdicts: reachable
-    /// through the first reachable address, else unreachable for the first
-    /// address's reason.
+    /// through the first reachable address; else unknown while an address's
+    /// answer was lost; else unreachable for the first address's reason.
     static func status(
         _ destination: Destination, verdicts: [AddressVerdict], source: StatusSource
     ) -> DestinationStatus {
-        let reachable = verdicts.first { $0.reason == nil }
+        let state: DestinationState =
+            if verdicts.contains(where: { $0.state == .reachable }) { .reachable }
+            else if verdicts.contains(where: { $0.state == .unknown }) { .unknown }
+            else { .unreachable }
         return status(
-            destination, state: reachable == nil ? .unreachable : .reachable,
-            reason: reachable == nil ? verdicts.first?.reason.map(DestinationReason.route) : nil,
+            destination, state: state,
+            reason: state == .unreachable ? verdicts.first?.reason.map(DestinationReason.route) : nil,
             verdicts: verdicts, source: source)
     }
 
@@ -272,7 +276,7 @@ package final class DestinationTracker {
         let addresses = verdicts.map { verdict in
             AddressReachability(
                 address: verdict.address.description, family: verdict.address.family,
-                state: verdict.reason == nil ? .reachable : .unreachable,
+                state: verdict.state,
                 reason: verdict.reason.map(DestinationReason.route), via: verdict.via.map(route))
         }
         return DestinationStatus(

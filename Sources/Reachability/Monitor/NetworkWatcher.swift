@@ -231,17 +231,22 @@ package final class NetworkWatcher {
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
         findings: inout ConnectivityFindings?, resolverServers: [IPAddress],
         metering: (LinkRecord) -> Metering
-    ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult]) {
-        // The families' probes and each name server in one round trip: a
-        // route going under the resolver changes the verdict with the status.
+    ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult?]) {
+        // The families' probes and each name server in one pass: a route
+        // going under the resolver changes the verdict with the status.
         let lookups = try queries.lookupRoutes(
             to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!]
                 + resolverServers)
+        // The probes are the first batch's first replies, queued before any
+        // that could overrun it: lost, the socket itself is failing.
+        guard let ipv4Lookup = lookups[0], let ipv6Lookup = lookups[1] else {
+            throw NetlinkError("look up the route out", errno: ENOBUFS)
+        }
         let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
             DestinationEvaluator.evaluate(server, lookup: lookup, table: table)
         }
-        let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: lookups[0])
-        let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: lookups[1])
+        let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: ipv4Lookup)
+        let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: ipv6Lookup)
         findings?.forget(pathsOtherThan: ipv4, ipv6)
         let dns = DNSEvaluator.evaluate(
             DNSEvaluator.evaluate(servers), namesFail: findings?.namesFail(ipv4: ipv4, ipv6: ipv6) ?? false)

@@ -12,11 +12,57 @@ final class NetlinkQuerySocket {
     /// (the namespace's cookie).
     var fileDescriptor: Int32 { socket.fileDescriptor }
 
-    init() throws(NetlinkError) {
+    /// - Parameters:
+    ///   - receiveBufferBytes: the receive buffer to ask for (tests ask a
+    ///     small one, to see overruns).
+    ///   - replyBudget: the first batches' size in replies; by default
+    ///     what the buffer the socket got holds.
+    init(receiveBufferBytes: Int32 = receiveBufferBytes, replyBudget: Int? = nil) throws(NetlinkError) {
         socket = try NetlinkSocket(sequenceChecks: true)
         // The kernel always answers a request; the timeout only bounds a bug.
         _ = socket.setOption(SOL_SOCKET, SO_RCVTIMEO, timeval(tv_sec: 5, tv_usec: 0))
+        // Room for a batch of replies: as root past net.core.rmem_max, else
+        // as much of it as the system allows (208 KiB on a stock kernel).
+        if !socket.setOption(SOL_SOCKET, SO_RCVBUFFORCE, receiveBufferBytes) {
+            _ = socket.setOption(SOL_SOCKET, SO_RCVBUF, receiveBufferBytes)
+        }
+        self.replyBudget = replyBudget ?? Self.replyBudget(receiveBuffer: socket.intOption(SOL_SOCKET, SO_RCVBUF) ?? 0)
     }
+
+    /// Asked for; the kernel doubles it for its bookkeeping, and caps it at
+    /// net.core.rmem_max for a process without CAP_NET_ADMIN.
+    static let receiveBufferBytes: Int32 = 1 << 20
+
+    /// Replies in flight at once. The kernel charges each reply to the
+    /// receive buffer by its truesize (the buffer it was built in, a page
+    /// or more), not by its length: about 70 fit the default 208 KiB,
+    /// whatever the route. A reply it cannot queue is dropped, request and
+    /// all, and the read after says ENOBUFS. Sized from the buffer the
+    /// socket got, halved on an overrun, never below ``minimumReplyBudget``.
+    private(set) var replyBudget: Int
+
+    /// Replies a batch may expect for a buffer of `receiveBuffer` bytes (as
+    /// SO_RCVBUF reads back): half of it, at ``assumedReplyTruesize`` each,
+    /// between ``minimumReplyBudget`` and ``maximumReplyBudget``.
+    static func replyBudget(receiveBuffer: Int) -> Int {
+        min(maximumReplyBudget, max(minimumReplyBudget, receiveBuffer / 2 / assumedReplyTruesize))
+    }
+
+    /// A route reply's truesize on a 4 KiB-page kernel, rounded up (a page of
+    /// data and the skb around it).
+    static let assumedReplyTruesize = 4096
+    /// An IPv6 query's two replies, twice over: what the last halving leaves.
+    static let minimumReplyBudget = 4
+    /// 64 IPv6 queries: more in one batch saves no round trip worth having.
+    static let maximumReplyBudget = 128
+    /// Passes over what is still unanswered, each in batches the last
+    /// overrun halved: enough to come down from the largest budget to the
+    /// smallest and ask twice there.
+    private static let maximumPasses = 7
+
+    /// How many answers were lost for good since the socket was made: each
+    /// is an unknown verdict, asked again later.
+    private(set) var lostAnswers = 0
 
     /// Links first, then addresses, as one list of events to replay into an
     /// empty table. Never routes: their number is unbounded.
@@ -25,54 +71,121 @@ final class NetlinkQuerySocket {
     }
 
     /// Asks the kernel which route it would use for each of `destinations`.
-    func lookupRoutes(to destinations: [IPAddress]) throws(NetlinkError) -> [RouteLookupResult] {
+    func lookupRoutes(to destinations: [IPAddress]) throws(NetlinkError) -> [RouteLookupResult?] {
         try lookupRoutes(destinations.map { RouteQuery($0) })
     }
 
-    /// Asks the kernel which route it would use for each query. Requests go
-    /// out in chunks, each sent in full before its answers are read, so a
-    /// chunk costs one round trip and its answers always fit the receive
-    /// buffer (an answer the kernel cannot queue is lost, request and all).
-    func lookupRoutes(_ queries: [RouteQuery]) throws(NetlinkError) -> [RouteLookupResult] {
-        var answers: [RouteLookupResult] = []
-        answers.reserveCapacity(queries.count)
-        var start = 0
-        while start < queries.count {
-            let end = min(start + Self.lookupChunk, queries.count)
-            answers += try lookUpChunk(queries[start..<end])
-            start = end
+    /// Asks the kernel which route it would use for each query: its answer,
+    /// or `nil` where the answer was lost (the receive queue overran even
+    /// with smaller batches): that one question is unknown, the rest stand.
+    /// Requests go out in batches, each sent in full before its answers are
+    /// read, so a batch costs one round trip; a batch holds one uid's
+    /// queries, so that what one user asks never shares a batch, or its
+    /// losses, with another's. Only a socket that fails (not an overrun) is
+    /// thrown.
+    func lookupRoutes(_ queries: [RouteQuery]) throws(NetlinkError) -> [RouteLookupResult?] {
+        var answers = [RouteLookupResult?](repeating: nil, count: queries.count)
+        var unanswered = Array(queries.indices)
+        var passes = 0
+        while !unanswered.isEmpty, passes < Self.maximumPasses {
+            passes += 1
+            let before = unanswered.count
+            for batch in Self.batches(unanswered, of: queries, replyBudget: replyBudget) {
+                // The rtnetlink kernel side answers inside sendmsg: by the
+                // time a batch is sent, every reply that fit is queued. An
+                // overrun ends the pass, and the rest go in smaller batches,
+                // down to the smallest.
+                if try lookUp(batch, of: queries, into: &answers), replyBudget > Self.minimumReplyBudget {
+                    replyBudget = max(Self.minimumReplyBudget, replyBudget / 2)
+                    break
+                }
+            }
+            unanswered.removeAll { answers[$0] != nil }
+            // A pass that got nothing through would get nothing the next time.
+            guard unanswered.count < before else { break }
         }
+        lostAnswers += unanswered.count
         return answers
     }
 
-    /// Lookups in flight at once: 64 answers are about 8 KiB.
-    private static let lookupChunk = 64
+    /// `positions` of `queries` cut into batches of one uid each, in the
+    /// order first asked, none expecting more than `replyBudget` replies (an
+    /// IPv6 query brings two, see ``lookUp(_:of:into:)``).
+    static func batches(_ positions: [Int], of queries: [RouteQuery], replyBudget: Int) -> [[Int]] {
+        var byUser: [UInt32?: [Int]] = [:]
+        var users: [UInt32?] = []
+        for position in positions {
+            let uid = queries[position].uid
+            if byUser[uid] == nil { users.append(uid) }
+            byUser[uid, default: []].append(position)
+        }
+        var batches: [[Int]] = []
+        for user in users {
+            var batch: [Int] = []
+            var replies = 0
+            for position in byUser[user]! {
+                let expected = replyCount(of: queries[position])
+                if !batch.isEmpty && replies + expected > replyBudget {
+                    batches.append(batch)
+                    batch = []
+                    replies = 0
+                }
+                batch.append(position)
+                replies += expected
+            }
+            if !batch.isEmpty { batches.append(batch) }
+        }
+        return batches
+    }
+
+    private static func replyCount(of query: RouteQuery) -> Int {
+        query.destination.family == .ipv6 ? 2 : 1
+    }
 
     /// Each IPv6 query is asked twice in the same round trip: the lookup,
     /// whose answer (a copy of the route for this packet) carries the source
     /// address the kernel would use but no expiry, and a FIB match, whose
     /// answer is the route as the table holds it, lifetime included (as `ip
     /// route get ... fibmatch` shows it). Only IPv6 routes expire.
-    private func lookUpChunk(_ queries: ArraySlice<RouteQuery>) throws(NetlinkError) -> [RouteLookupResult] {
-        let count = queries.count
-        // Positions 0..<count are the lookups, count + position their FIB matches.
+    /// Fills in the answers of `batch` that came whole (an IPv6 one needs
+    /// both), and returns whether the receive queue overran.
+    private func lookUp(
+        _ batch: [Int], of queries: [RouteQuery], into answers: inout [RouteLookupResult?]
+    ) throws(NetlinkError) -> Bool {
+        let count = batch.count
+        // Slots 0..<count are the lookups, count + slot their FIB matches.
         var sequences: [UInt32: Int] = [:]
-        for (position, query) in zip(0..., queries) {
-            sequences[try send(query, matchingRoute: false)] = position
-            if query.destination.family == .ipv6 { sequences[try send(query, matchingRoute: true)] = count + position }
+        for (slot, position) in zip(0..., batch) {
+            let query = queries[position]
+            sequences[try send(query, matchingRoute: false)] = slot
+            if query.destination.family == .ipv6 { sequences[try send(query, matchingRoute: true)] = count + slot }
         }
-        var answers = [RouteLookupResult?](repeating: nil, count: 2 * count)
+        var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)
         var missing = sequences.count
+        var overran = false
         while missing > 0 {
-            guard case .datagram(let bytes) = try receiveBlocking("receive a route lookup answer")
-            else { throw NetlinkError("receive a route lookup answer", errno: ENOBUFS) }
-            missing -= Self.takeAnswers(in: bytes, sequences: sequences, into: &answers)
+            // After an overrun the rest of what was queued is read without
+            // waiting: what is not there was dropped.
+            switch try socket.receive(waiting: !overran) {
+            case .datagram(let bytes):
+                missing -= Self.takeAnswers(in: bytes, sequences: sequences, into: &replies)
+            case .overrun:
+                overran = true
+            case .wouldBlock:
+                guard overran else { throw NetlinkError("receive a route lookup answer", errno: ETIMEDOUT) }
+                missing = 0
+            }
         }
-        return (0..<count).map { position in
-            let lookup = answers[position]!
-            guard let match = answers[count + position], let lifetime = match.lifetime else { return lookup }
-            return lookup.expiring(after: lifetime)
+        for (slot, position) in zip(0..., batch) {
+            guard let lookup = replies[slot] else { continue }
+            if queries[position].destination.family == .ipv6 {
+                guard let match = replies[count + slot] else { continue }
+                answers[position] = match.lifetime.map(lookup.expiring(after:)) ?? lookup
+            } else {
+                answers[position] = lookup
+            }
         }
+        return overran
     }
 
     /// Sends one RTM_GETROUTE for `query`; with `matchingRoute`, for the

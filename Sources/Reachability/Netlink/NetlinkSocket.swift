@@ -46,13 +46,17 @@ final class NetlinkSocket {
     /// dropped unread, as systemd's sd-netlink drops them: the kernel already
     /// refuses an unprivileged process's unicast to our port, but a privileged
     /// one could otherwise feed the decoder made-up links and routes.
-    func receive() throws(NetlinkError) -> Received {
+    /// `waiting: false` returns ``Received/wouldBlock`` at once where
+    /// nothing is queued, whatever the socket's mode.
+    func receive(waiting: Bool = true) throws(NetlinkError) -> Received {
         while true {
             var sender = sockaddr_nl()
             var senderLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
             let count = withUnsafeMutablePointer(to: &sender) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &senderLength)
+                    recvfrom(
+                        fileDescriptor, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC) | (waiting ? 0 : Int32(MSG_DONTWAIT)),
+                        $0, &senderLength)
                 }
             }
             if count >= 0, sender.nl_pid != 0 { continue }
@@ -79,6 +83,13 @@ final class NetlinkSocket {
         nlmsg_hdr(message).pointee.nlmsg_seq = sequence
         try libnl(operation(), nl_send_auto(handle, message))
         return sequence
+    }
+
+    /// An integer option's value as the kernel reports it; `nil` where it cannot.
+    func intOption(_ level: Int32, _ name: Int32) -> Int? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(fileDescriptor, level, name, &value, &length) == 0 ? Int(value) : nil
     }
 
     func setOption(_ level: Int32, _ name: Int32, _ value: some BitwiseCopyable) -> Bool {

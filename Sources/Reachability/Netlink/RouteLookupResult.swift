@@ -26,14 +26,23 @@ enum RouteLookupResult: Sendable, Hashable {
 
     /// When answers got at `now` must be asked for again: just after the
     /// first of their routes expires (the kernel counts in jiffies, and
-    /// reports lifetimes in 10 ms ticks, rounded down); `nil` when none does.
-    static func askAgain(_ answers: some Sequence<RouteLookupResult>, from now: ContinuousClock.Instant)
+    /// reports lifetimes in 10 ms ticks, rounded down), or a second later
+    /// where one was lost (`nil`); `nil` when none expires and none was lost.
+    static func askAgain(_ answers: some Sequence<RouteLookupResult?>, from now: ContinuousClock.Instant)
         -> ContinuousClock.Instant?
     {
-        answers.compactMap(\.lifetime).min().map { now + $0 + .milliseconds(20) }
+        var due: ContinuousClock.Instant?
+        for answer in answers {
+            let next: ContinuousClock.Instant? =
+                if let answer { answer.lifetime.map { now + $0 + .milliseconds(20) } } else { now + askAgainAfterFailure }
+            if let next, due.map({ next < $0 }) ?? true { due = next }
+        }
+        return due
     }
 
-    /// How long a lookup that failed after an expiry waits before it is asked again.
+    /// How long a lookup that failed, or whose answer was lost, waits before
+    /// it is asked again: never at once, so that one that keeps failing
+    /// cannot spin the loop.
     static let askAgainAfterFailure = Duration.seconds(1)
 
     /// This answer, standing for `lifetime` at most (what the route the table

@@ -167,12 +167,17 @@ final class TestNetwork: @unchecked Sendable {
     /// `ip netns exec` mounts files from /etc/netns over /etc, and a file
     /// mounted over can be neither replaced, as editors and resolvconf
     /// replace /etc/hosts and /etc/resolv.conf, nor watched through /etc.
-    func inHost(etc: URL?) -> [String] {
+    /// With `runSystemd`, that directory is /run/systemd too: where
+    /// systemd-resolved writes the servers it asks (`resolve/resolv.conf`).
+    func inHost(etc: URL?, runSystemd: URL? = nil) -> [String] {
         let namespace = ["/usr/bin/env", "ip", "netns", "exec", host]
-        guard let etc else { return namespace }
+        guard etc != nil || runSystemd != nil else { return namespace }
+        var mounts: [String] = []
+        if let etc { mounts.append(#"mount --bind "\#(etc.path)" /etc"#) }
+        if let runSystemd { mounts.append(#"mount --bind "\#(runSystemd.path)" /run/systemd"#) }
         return namespace + [
-            "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", #"mount --bind "$0" /etc && exec "$@""#,
-            etc.path,
+            "unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+            mounts.joined(separator: " && ") + #" && exec "$@""#, "sh",
         ]
     }
 
@@ -247,14 +252,16 @@ final class TestNetwork: @unchecked Sendable {
     /// - Parameters:
     ///   - etc: mounted on /etc for the daemon alone (see ``inHost(etc:)``).
     ///   - environment: set for the daemon, beside the test's own.
+    ///   - runSystemd: mounted on /run/systemd for the daemon alone.
     func startDaemon(
-        _ arguments: [String], descriptorLimit: Int? = nil, etc: URL? = nil, environment: [String: String] = [:]
+        _ arguments: [String], descriptorLimit: Int? = nil, etc: URL? = nil, runSystemd: URL? = nil,
+        environment: [String: String] = [:]
     ) async throws -> Subprocess {
         let limit = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)"] } ?? []
         let variables = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let daemon = try Subprocess(
-            variables + limit + inHost(etc: etc) + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"]
-                + arguments)
+            variables + limit + inHost(etc: etc, runSystemd: runSystemd)
+                + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"] + arguments)
         _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")

@@ -1,0 +1,66 @@
+import Testing
+@testable import Reachability
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Route lookups in batches the receive buffer holds (issue 42): the kernel
+/// charges each reply by its truesize and drops one it cannot queue, so a
+/// batch is sized by the replies it brings, one user's to a batch, and a
+/// lost answer is that question's alone.
+@Suite("Route lookup batches")
+struct RouteLookupBatchTests {
+    static func query(_ address: String, uid: UInt32? = nil) -> RouteQuery {
+        RouteQuery(IPAddress(address)!, uid: uid)
+    }
+
+    @Test func aBatchExpectsNoMoreRepliesThanTheBudgetAndAnIPv6QueryBringsTwo() {
+        let queries = [Self.query("192.0.2.1"), Self.query("2001:db8::1"), Self.query("2001:db8::2"), Self.query("192.0.2.2")]
+        #expect(NetlinkQuerySocket.batches(Array(queries.indices), of: queries, replyBudget: 4) == [[0, 1], [2, 3]])
+        #expect(NetlinkQuerySocket.batches(Array(queries.indices), of: queries, replyBudget: 128) == [[0, 1, 2, 3]])
+        // One query above the budget still goes, alone.
+        #expect(NetlinkQuerySocket.batches([1, 2], of: queries, replyBudget: 1) == [[1], [2]])
+    }
+
+    @Test func eachBatchHoldsOneUsersQueriesInTheOrderFirstAsked() {
+        let queries = [
+            Self.query("192.0.2.1", uid: 1000), Self.query("192.0.2.2"), Self.query("192.0.2.3", uid: 1000),
+            Self.query("192.0.2.4", uid: 65534), Self.query("192.0.2.5"),
+        ]
+        #expect(NetlinkQuerySocket.batches(Array(queries.indices), of: queries, replyBudget: 128) == [[0, 2], [1, 4], [3]])
+    }
+
+    @Test func theBudgetIsHalfTheBufferAtAPageAReply() {
+        #expect(NetlinkQuerySocket.replyBudget(receiveBuffer: 212_992 * 2) == 52, "SO_RCVBUF 208 KiB, as a user gets it")
+        #expect(NetlinkQuerySocket.replyBudget(receiveBuffer: 4 << 20) == NetlinkQuerySocket.maximumReplyBudget)
+        #expect(NetlinkQuerySocket.replyBudget(receiveBuffer: 0) == NetlinkQuerySocket.minimumReplyBudget)
+    }
+
+    /// A socket whose first batches are far too big for its buffer (128
+    /// replies against room for about ten): every query is still answered,
+    /// nothing is thrown, and the batches shrank. Before, the first overrun
+    /// was thrown out of the lookup, and with it every answer.
+    @Test func anOverrunShrinksTheBatchesAndLosesNoAnswer() throws {
+        let socket = try NetlinkQuerySocket(receiveBufferBytes: 16 * 1024, replyBudget: NetlinkQuerySocket.maximumReplyBudget)
+        let queries = (1...256).map { Self.query("2001:db8::\(String($0, radix: 16))") } + [Self.query("192.0.2.1")]
+        let answers = try socket.lookupRoutes(queries)
+        #expect(answers.count == queries.count)
+        #expect(answers.allSatisfy { $0 != nil }, "\(answers.filter { $0 == nil }.count) answers lost")
+        #expect(socket.lostAnswers == 0)
+        #expect(socket.replyBudget < NetlinkQuerySocket.maximumReplyBudget, "the batches shrank at the overrun")
+    }
+
+    /// Where even a batch of four replies cannot be queued whole, what came
+    /// is kept and the rest are unknown (`nil`), never an error.
+    @Test func whatCannotBeAnsweredIsUnknownNotAFailure() throws {
+        let socket = try NetlinkQuerySocket(receiveBufferBytes: 1, replyBudget: NetlinkQuerySocket.maximumReplyBudget)
+        let queries = (1...64).map { Self.query("2001:db8::\(String($0, radix: 16))") }
+        let answers = try socket.lookupRoutes(queries)
+        let answered = answers.compactMap { $0 }.count
+        #expect(answered > 0, "the first replies of each batch fit")
+        #expect(answered < queries.count, "a buffer this small loses some")
+        #expect(socket.lostAnswers == queries.count - answered)
+        #expect(socket.replyBudget == NetlinkQuerySocket.minimumReplyBudget)
+    }
+}
