@@ -40,4 +40,70 @@ struct HostResolverTests {
         #expect(answers == [.failed(.nxdomain), .addresses([IPAddress("192.0.2.7")!])])
         #expect(lookups.withLock { $0 } == 2)
     }
+
+    /// Waits for `count` answers from `resolver`, 5 s at most.
+    static func answers(_ count: Int, from resolver: HostResolver) -> [String] {
+        var hosts: [String] = []
+        var descriptor = pollfd(fd: resolver.wake.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while hosts.count < count, poll(&descriptor, 1, 5000) == 1 {
+            hosts += resolver.takeAnswers().map(\.host)
+        }
+        return hosts
+    }
+
+    /// A user whose names never resolve holds two threads, not every one:
+    /// another user's name is answered while theirs still hang.
+    @Test func oneUsersSlowNamesLeaveThreadsForAnothersName() throws {
+        let release = DispatchSemaphore(value: 0)
+        let resolver = try HostResolver(maximumThreads: 4, perUserThreads: 2) { host in
+            if host.hasPrefix("slow") { release.wait() }
+            return .addresses([IPAddress("192.0.2.7")!])
+        }
+        defer { for _ in 0..<4 { release.signal() } }
+        for name in 0..<50 { resolver.resolve("slow\(name).example", for: 65534) }
+        resolver.resolve("victim.example", for: 4242)
+        #expect(Self.answers(1, from: resolver) == ["victim.example"])
+        #expect(resolver.queued == 48, "two of the flood run, the rest wait")
+    }
+
+    /// Threads go to the users in turn: one who asked for many names first
+    /// does not make another wait for all of them.
+    @Test func usersTakeTurns() throws {
+        let order = Mutex<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let resolver = try HostResolver(maximumThreads: 1, perUserThreads: 1) { host in
+            if host == "first" { gate.wait() }
+            order.withLock { $0.append(host) }
+            return .failed(.nxdomain)
+        }
+        resolver.resolve("first", for: 1)
+        for name in ["a1", "a2", "a3"] { resolver.resolve(name, for: 1) }
+        for name in ["b1", "b2"] { resolver.resolve(name, for: 2) }
+        gate.signal()
+        _ = Self.answers(6, from: resolver)
+        // First come, first queued would be a1, a2, a3, b1, b2.
+        #expect(order.withLock { $0 } == ["first", "a1", "b1", "a2", "b2", "a3"])
+    }
+
+    /// A name nobody waits for any more leaves the queue: it is never
+    /// looked up, however long the queue ahead of it was.
+    @Test func aNameNobodyWaitsForIsNeverLookedUp() throws {
+        let looked = Mutex<[String]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let resolver = try HostResolver(maximumThreads: 1, perUserThreads: 1) { host in
+            if host == "first" { gate.wait() }
+            looked.withLock { $0.append(host) }
+            return .failed(.nxdomain)
+        }
+        resolver.resolve("first", for: 1)
+        resolver.resolve("gone", for: 1)
+        resolver.resolve("shared", for: 1)
+        resolver.resolve("shared", for: 2)
+        resolver.cancel("gone", for: 1)
+        resolver.cancel("shared", for: 1)
+        #expect(resolver.queued == 1, "only user 2's wait for shared is left")
+        gate.signal()
+        #expect(Self.answers(2, from: resolver) == ["first", "shared"])
+        #expect(looked.withLock { $0 } == ["first", "shared"])
+    }
 }

@@ -34,7 +34,10 @@ package final class DestinationTracker {
     }
 
     private struct Name {
-        var holders: Int
+        /// Each user's holders: the resolver queues the name under each
+        /// user who waits for it, and drops it from a user's queue when
+        /// their last holder goes.
+        var holders: [UInt32?: Int] = [:]
         /// `nil` while the first resolution runs.
         var answer: HostResolver.Answer?
     }
@@ -69,22 +72,23 @@ package final class DestinationTracker {
     package var isEmpty: Bool { entries.isEmpty }
     package var count: Int { entries.count }
 
-    /// Starts watching `key` (or adds a holder to it). A name not yet known
-    /// starts resolving.
+    /// Starts watching `key` (or adds a holder to it). A name without an
+    /// answer yet is queued for its user's turn at the resolver.
     package func add(_ key: Key, now: ContinuousClock.Instant) {
         entries[key, default: Entry(holders: 0)].holders += 1
         let host = key.destination.host
         guard key.destination.address == nil else { return }
         if names[host] == nil {
-            names[host] = Name(holders: 0)
+            names[host] = Name()
             firstAnswerDue[host] = now + resolutionTimeout
-            resolver.resolve(host)
         }
-        names[host]!.holders += 1
+        if names[host]!.holders[key.uid] == nil, names[host]!.answer == nil { resolver.resolve(host, for: key.uid) }
+        names[host]!.holders[key.uid, default: 0] += 1
     }
 
     /// Drops one holder of `key`; the last one forgets it, and its name when
-    /// no other entry uses it.
+    /// no other entry uses it. A user left holding none of a name no longer
+    /// waits for it at the resolver.
     package func remove(_ key: Key) {
         guard var entry = entries[key] else { return }
         entry.holders -= 1
@@ -93,8 +97,10 @@ package final class DestinationTracker {
         if entry.holders == 0, entry.routesExpire != nil { routesExpire = Self.earliestExpiry(entries) }
         let host = key.destination.host
         guard key.destination.address == nil, var name = names[host] else { return }
-        name.holders -= 1
-        guard name.holders == 0 else {
+        let left = name.holders[key.uid, default: 1] - 1
+        name.holders[key.uid] = left > 0 ? left : nil
+        if left <= 0 { resolver.cancel(host, for: key.uid) }
+        guard name.holders.isEmpty else {
             names[host] = name
             return
         }
@@ -115,7 +121,9 @@ package final class DestinationTracker {
     /// new one comes: `/etc/resolv.conf` or `/etc/hosts` changed, or the path
     /// out did.
     package func resolveAgain() {
-        for host in names.keys { resolver.resolve(host) }
+        for (host, name) in names {
+            for user in name.holders.keys { resolver.resolve(host, for: user) }
+        }
     }
 
     /// Takes in the resolutions that finished. Returns whether any answer

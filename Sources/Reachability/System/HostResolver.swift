@@ -14,23 +14,44 @@ import Synchronization
 /// owner decides when a name has taken too long (``DestinationTracker``) and a
 /// late answer still arrives. A thread exists only while a name resolves:
 /// nothing runs when nothing resolves.
+///
+/// The queue is fair between the users who ask (as dbus-broker charges each
+/// user its own quota): each user's names wait in a queue of their own,
+/// threads are handed out to the users in turn, and one user runs at most
+/// ``perUserThreads`` lookups at once, so that a user who asks for names
+/// whose server never answers holds two threads, never every one, and
+/// another user's name from `/etc/hosts` starts at once. A name nobody waits
+/// for any more leaves the queue (``cancel(_:for:)``); one already running
+/// cannot be stopped, and its answer is dropped by the owner.
 final class HostResolver: Sendable {
+    /// Who asks: a client's uid, or `nil` for the asking process itself.
+    typealias User = UInt32?
+
     /// Addresses kept per name: the first ones in the resolver's order
     /// (RFC 6724's), which is the order a client tries them.
     static let maximumAddresses = 8
-    /// Names resolved at once; the rest wait their turn.
+    /// Names resolved at once, in all; the rest wait their turn.
     let maximumThreads: Int
+    /// Names one user's queue may run at once.
+    let perUserThreads: Int
 
     /// Readable when answers are waiting: poll it, then ``takeAnswers()``.
     let wake: WakeSignal
     private let state = Mutex(State())
 
     private struct State {
-        var queue: [String] = []
-        var running: Set<String> = []
-        /// Asked for again while resolving: what changed meanwhile (a new
-        /// resolv.conf) may not be in the answer under way.
-        var rerun: Set<String> = []
+        /// Each user's names waiting for a thread, in the order asked.
+        var queues: [User: [String]] = [:]
+        /// The users with names waiting or running, in turn: the next
+        /// thread goes to the first with a name waiting who may run one
+        /// more, who then goes to the back.
+        var turn: [User] = []
+        /// The names resolving, each charged to the user it was taken for.
+        var running: [String: User] = [:]
+        var runningPerUser: [User: Int] = [:]
+        /// Asked for again while resolving, and by whom: what changed
+        /// meanwhile (a new resolv.conf) may not be in the answer under way.
+        var rerun: [String: User] = [:]
         var answers: [(host: String, answer: Answer)] = []
     }
 
@@ -43,28 +64,43 @@ final class HostResolver: Sendable {
     /// The blocking lookup; tests give one they control.
     private let lookUp: @Sendable (String) -> Answer
 
-    init(maximumThreads: Int = 4, lookUp: @escaping @Sendable (String) -> Answer = HostResolver.lookUp)
-        throws(SystemError)
-    {
+    init(
+        maximumThreads: Int = 16, perUserThreads: Int = 2,
+        lookUp: @escaping @Sendable (String) -> Answer = HostResolver.lookUp
+    ) throws(SystemError) {
         self.maximumThreads = maximumThreads
+        self.perUserThreads = perUserThreads
         self.lookUp = lookUp
         wake = try WakeSignal()
     }
 
-    /// Queues `host` unless it is queued already. A name asked for while it
-    /// resolves gets the answer under way, then a fresh one: it is asked for
-    /// again because something the first lookup read may have changed.
-    func resolve(_ host: String) {
-        let start: String? = state.withLock { state in
-            if state.running.contains(host) {
-                state.rerun.insert(host)
-                return nil
+    /// Queues `host` for `user`, unless that user has it queued already. A
+    /// name asked for while it resolves gets the answer under way, then a
+    /// fresh one: it is asked for again because something the first lookup
+    /// read may have changed.
+    func resolve(_ host: String, for user: User = nil) {
+        let start: [(String, User)] = state.withLock { state in
+            if state.running[host] != nil {
+                if state.rerun[host] == nil { state.rerun[host] = user }
+                return []
             }
-            guard !state.queue.contains(host) else { return nil }
-            state.queue.append(host)
-            return Self.nextToStart(&state, limit: maximumThreads)
+            guard state.queues[user]?.contains(host) != true else { return [] }
+            state.queues[user, default: []].append(host)
+            if !state.turn.contains(user) { state.turn.append(user) }
+            return Self.takeStartable(&state, limits: (maximumThreads, perUserThreads))
         }
-        if let start { startThread(for: start) }
+        for (host, user) in start { startThread(for: host, user) }
+    }
+
+    /// `user` no longer waits for `host`: it leaves that user's queue, and
+    /// is not asked for again for them once it has resolved.
+    func cancel(_ host: String, for user: User = nil) {
+        state.withLock { state in
+            state.queues[user]?.removeAll { $0 == host }
+            if state.queues[user]?.isEmpty == true { state.queues[user] = nil }
+            if state.rerun[host].map({ $0 == user }) == true { state.rerun[host] = nil }
+            Self.dropIdleUsers(&state)
+        }
     }
 
     /// The answers that arrived since the last call, in arrival order.
@@ -76,29 +112,61 @@ final class HostResolver: Sendable {
         }
     }
 
-    private static func nextToStart(_ state: inout State, limit: Int) -> String? {
-        guard state.running.count < limit, !state.queue.isEmpty else { return nil }
-        let host = state.queue.removeFirst()
-        state.running.insert(host)
-        return host
+    /// Names waiting for a thread, in all (for tests).
+    var queued: Int { state.withLock { $0.queues.values.reduce(0) { $0 + $1.count } } }
+
+    /// The names to start now, each taken off its user's queue in turn,
+    /// while threads and that user's share allow.
+    private static func takeStartable(_ state: inout State, limits: (total: Int, perUser: Int)) -> [(String, User)] {
+        var started: [(String, User)] = []
+        while state.running.count < limits.total,
+            let next = state.turn.firstIndex(where: {
+                state.queues[$0] != nil && state.runningPerUser[$0, default: 0] < limits.perUser
+            })
+        {
+            let user = state.turn.remove(at: next)
+            state.turn.append(user)
+            let host = state.queues[user]!.removeFirst()
+            // Queued for others too: it runs once, for all of them.
+            for other in state.queues.keys { state.queues[other]!.removeAll { $0 == host } }
+            state.queues = state.queues.filter { !$0.value.isEmpty }
+            state.running[host] = user
+            state.runningPerUser[user, default: 0] += 1
+            started.append((host, user))
+        }
+        dropIdleUsers(&state)
+        return started
     }
 
-    private func startThread(for host: String) {
+    /// A user with nothing waiting and nothing running leaves the turn.
+    private static func dropIdleUsers(_ state: inout State) {
+        state.turn.removeAll { state.queues[$0] == nil && state.runningPerUser[$0] == nil }
+    }
+
+    private func startThread(for host: String, _ user: User) {
         startDetachedThread { [self] in
-            var host = host
+            var job = (host: host, user: user)
             while true {
-                let answer = lookUp(host)
-                let next: String? = state.withLock { state in
-                    state.running.remove(host)
-                    state.answers.append((host, answer))
-                    if state.rerun.remove(host) != nil { state.queue.append(host) }
-                    return Self.nextToStart(&state, limit: maximumThreads)
+                let answer = lookUp(job.host)
+                let startable: [(String, User)] = state.withLock { state in
+                    state.running[job.host] = nil
+                    let left = state.runningPerUser[job.user, default: 1] - 1
+                    state.runningPerUser[job.user] = left > 0 ? left : nil
+                    state.answers.append((job.host, answer))
+                    if let again = state.rerun.removeValue(forKey: job.host),
+                        state.queues[again]?.contains(job.host) != true
+                    {
+                        state.queues[again, default: []].append(job.host)
+                        if !state.turn.contains(again) { state.turn.append(again) }
+                    }
+                    return Self.takeStartable(&state, limits: (maximumThreads, perUserThreads))
                 }
                 wake.signal()
-                // The thread carries on with the queue rather than ending and
-                // starting another.
-                guard let next else { return }
-                host = next
+                // The thread carries on with the first rather than ending and
+                // starting another; any other gets one of its own.
+                guard let next = startable.first else { return }
+                for (host, user) in startable.dropFirst() { startThread(for: host, user) }
+                job = next
             }
         }
     }

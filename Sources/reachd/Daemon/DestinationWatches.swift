@@ -15,6 +15,8 @@ final class DestinationWatches {
     private var holders: [DestinationTracker.Key: [(client: ClientConnection, id: String)]] = [:]
     /// `reach` requests whose name has not resolved yet.
     private var waiting: [DestinationTracker.Key: [(client: ClientConnection, id: String?)]] = [:]
+    /// Each user's watches and `reach` requests still to answer: what
+    /// they may have queued at the resolver.
     private var perUser: [UInt32: Int] = [:]
     private var watchCount = 0
 
@@ -69,6 +71,7 @@ final class DestinationWatches {
                 addWatch(id, key, of: client)
             } else {
                 client.destinationRequests += 1
+                perUser[client.user, default: 0] += 1
                 waiting[key, default: []].append((client, request.id))
             }
             // Held before it is evaluated: a failed lookup leaves it held,
@@ -118,6 +121,7 @@ final class DestinationWatches {
         for request in requests {
             tracker.remove(key)
             request.client.destinationRequests -= 1
+            release(request.client.user)
             var answer = status
             answer.id = request.id
             deliveries.append(Delivery(client: request.client, line: DaemonMessage.destination(answer).line(), stream: .answer))
@@ -143,14 +147,18 @@ final class DestinationWatches {
         client.destinationRequests += 1
     }
 
+    private func release(_ user: UInt32) {
+        let left = perUser[user, default: 1] - 1
+        perUser[user] = left > 0 ? left : nil
+    }
+
     private func removeWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection) {
         tracker.remove(key)
         byClient[client.token]?[id] = nil
         if byClient[client.token]?.isEmpty == true { byClient[client.token] = nil }
         holders[key]?.removeAll { $0.client === client && $0.id == id }
         if holders[key]?.isEmpty == true { holders[key] = nil }
-        let left = perUser[client.user, default: 1] - 1
-        perUser[client.user] = left > 0 ? left : nil
+        release(client.user)
         watchCount -= 1
         client.destinationRequests -= 1
     }
@@ -161,7 +169,10 @@ final class DestinationWatches {
         for (id, key) in byClient[client.token] ?? [:] { removeWatch(id, key, of: client) }
         for (key, requests) in waiting {
             let kept = requests.filter { $0.client !== client }
-            for _ in kept.count..<requests.count { tracker.remove(key) }
+            for _ in kept.count..<requests.count {
+                tracker.remove(key)
+                release(client.user)
+            }
             waiting[key] = kept.isEmpty ? nil : kept
         }
         client.destinationRequests = 0

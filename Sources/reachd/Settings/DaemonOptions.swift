@@ -48,7 +48,8 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .long, parsing: .unconditional,
         help: ArgumentHelp(
-            "Destination watches one user may hold. Default: \(DestinationLimits.defaultPerUser).", valueName: "count"))
+            "Destination watches and unanswered reach requests one user may hold. Default: \(DestinationLimits.defaultPerUser).",
+            valueName: "count"))
     var maxWatchesPerUser: Int?
 
     @Option(

@@ -10,8 +10,9 @@ struct DestinationLimits: Equatable {
 
     /// Watches and unanswered `reach` requests one connection may hold.
     var perConnection = defaultPerConnection
-    /// Watches one user may hold over all their connections. Root counts
-    /// too: a watch costs the same whoever holds it.
+    /// Watches and unanswered `reach` requests one user may hold over all
+    /// their connections: what bounds the names they queue at the
+    /// resolver. Root counts too: a watch costs the same whoever holds it.
     var perUser = defaultPerUser
     /// Watches the daemon holds in all.
     var total = defaultTotal
@@ -25,7 +26,8 @@ struct DestinationLimits: Equatable {
                 + "the most one connection may (--max-watches-per-connection); unwatch one first"
         }
         if userCount >= perUser {
-            return "this user holds \(perUser) watches, the most one user may (--max-watches-per-user); unwatch one first"
+            return "this user holds \(perUser) watches and answers to come, the most one user may (--max-watches-per-user); "
+                + "unwatch one, or wait for an answer, first"
         }
         if totalCount >= total {
             return "the daemon holds \(total) watches, the most it takes (--max-watches); try again later"

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Reachability
+
+/// The daemon resolves names for every user on a few threads (issue 42):
+/// one user asking for names whose server never answers must not make
+/// another user's name wait, during the flood or after it. Before, the
+/// queue was first come, first served, shared and uncapped, and a name
+/// stayed queued after its request was gone: a user's `/etc/hosts` name was
+/// answered `timeout` 36 s after the flood ended.
+@Suite("Fair name resolution", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct FairResolverTests {
+    static let flooder = packageRoot.appendingPathComponent("Tests/reachdTests/Harness/flood-reach.py").path
+
+    /// One `reach` of `target` on a connection of its own, timed from the
+    /// request to its answer.
+    static func timedReach(_ target: String, at path: String) async throws -> (DestinationStatus, Duration) {
+        let client = try DestinationClient(path: path)
+        let asked = ContinuousClock.now
+        try client.socket.send(ClientRequest(.reach, destination: try Destination(parsing: target)).line)
+        let answer = try await client.next(timeout: .seconds(10))
+        return (answer, ContinuousClock.now - asked)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anotherUsersFloodOfSlowNamesDelaysNoName() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        // Names not in hosts go to the gateway, which drops every query: each
+        // takes the resolver's timeout (1 s) and holds a thread meanwhile.
+        let etc = try await DestinationReachabilityTests.resolverFiles(
+            network, hosts: "10.99.0.1 victim.test", nameServer: "10.77.0.1")
+        try await NameResolutionTests.dropQueries(network)
+        try await network.inHost("route add 10.99.0.0/24 via 10.77.0.1")
+        let daemon = try await network.startDaemon(etc: etc)
+        defer { daemon.signal(SIGTERM) }
+
+        let flood = try Subprocess(
+            TestNetwork.asUser(HostileClientTests.nobody) + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "4"])
+        defer { flood.signal(SIGKILL) }
+        _ = try await eventually("the flood is under way") { flood.outputLines.first }
+        var slowest: [String: Duration] = [:]
+        func victimAsks(_ when: String) async throws {
+            let (answer, took) = try await Self.timedReach("victim.test:443", at: network.socketPath)
+            #expect(answer.state == .reachable, "\(when): \(answer)")
+            slowest[when] = max(slowest[when] ?? .zero, took)
+        }
+        while flood.isRunning {
+            try await victimAsks("during the flood")
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(slowest["during the flood"] != nil, "asked while the flood ran")
+        let ended = ContinuousClock.now
+        for after in [0.5, 2.5, 5.0] {
+            try await Task.sleep(until: ended + .milliseconds(Int(after * 1000)))
+            try await victimAsks("after the flood")
+        }
+        for (when, took) in slowest {
+            #expect(took < .milliseconds(100), "a name from /etc/hosts took \(took) \(when)")
+        }
+        #expect(daemon.isRunning)
+    }
+}
