@@ -18,9 +18,13 @@ import Glibc
 /// A scraper is a client like any other, and may be hostile: a request head
 /// is at most ``MetricsRequest/maxHead`` bytes, all of it within ``deadline`` of the
 /// connection (a slow-loris gets no more time by trickling), each wake-up
-/// reads at most one buffer from each, and at most ``maxScrapers`` are held
-/// at once, shared fairly between the addresses they come from; what a
-/// request may ask is ``MetricsRequest``'s. Written by hand rather than with
+/// reads at most one buffer from each, and at most ``MetricsSettings/maxScrapers``
+/// are held at once. When all are taken, a newcomer takes the slot of the
+/// connection that has waited longest without a complete request: a real
+/// scraper sends its request as it connects, so idle connections cannot
+/// shut it out, whether they come from another address or, as every local
+/// process does, from 127.0.0.1. What a request may ask is
+/// ``MetricsRequest``'s. Written by hand rather than with
 /// an HTTP server package: one verb on one path, inside an epoll loop that
 /// already exists, where SwiftNIO would bring a second event loop and
 /// threads to a daemon that sleeps in one `epoll_wait`.
@@ -33,8 +37,6 @@ final class MetricsListener {
     final class Scraper {
         let fd: Int32
         let token: UInt64
-        /// The address it comes from, for its share of the slots.
-        let source: [UInt8]
         let deadline: ContinuousClock.Instant
         fileprivate var request: [UInt8] = []
         /// How much of `request` is known to hold no end of the head.
@@ -44,10 +46,9 @@ final class MetricsListener {
         /// Waits to write the rest of its answer.
         var wantsWrite: Bool { !response.isEmpty }
 
-        fileprivate init(fd: Int32, token: UInt64, source: [UInt8], deadline: ContinuousClock.Instant) {
+        fileprivate init(fd: Int32, token: UInt64, deadline: ContinuousClock.Instant) {
             self.fd = fd
             self.token = token
-            self.source = source
             self.deadline = deadline
         }
     }
@@ -177,11 +178,13 @@ final class MetricsListener {
 
     /// Takes the connections waiting (a bounded number per wake-up): the
     /// scrapers to wait on for reading. A newcomer beyond the slots takes
-    /// one from the address holding the most, if that leaves the newcomer's
-    /// address no more than it; otherwise it is closed at the door.
+    /// that of the connection waiting longest without a complete request,
+    /// among those accepted before this wake-up (each is read once before
+    /// it can lose its slot); with none, it is closed at the door.
     func acceptWaiting(now: ContinuousClock.Instant) -> [Scraper] {
         guard let acceptor else { return [] }
         var accepted: [Scraper] = []
+        let firstOfThisWakeUp = nextToken
         for _ in 0..<MetricsSettings.maxScrapers {
             switch acceptor.next(now: now) {
             case .drained:
@@ -197,9 +200,8 @@ final class MetricsListener {
                 refusedCount += 1
                 Glibc.close(fd)
             case .connection(let fd):
-                let source = Self.peerAddress(fd)
                 if scrapers.count >= MetricsSettings.maxScrapers {
-                    guard let evicted = slotToTake(for: source) else {
+                    guard let evicted = slotToTake(acceptedBefore: firstOfThisWakeUp) else {
                         refusedCount += 1
                         Glibc.close(fd)
                         continue
@@ -207,7 +209,7 @@ final class MetricsListener {
                     refusedCount += 1
                     close(evicted)
                 }
-                let scraper = Scraper(fd: fd, token: nextToken, source: source, deadline: now + Self.deadline)
+                let scraper = Scraper(fd: fd, token: nextToken, deadline: now + Self.deadline)
                 nextToken += 1
                 scrapers[scraper.token] = scraper
                 accepted.append(scraper)
@@ -216,17 +218,11 @@ final class MetricsListener {
         return accepted
     }
 
-    /// The scraper a newcomer from `source` may replace: the oldest still
-    /// reading a request, of the address that holds the most slots, when it
-    /// holds at least as many as `source` would.
-    private func slotToTake(for source: [UInt8]) -> Scraper? {
-        let reading = scrapers.values.filter { !$0.wantsWrite }
-        let held = Dictionary(grouping: reading, by: \.source)
-        let mine = scrapers.values.filter { $0.source == source }.count
-        guard let (_, largest) = held.max(by: { $0.value.count < $1.value.count || ($0.value.count == $1.value.count && $0.key.lexicographicallyPrecedes($1.key)) }),
-            mine + 1 <= largest.count
-        else { return nil }
-        return largest.min { $0.token < $1.token }
+    /// The scraper a newcomer may replace: the one that has waited
+    /// longest without a complete request, of those accepted before the
+    /// token `first` (tokens count up with each connection accepted).
+    private func slotToTake(acceptedBefore first: UInt64) -> Scraper? {
+        scrapers.values.filter { !$0.wantsWrite && $0.token < first }.min { $0.token < $1.token }
     }
 
     /// Reads from or writes to `scraper`, once; `false` when it is done
@@ -292,12 +288,6 @@ final class MetricsListener {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
         return String(decoding: name.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
-    }
-
-    /// The address a connection comes from: 4 bytes for IPv4 (an IPv4
-    /// address mapped into IPv6 included), 16 for IPv6.
-    private static func peerAddress(_ fd: Int32) -> [UInt8] {
-        socketAddress(fd, getpeername)?.address ?? []
     }
 
     /// Where a passed socket listens, for the log.

@@ -8,7 +8,8 @@ struct MetricsSettings: Equatable {
     /// and this is reachd's (to be registered with the first release that
     /// has it).
     static let defaultPort = 10077
-    /// Scrapers served at once; the listener shares them between addresses.
+    /// Scrapers served at once; a newcomer takes the slot of the one waiting
+    /// longest without a complete request.
     static let maxScrapers = 16
 
     /// The HTTP listener serving `GET /metrics`; `nil`: none.
