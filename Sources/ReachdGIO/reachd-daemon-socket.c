@@ -10,27 +10,32 @@
 #include <string.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A default path (the user's own daemon's, the system's) is trusted only
- * when its socket belongs to the app's user or root: anyone else who could
- * put one there (a runtime directory set up wrong, a shared one) would
- * answer for the network. A path $REACHD_SOCKET names is the user's to
- * choose, as for `reachd status`. Read with secure_getenv: in a setuid
- * program the variable is the caller's, not the program's. */
+/* A daemon at a default path (the user's own daemon's, the system's) is
+ * trusted only when it runs as the app's user or root: anyone else who
+ * could put a socket there (a runtime directory set up wrong, a shared
+ * one) would answer for the network. Judged on the connected socket, by
+ * the listener's credentials (SO_PEERCRED), before anything is sent: the
+ * file's owner could change between a look at the path and the connect.
+ * A path $REACHD_SOCKET names is the user's to choose, as for `reachd
+ * status`. Read with secure_getenv: in a setuid program the variable is
+ * the caller's, not the program's. */
 static gboolean
-trusts (const char *path, GError **error)
+trusts (const char *path, int fd, GError **error)
 {
   const char *named = secure_getenv ("REACHD_SOCKET");
-  struct stat info;
-  if ((named != NULL && g_str_equal (named, path)) || lstat (path, &info) != 0)
+  if (named != NULL && g_str_equal (named, path))
     return TRUE;
-  if (info.st_uid == getuid () || info.st_uid == 0)
+  struct ucred peer = { .uid = (uid_t) -1 };
+  socklen_t length = sizeof peer;
+  if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 && length == sizeof peer
+      && (peer.uid == getuid () || peer.uid == 0))
     return TRUE;
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED,
-               "%s belongs to user %u, neither this one nor root: reachd does not trust it", path, (guint) info.st_uid);
+               "the daemon on %s runs as user %u, neither this one nor root: reachd does not trust it", path,
+               (guint) peer.uid);
   return FALSE;
 }
 
@@ -45,8 +50,6 @@ connect_to (const char *path, GError **error)
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s: the socket path is too long", path);
       return -1;
     }
-  if (!trusts (path, error))
-    return -1;
   strcpy (address.sun_path, path);
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0 || connect (fd, (struct sockaddr *) &address, sizeof address) < 0)
@@ -56,6 +59,11 @@ connect_to (const char *path, GError **error)
         close (fd);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "no reachd daemon answers on %s: %s", path,
                    g_strerror (saved));
+      return -1;
+    }
+  if (!trusts (path, fd, error))
+    {
+      close (fd);
       return -1;
     }
   return fd;

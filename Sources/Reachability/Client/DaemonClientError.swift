@@ -17,8 +17,8 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
     /// this process through a shared filesystem (`ip netns exec`,
     /// `PrivateNetwork=yes`), and its answers are about another network.
     case otherNetwork(path: String)
-    /// The socket at a default path belongs to `owner`, neither this user
-    /// nor root: not asked, for anyone able to put it there could answer
+    /// The daemon at a default path runs as `owner`, neither this user nor
+    /// root: not asked, for anyone able to put a socket there could answer
     /// for the network.
     case untrustedOwner(path: String, owner: UInt32)
     case protocolError(ProtocolError)
@@ -41,8 +41,8 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
         case .otherNetwork(let path):
             "the reachd daemon at \(path) serves another network namespace"
         case .untrustedOwner(let path, let owner):
-            "\(path) belongs to user \(owner), neither you nor root, so reachd does not trust it; remove it, "
-                + "or name a daemon you trust with --socket or REACHD_SOCKET"
+            "the daemon on \(path) runs as user \(owner == .max ? "unknown" : "\(owner)"), neither you nor root, "
+                + "so reachd does not trust it; remove the socket, or name a daemon you trust with --socket or REACHD_SOCKET"
         }
     }
 

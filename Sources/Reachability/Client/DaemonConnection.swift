@@ -24,10 +24,13 @@ final class DaemonConnection {
 
     /// Connects within `timeout` (see ``UnixSocket/connect(to:timeout:)``),
     /// which stays set for sending: a full listen queue blocks the connect,
-    /// and a daemon with a full queue is as good as silent.
+    /// and a daemon with a full queue is as good as silent. A daemon at a
+    /// default path is judged on the connected socket, before anything is
+    /// sent: the user it runs as (`SO_PEERCRED`, the listener's), not the
+    /// file's owner, which could change between a look at the path and the
+    /// connect.
     init(path: String, timeout: Duration) throws(DaemonClientError) {
         self.path = path
-        if let owner = SocketPath.untrustedOwner(of: path) { throw .untrustedOwner(path: path, owner: owner) }
         do {
             fd = try UnixSocket.connect(to: path, timeout: timeout)
         } catch {
@@ -36,6 +39,10 @@ final class DaemonConnection {
             case EAGAIN: throw .timedOut(path: path, timeout: timeout)
             default: throw .connectionFailed(path: path, cause: error)
             }
+        }
+        if let peer = SocketPath.untrustedPeer(at: path, running: UnixSocket.peerUser(fd)) {
+            close(fd)
+            throw .untrustedOwner(path: path, owner: peer)
         }
     }
 

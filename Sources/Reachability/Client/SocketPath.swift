@@ -39,23 +39,23 @@ public enum SocketPath {
         }
     }
 
-    /// Who owns the socket at `path`, when a client should not trust it: a
-    /// default path (this user's own daemon's, the system's) whose file
-    /// belongs to neither this user nor root. Anyone else who could put a
-    /// socket there (a runtime directory set up wrong, a shared one) would
-    /// answer for the network. A path the user named (`--socket`,
-    /// ``environmentVariable``) is theirs to choose; `nil` then, and when
-    /// there is no file.
-    package static func untrustedOwner(
-        of path: String, environment: [String: String] = currentEnvironment(), user: uid_t = getuid()
+    /// The user a daemon connected to at `path` runs as (`peer`, from
+    /// `SO_PEERCRED`), when a client should not trust it: at a default path
+    /// (this user's own daemon's, the system's), a peer that is neither this
+    /// user nor root, or one whose credentials cannot be read (`UInt32.max`).
+    /// Anyone else who could put a socket there (a runtime directory set up
+    /// wrong, a shared one) would answer for the network. A path the user
+    /// named (`--socket`, ``environmentVariable``) is theirs to choose: `nil`.
+    package static func untrustedPeer(
+        at path: String, running peer: uid_t?, environment: [String: String] = currentEnvironment(),
+        user: uid_t = getuid()
     ) -> uid_t? {
         guard environment[environmentVariable] != path else { return nil }
         var defaults = environment
         defaults[environmentVariable] = nil
         guard path == system || path == (try? forDaemon(environment: defaults, isRoot: user == 0)) else { return nil }
-        var info = stat()
-        guard lstat(path, &info) == 0, info.st_uid != user, info.st_uid != 0 else { return nil }
-        return info.st_uid
+        guard let peer else { return .max }
+        return peer == user || peer == 0 ? nil : peer
     }
 
     /// `path` alone when the caller named one, else ``forClients(environment:isRoot:)``.

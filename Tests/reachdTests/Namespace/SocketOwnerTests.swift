@@ -8,21 +8,34 @@ import Glibc
 
 /// A client finds its daemon at default paths: its own runtime
 /// directory's `reachd.sock`, then the system's. Whoever can put a socket
-/// there answers for the network, so a client trusts one only of its own
-/// user's or root's; a path the user names is theirs to choose. The same
-/// for `reachd` and for the GIO module in every GLib app.
-@Suite("Whose socket a client trusts", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+/// there answers for the network, so a client trusts only a daemon that
+/// runs as its own user or root, judged on the connected socket
+/// (`SO_PEERCRED`) before it sends anything: a look at the file's owner
+/// first could be raced. A path the user names is theirs to choose. The
+/// same for `reachd` and for the GIO module in every GLib app.
+@Suite("Whose daemon a client trusts", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct SocketOwnerTests {
     static let owner = 4242
     static let stranger = 4343
+    static let impostor = packageRoot.appendingPathComponent("Tests/reachdTests/Harness/impostor-daemon.py").path
 
-    /// A daemon whose socket, `reachd.sock` in a runtime directory of its
-    /// own, belongs to ``owner``.
-    static func plantedDaemon() throws -> (FakeDaemon, runtime: String) {
-        let daemon = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine)
-        #expect(lchown(daemon.path, uid_t(owner), gid_t(owner)) == 0)
-        return (daemon, URL(fileURLWithPath: daemon.path).deletingLastPathComponent().path)
+    /// A daemon running as ``owner``, listening at `reachd.sock` in a
+    /// runtime directory of that user's, its socket file made ``stranger``'s.
+    static func plantedDaemon() async throws -> (Subprocess, runtime: String) {
+        let runtime = "/tmp/rd-owner-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        #expect(chown(runtime, uid_t(owner), gid_t(owner)) == 0)
+        let daemon = try Subprocess(
+            TestNetwork.asUser(owner) + ["/usr/bin/python3", impostor, "\(runtime)/reachd.sock", FakeDaemon.newerDaemonsLine])
+        _ = try await eventually("the planted daemon listens") { daemon.outputLines.first == "listening" ? true : nil }
+        // The file says the stranger's, as a path swapped between a look at
+        // it and the connect would: only who answers counts.
+        #expect(lchown("\(runtime)/reachd.sock", uid_t(stranger), gid_t(stranger)) == 0)
+        return (daemon, runtime)
     }
+
+    /// What the planted daemon was sent on each connection.
+    static func sent(_ daemon: Subprocess) -> [String] { Array(daemon.outputLines.dropFirst()) }
 
     /// The environment of a user whose runtime directory is `runtime`, with
     /// no socket named.
@@ -30,26 +43,35 @@ struct SocketOwnerTests {
         ["/usr/bin/env", "-u", "REACHD_SOCKET", "XDG_RUNTIME_DIR=\(runtime)"]
     }
 
-    @Test func reachdAsksOnlyASocketOfItsUserOrRoot() async throws {
-        let (daemon, runtime) = try Self.plantedDaemon()
+    @Test func reachdAsksOnlyADaemonOfItsUserOrRoot() async throws {
+        let (daemon, runtime) = try await Self.plantedDaemon()
+        defer {
+            daemon.signal(SIGKILL)
+            try? FileManager.default.removeItem(atPath: runtime)
+        }
         let stranger = try await Subprocess.run(
             Self.environment(runtime) + TestNetwork.asUser(Self.stranger) + [Reachd.binary, "status", "--json"])
         #expect(!stranger.output.contains(#""source":"daemon""#), "\(stranger.output)")
-        #expect(stranger.error.contains("\(runtime)/reachd.sock belongs to user \(Self.owner), neither you nor root"),
+        #expect(stranger.error.contains("the daemon on \(runtime)/reachd.sock runs as user \(Self.owner), neither you nor root"),
                 "says why: \(stranger.error)")
-        #expect(daemon.connections == 0, "not even connected to")
+        #expect(Self.sent(daemon).allSatisfy { $0 == "connection sent 0 bytes" }, "asked nothing: \(Self.sent(daemon))")
         let owner = try await Subprocess.run(
             Self.environment(runtime) + TestNetwork.asUser(Self.owner) + [Reachd.binary, "status", "--json"])
         #expect(owner.output.contains(#""source":"daemon""#), "its own daemon: \(owner.output)\(owner.error)")
         // Named, it is the user's choice.
         let named = try await Subprocess.run(
-            ["/usr/bin/env", "REACHD_SOCKET=\(daemon.path)"] + TestNetwork.asUser(Self.stranger) + [Reachd.binary, "status", "--json"])
+            ["/usr/bin/env", "REACHD_SOCKET=\(runtime)/reachd.sock"] + TestNetwork.asUser(Self.stranger)
+                + [Reachd.binary, "status", "--json"])
         #expect(named.output.contains(#""source":"daemon""#), "\(named.output)\(named.error)")
     }
 
     @Test(.enabled(if: GLibApp.available, GLibApp.reason))
-    func theGIOModuleAsksOnlyASocketOfItsUserOrRoot() async throws {
-        let (daemon, runtime) = try Self.plantedDaemon()
+    func theGIOModuleAsksOnlyADaemonOfItsUserOrRoot() async throws {
+        let (daemon, runtime) = try await Self.plantedDaemon()
+        defer {
+            daemon.signal(SIGKILL)
+            try? FileManager.default.removeItem(atPath: runtime)
+        }
         func backend(as user: Int) async throws -> String {
             let result = try await Subprocess.run(
                 Self.environment(runtime) + ["GIO_EXTRA_MODULES=\(GLibApp.moduleDirectory.path)", "GIO_USE_NETWORK_MONITOR=reachd",
@@ -60,8 +82,9 @@ struct SocketOwnerTests {
         }
         let stranger = try await backend(as: Self.stranger)
         #expect(stranger.hasSuffix("GNetworkMonitorNetlink\n"), "\(stranger)")
-        #expect(stranger.contains("belongs to user \(Self.owner), neither this one nor root"), "says why: \(stranger)")
-        #expect(daemon.connections == 0)
+        #expect(stranger.contains("the daemon on \(runtime)/reachd.sock runs as user \(Self.owner), neither this one nor root"),
+                "says why: \(stranger)")
+        #expect(Self.sent(daemon).allSatisfy { $0 == "connection sent 0 bytes" }, "asked nothing: \(Self.sent(daemon))")
         let owner = try await backend(as: Self.owner)
         #expect(owner.hasSuffix("ReachdNetworkMonitor\n"), "\(owner)")
     }
