@@ -188,6 +188,9 @@ package struct RequestError: Error, Sendable, Equatable {
     /// The kernel's route lookup failed; the watch is kept, and answered at
     /// the next evaluation.
     package static let lookupFailed = "lookup_failed"
+    /// A `reach` or `watch` from a process of another network namespace:
+    /// the daemon's routes and resolver are not that process's network.
+    package static let otherNetwork = "other_network"
 }
 
 private struct RequestEnvelope: Codable {

@@ -30,7 +30,12 @@ extension NetworkNamespace {
         return inode == ours.inode && device == ours.device
     }
 
-    private static func cookie(of socket: Int32) -> UInt64? {
+    /// The cookie of the namespace `socket` lives in. On a connection a
+    /// Unix socket listener accepted, that is the connecting process's: the
+    /// kernel makes the accepted socket in the namespace of the socket that
+    /// connected, which is how a daemon tells a peer's network without
+    /// reading its `/proc` (which `ProtectProc=invisible` hides).
+    package static func cookie(of socket: Int32) -> UInt64? {
         var cookie: UInt64 = 0
         var length = socklen_t(MemoryLayout<UInt64>.size)
         return getsockopt(socket, SOL_SOCKET, netnsCookieOption, &cookie, &length) == 0 ? cookie : nil

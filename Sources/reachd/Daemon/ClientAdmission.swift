@@ -24,9 +24,13 @@ final class ClientAdmission {
     /// Connections refused since the daemon started, for the metrics.
     private(set) var refusedCount = 0
 
-    init(listener: ListeningSocket, limits: ClientLimits, logger: Logger) {
+    /// The daemon's network namespace's cookie; `nil` where the kernel has none.
+    private let network: UInt64?
+
+    init(listener: ListeningSocket, limits: ClientLimits, network: UInt64?, logger: Logger) {
         self.listener = listener
         self.limits = limits
+        self.network = network
         self.logger = logger
         acceptor = Acceptor(listener: listener.fd)
     }
@@ -51,7 +55,11 @@ final class ClientAdmission {
                 if let refusal = clients.refusal(for: user, limits: limits) {
                     refuse(fd, refusal, user: user)
                 } else {
-                    admitted.append(clients.insert(fd: fd, user: user, now: now))
+                    // Read off the accepted socket, which the kernel made in
+                    // the connecting socket's namespace.
+                    let peerNetwork = NetworkNamespace.cookie(of: fd)
+                    let ofThisNetwork = network == nil || peerNetwork == nil || peerNetwork == network
+                    admitted.append(clients.insert(fd: fd, user: user, ofThisNetwork: ofThisNetwork, now: now))
                 }
             }
         }

@@ -26,6 +26,10 @@ final class ClientConnection {
     let fd: Int32
     /// Who connected (`SO_PEERCRED`), for the per-user limit.
     let user: UInt32
+    /// It connected from the daemon's network namespace, or where that
+    /// cannot be told (a kernel before 5.14): only then are its `reach` and
+    /// `watch` answered.
+    let ofThisNetwork: Bool
     /// Its name in the event poll, never reused: a descriptor number is.
     let token: UInt64
     /// Its place in the ``ClientTable``'s list of subscribers of ``detail``;
@@ -81,9 +85,10 @@ final class ClientConnection {
         case answer
     }
 
-    init(fd: Int32, user: UInt32, token: UInt64 = 0, now: ContinuousClock.Instant) {
+    init(fd: Int32, user: UInt32, ofThisNetwork: Bool = true, token: UInt64 = 0, now: ContinuousClock.Instant) {
         self.fd = fd
         self.user = user
+        self.ofThisNetwork = ofThisNetwork
         self.token = token
         lastProgress = now
     }

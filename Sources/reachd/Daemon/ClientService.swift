@@ -33,8 +33,13 @@ final class ClientService {
     private var listenerWaited = true
     weak var handler: ClientRequestHandler?
 
-    init(listener: ListeningSocket, limits: ClientLimits, poll: EventPoll<DaemonEventToken>, logger: Logger) throws(SystemError) {
-        admission = ClientAdmission(listener: listener, limits: limits, logger: logger)
+    /// - Parameter network: the daemon's network namespace's cookie, which
+    ///   a client's must be for its `reach` and `watch` to be answered.
+    init(
+        listener: ListeningSocket, limits: ClientLimits, network: UInt64?, poll: EventPoll<DaemonEventToken>,
+        logger: Logger
+    ) throws(SystemError) {
+        admission = ClientAdmission(listener: listener, limits: limits, network: network, logger: logger)
         self.limits = limits
         self.poll = poll
         self.logger = logger

@@ -31,8 +31,8 @@ final class ClientTable {
     }
 
     /// A new connection, with a token never used before.
-    func insert(fd: Int32, user: UInt32, now: ContinuousClock.Instant) -> ClientConnection {
-        let client = ClientConnection(fd: fd, user: user, token: nextToken, now: now)
+    func insert(fd: Int32, user: UInt32, ofThisNetwork: Bool, now: ContinuousClock.Instant) -> ClientConnection {
+        let client = ClientConnection(fd: fd, user: user, ofThisNetwork: ofThisNetwork, token: nextToken, now: now)
         nextToken += 1
         byToken[client.token] = client
         unsubscribed[client.token] = client

@@ -54,6 +54,15 @@ final class DestinationWatches {
         case .reach, .watch:
             // The parser guarantees a destination for these.
             guard let destination = request.destination else { return [] }
+            // A sandbox with only loopback (PrivateNetwork=yes) would
+            // otherwise resolve names through the host's resolver, a way
+            // out, and learn of routes it has none of.
+            guard client.ofThisNetwork else {
+                return [refusal(
+                    to: client, code: RequestError.otherNetwork, id: request.id,
+                    "this connection comes from another network namespace than the daemon's, whose routes and "
+                        + "name servers are not its own; ask in that namespace (reachd reach --no-daemon there)")]
+            }
             let key = DestinationTracker.Key(destination, uid: client.user, family: request.family)
             if let reason = limits.refusal(
                 connectionCount: client.destinationRequests, userCount: perUser[client.user, default: 0],

