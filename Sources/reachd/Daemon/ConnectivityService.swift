@@ -71,10 +71,17 @@ final class ConnectivityService {
     func serveBus(ready: Bool, _ now: ContinuousClock.Instant) {
         guard let sleep, ready || sleep.isDue(now) else { return }
         if sleep.process(now) {
-            logger.info("the host resumed from suspend: checking connectivity")
+            // A host that wakes often (or a logind gone wrong) fills no log.
+            let loud = resumeLogged.map { now - $0 >= Self.resumeLogSpacing } ?? true
+            if loud { resumeLogged = now }
+            logger.log(level: loud ? .info : .debug, "the host resumed from suspend: checking connectivity")
             checker.requestCheck(now: now)
         }
     }
+
+    /// When a resume was last logged at info level.
+    private var resumeLogged: ContinuousClock.Instant?
+    private static let resumeLogSpacing = Duration.seconds(60)
 
     /// Once per pass: waits on the system bus for what sd-bus wants now.
     func updateBus(_ poll: EventPoll<DaemonEventToken>) {

@@ -11,6 +11,14 @@ import Glibc
 /// the same one gone dead, and no route event need say so. The daemon's
 /// check probes at once.
 ///
+/// Only logind's word counts: a signal is taken from the bus name's current
+/// owner alone (asked with `GetNameOwner`, followed by `NameOwnerChanged`).
+/// A match on the sender `org.freedesktop.login1` cannot check a
+/// well-known name, and the bus routes a unicast signal from any peer to
+/// its destination: without this, any local user could say the host
+/// resumed, as often as they liked (GLib's CVE-2024-34397 is the same
+/// class).
+///
 /// Through libsystemd's sd-bus, driven by the daemon's loop: sd-bus says
 /// which descriptor to wait on, for what and until when; nothing blocks
 /// (connecting, authenticating and adding the match are all answered
@@ -18,13 +26,21 @@ import Glibc
 /// only on suspend and resume: no timer, no wake-up. Only where a system bus
 /// exists; one that goes away is tried again, from 5 s, doubling.
 final class SleepWatch {
-    /// Where the callback leaves what it saw, for ``process(_:)`` to take.
+    /// Where the callbacks leave what they saw, for ``process(_:)`` to take.
     private final class Inbox {
         var resumed = false
+        /// The unique name owning `org.freedesktop.login1`; `nil` while none
+        /// does, or before the bus said.
+        var loginOwner: String?
     }
+
+    private static let login1 = "org.freedesktop.login1"
+    private static let busDriver = "org.freedesktop.DBus"
 
     private var bus: OpaquePointer?
     private var match: OpaquePointer?
+    private var ownerMatch: OpaquePointer?
+    private var ownerQuery: OpaquePointer?
     private let inbox = Inbox()
     private let logger: Logger
     /// The descriptor and interest the event poll has, to add or modify it
@@ -132,9 +148,20 @@ final class SleepWatch {
             return false
         }
         bus = opened
-        let added = sd_bus_match_signal_async(
-            opened, &match, "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-            "PrepareForSleep", Self.prepareForSleep, Self.matchAdded, Unmanaged.passUnretained(self).toOpaque())
+        inbox.loginOwner = nil
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        // Who owns logind's name, then every change of owner: the match goes
+        // first, so no change between the two is missed, and the answer,
+        // which the bus sends after any change it matched before, is newer.
+        var added = sd_bus_match_signal_async(
+            opened, &ownerMatch, Self.busDriver, "/org/freedesktop/DBus", Self.busDriver, "NameOwnerChanged",
+            Self.nameOwnerChanged, nil, userdata)
+        if added >= 0 { added = askOwner(opened, userdata) }
+        if added >= 0 {
+            added = sd_bus_match_signal_async(
+                opened, &match, Self.login1, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                "PrepareForSleep", Self.prepareForSleep, Self.matchAdded, userdata)
+        }
         guard added >= 0 else {
             logger.warning("cannot ask the system bus for logind's sleep signal; a resume from suspend goes unnoticed",
                            metadata: ["error": "\(String(cString: strerror(-added)))"])
@@ -149,19 +176,71 @@ final class SleepWatch {
         failures += 1
     }
 
+    /// `GetNameOwner("org.freedesktop.login1")`, answered to ``ownerAnswer``.
+    /// Built by parts: Swift cannot call sd-bus's variadic helpers.
+    private func askOwner(_ bus: OpaquePointer, _ userdata: UnsafeMutableRawPointer) -> Int32 {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(
+            bus, &call, Self.busDriver, "/org/freedesktop/DBus", Self.busDriver, "GetNameOwner")
+        guard result >= 0, let call else { return result }
+        defer { sd_bus_message_unref(call) }
+        result = Self.login1.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        guard result >= 0 else { return result }
+        return sd_bus_call_async(bus, &ownerQuery, call, Self.ownerAnswer, userdata, 0)
+    }
+
     private func disconnect() {
         match = sd_bus_slot_unref(match)
+        ownerMatch = sd_bus_slot_unref(ownerMatch)
+        ownerQuery = sd_bus_slot_unref(ownerQuery)
         // Closed without flushing: a flush could wait on a bus that hangs.
         bus = sd_bus_close_unref(bus)
         registered = nil
     }
 
-    /// `PrepareForSleep(b)`: `true` before the host sleeps, `false` once it woke.
+    /// `PrepareForSleep(b)`: `true` before the host sleeps, `false` once it
+    /// woke. Taken from logind's name's owner only.
     private static let prepareForSleep: sd_bus_message_handler_t = { message, userdata, _ in
         var sleeping: Int32 = 1
-        guard let message, let userdata, sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &sleeping) >= 0
+        guard let message, let userdata else { return 0 }
+        let inbox = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox
+        guard let sender = sd_bus_message_get_sender(message), let owner = inbox.loginOwner,
+            String(cString: sender) == owner
         else { return 0 }
-        if sleeping == 0 { Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox.resumed = true }
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &sleeping) >= 0 else { return 0 }
+        if sleeping == 0 { inbox.resumed = true }
+        return 0
+    }
+
+    /// `NameOwnerChanged(name, old, new)` from the bus itself (whose name no
+    /// peer can send under), for logind's name: its new owner.
+    private static let nameOwnerChanged: sd_bus_message_handler_t = { message, userdata, _ in
+        guard let message, let userdata, let sender = sd_bus_message_get_sender(message),
+            String(cString: sender) == busDriver
+        else { return 0 }
+        var name: UnsafePointer<CChar>?
+        var old: UnsafePointer<CChar>?
+        var new: UnsafePointer<CChar>?
+        let s = CChar(UInt8(ascii: "s"))
+        guard sd_bus_message_read_basic(message, s, &name) >= 0, sd_bus_message_read_basic(message, s, &old) >= 0,
+            sd_bus_message_read_basic(message, s, &new) >= 0, let name, String(cString: name) == login1
+        else { return 0 }
+        let owner = new.map { String(cString: $0) } ?? ""
+        Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox.loginOwner = owner.isEmpty ? nil : owner
+        return 0
+    }
+
+    /// `GetNameOwner`'s answer: the owner, or an error when nobody owns it.
+    private static let ownerAnswer: sd_bus_message_handler_t = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        let watch = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue()
+        if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
+            watch.inbox.loginOwner = nil
+            return 0
+        }
+        var owner: UnsafePointer<CChar>?
+        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &owner) >= 0, let owner else { return 0 }
+        watch.inbox.loginOwner = String(cString: owner)
         return 0
     }
 

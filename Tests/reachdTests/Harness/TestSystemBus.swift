@@ -52,4 +52,29 @@ final class TestSystemBus: @unchecked Sendable {
         let sent = try await Subprocess.run(["/usr/bin/python3", "-c", standIn, address] + values.map { "\($0)" })
         guard sent.status == 0 else { throw HarnessError.commandFailed("the logind stand-in: \(sent.error)") }
     }
+
+    /// Sends `PrepareForSleep(false)` `count` times, as `user`, to every
+    /// other peer of the bus by its unique name (unicast, which the bus
+    /// routes from anyone), without owning logind's name: a spoofed resume.
+    func spoofResume(as user: Int, count: Int) async throws {
+        let spoofer = """
+            import sys
+            from gi.repository import Gio, GLib
+            flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+            bus = Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None)
+            names = bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListNames",
+                                  None, None, 0, -1, None).unpack()[0]
+            peers = [n for n in names if n.startswith(":") and n != bus.get_unique_name()]
+            for _ in range(int(sys.argv[2])):
+                for peer in peers:
+                    bus.emit_signal(peer, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForSleep",
+                                    GLib.Variant("(b)", (False,)))
+            bus.flush_sync(None)
+            print(len(peers))
+            """
+        let sent = try await Subprocess.run(TestNetwork.asUser(user) + ["/usr/bin/python3", "-c", spoofer, address, "\(count)"])
+        guard sent.status == 0, Int(sent.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0 else {
+            throw HarnessError.commandFailed("the spoofer reached no peer: \(sent.output) \(sent.error)")
+        }
+    }
 }

@@ -45,6 +45,36 @@ struct ResumeFromSuspendTests {
         withExtendedLifetime((bus, server)) {}
     }
 
+    /// Any user may send logind's signal to the daemon's unique name, and
+    /// the bus delivers it: 100 of them gave 100 resumes in 0.34 s. Only
+    /// the owner of logind's name is heard now; the real one still is.
+    @Test(.timeLimit(.minutes(1)))
+    func aResumeSpoofedByAnotherUserIsNotHeard() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let bus = try await TestSystemBus(in: network.directory)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(
+            ["--check-url", server.url], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        _ = try await eventually("the daemon watches the signal") {
+            daemon.errorOutput.contains("watching logind's sleep signal") ? true : nil
+        }
+        // Past the 5 s spacing of the first probe, so a resume would probe at once.
+        try await Task.sleep(for: .seconds(5))
+        let before = server.requests
+        try await bus.spoofResume(as: HostileClientTests.nobody, count: 50)
+        try await Task.sleep(for: .seconds(1))
+        let resumes = daemon.errorOutput.components(separatedBy: "the host resumed from suspend").count - 1
+        #expect(resumes <= 1, "\(resumes) resumes logged")
+        #expect(server.requests == before, "no check for a spoofed resume")
+
+        try await bus.prepareForSleep(false)
+        _ = try await eventually("logind's own resume is heard", timeout: .seconds(3)) { server.requests > before ? true : nil }
+        withExtendedLifetime((bus, server)) {}
+    }
+
     /// Without a system bus (no socket, no address), nothing is tried and
     /// nothing is said.
     @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/run/dbus/system_bus_socket"), "this host has a system bus"))
