@@ -130,12 +130,17 @@ struct DaemonTests {
         let (reader, first) = try await SocketClient.subscribed(to: network.socketPath)
         let lineBytes = DaemonMessage.status(first).line().count
 
-        // One `ip` at a time, each change read and published on its own.
-        // Enough that even with some changes read in one batch and published once,
-        // the published lines exceed 1 MiB (60 left a margin of one line).
-        let changes = 100
-        for i in 0..<changes / 2 {
-            try await network.inHost("address add 10.81.0.\(i + 1)/32 dev vh", "address del 10.81.0.\(i + 1)/32 dev vh")
+        // One `ip` at a time, each change seen by the reader before the next
+        // is made, so that each is published on its own (an address added and
+        // removed within one read of the daemon's is no change at all): the
+        // published lines exceed 1 MiB.
+        let changes = 60
+        for i in 0..<changes {
+            let address = "10.81.0.\(i + 1)"
+            try await network.inHost("address add \(address)/32 dev vh")
+            _ = try await eventually("the reading subscriber sees \(address)", timeout: .seconds(10)) { () -> Bool? in
+                try await reader.readStatus().interfaces.contains { $0.addresses.contains { $0.address == address } } ? true : nil
+            }
         }
         try await network.inHost("address add 10.79.0.1/32 dev vh")
         let final = try await eventually("the reading subscriber sees the last change", timeout: .seconds(20)) { () -> NetworkStatus? in
