@@ -47,7 +47,10 @@ final class ClientConnection {
     /// An error line is queued: nothing more is read or served, and the
     /// connection closes once the line is out.
     private(set) var isClosing = false
-    /// Waits for the connectivity check it asked for: not idle meanwhile.
+    /// Waits for the connectivity check it asked for: not idle meanwhile,
+    /// and neither read nor served until it is answered, so that at most
+    /// one of its requests waits in the daemon; those it sent after wait in
+    /// its own socket buffer (a client pipelining checks costs one waiter).
     var awaitsCheck = false
     /// Its watches and unanswered `reach` requests, counted by
     /// ``DestinationWatches``: a client with either is not idle, nor finished.
@@ -103,7 +106,7 @@ final class ClientConnection {
     }
 
     /// Requests are queued and can be answered now.
-    var isReady: Bool { !requests.isEmpty && !hasPendingOutput && !isClosing }
+    var isReady: Bool { !requests.isEmpty && !hasPendingOutput && !isClosing && !awaitsCheck }
 
     /// Nothing more will be asked and nothing is left to send.
     var isFinished: Bool {
@@ -111,10 +114,11 @@ final class ClientConnection {
     }
 
     /// What to wait for: writability while output is pending (and nothing
-    /// else: backpressure), input only when every request read is answered.
+    /// else: backpressure), input only when every request read is answered
+    /// and no check is awaited.
     var interest: Interest {
         if hasPendingOutput { return .writable }
-        return inputClosed || isClosing || !requests.isEmpty ? [] : .readable
+        return inputClosed || isClosing || !requests.isEmpty || awaitsCheck ? [] : .readable
     }
 
     /// Reads one chunk without blocking and queues the requests it completes.

@@ -144,10 +144,16 @@ final class ClientService {
 
     /// After an answer that came later than its request: a client that has
     /// said all it will (`printf '{"op":"check"}' | socat ...`) and has been
-    /// answered in full goes; any other waits for what is left to write.
+    /// answered in full goes; any other waits for what is left to write, and
+    /// its requests queued behind the answer are served in turn.
     func settle(_ client: ClientConnection) {
         guard table.contains(client) else { return }
-        if client.isFinished { drop(client) } else { updateInterest(of: client) }
+        if client.isFinished {
+            drop(client)
+            return
+        }
+        table.setWaiting(client, client.isReady)
+        updateInterest(of: client)
     }
 
     /// Tells the event poll what `client` waits for now, when that changed.

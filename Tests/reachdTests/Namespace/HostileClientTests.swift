@@ -373,4 +373,48 @@ struct HostileClientTests {
         #expect(Self.residentKiB(daemon.pid) < 2 * idle)
         #expect(try daemonStatus(at: network.socketPath).online)
     }
+
+    /// Each pipelined `check` added a waiter: 8 connections pipelining
+    /// them kept the daemon's core at 100% for as long as they went on, and
+    /// another user's `get` took up to 18.9 ms. A connection awaiting a
+    /// check is no longer read: one waiter each, and nothing to do.
+    @Test(.timeLimit(.minutes(1)))
+    func pipelinedChecksCostOneWaiterAConnection() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("full") { $0.connectivity == .full }
+        let flood = try Subprocess(TestNetwork.asUser(Self.nobody) + ["/usr/bin/python3", "-c", """
+            import socket, sys, threading
+            def pipeline():
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sys.argv[1])
+                s.sendall(b'{"op":"check"}\\n' * 10000)
+                threading.Event().wait()
+            for _ in range(8):
+                threading.Thread(target=pipeline, daemon=True).start()
+            print("pipelining", flush=True)
+            threading.Event().wait()
+            """, network.socketPath])
+        defer { flood.signal(SIGKILL) }
+        _ = try await eventually("the checks are pipelined") { flood.outputLines.first }
+        try await Task.sleep(for: .milliseconds(500))
+        let ticks = MetricsScrapeTests.cpuTicks(daemon.pid)
+        let sampled = ContinuousClock.now
+        var gets: [Duration] = []
+        for _ in 0..<10 {
+            let asked = ContinuousClock.now
+            _ = try daemonStatus(at: network.socketPath)
+            gets.append(ContinuousClock.now - asked)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        let elapsed = (ContinuousClock.now - sampled).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let busy = Double(MetricsScrapeTests.cpuTicks(daemon.pid) - ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds
+        #expect(busy < 0.1, "the daemon used \(Int(busy * 100))% of a core")
+        #expect(gets.sorted()[gets.count / 2] < .milliseconds(5), "another client's get: \(gets)")
+        #expect(daemon.isRunning)
+    }
 }
