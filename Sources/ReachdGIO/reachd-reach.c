@@ -25,12 +25,37 @@ target (const char *host, guint16 port)
   return literal_ipv6 ? g_strdup_printf ("[%s]:%u", host, port) : g_strdup_printf ("%s:%u", host, port);
 }
 
+/* The targets of `service`'s SRV records as the resolver gave them (and
+ * `lookup_error`, what it said), or NULL and an error. RFC 2782's "no such
+ * service here" (the target ".") comes as no target at all, with no error
+ * (GLib drops a lone "." and says nothing), or as a target named "" or
+ * ".": none is a server, and the answer is not-found, as GLib's own monitor
+ * answers when the name "" does not resolve. Takes `srv` and
+ * `lookup_error`. */
 static GStrv
-targets_of_service_targets (GList *srv_targets)
+service_targets (GNetworkService *service, GList *srv, GError *lookup_error, GError **error)
 {
+  if (lookup_error != NULL)
+    {
+      g_propagate_error (error, lookup_error);
+      return NULL;
+    }
   GPtrArray *targets = g_ptr_array_new ();
-  for (GList *each = srv_targets; each != NULL; each = each->next)
-    g_ptr_array_add (targets, target (g_srv_target_get_hostname (each->data), g_srv_target_get_port (each->data)));
+  for (GList *each = srv; each != NULL; each = each->next)
+    {
+      const char *hostname = g_srv_target_get_hostname (each->data);
+      if (hostname[0] != '\0' && g_strcmp0 (hostname, ".") != 0)
+        g_ptr_array_add (targets, target (hostname, g_srv_target_get_port (each->data)));
+    }
+  g_resolver_free_targets (srv);
+  if (targets->len == 0)
+    {
+      g_ptr_array_free (targets, TRUE);
+      g_set_error (error, G_RESOLVER_ERROR, G_RESOLVER_ERROR_NOT_FOUND,
+                   "no %s service over %s at %s: its SRV record says none is offered", g_network_service_get_service (service),
+                   g_network_service_get_protocol (service), g_network_service_get_domain (service));
+      return NULL;
+    }
   g_ptr_array_add (targets, NULL);
   return (GStrv) g_ptr_array_free (targets, FALSE);
 }
@@ -258,13 +283,13 @@ reachd_reach_sync (ReachdNetworkMonitor *self, ReachdDaemonPaths *paths, GSocket
     {
       GNetworkService *service = G_NETWORK_SERVICE (connectable);
       g_autoptr (GResolver) resolver = g_resolver_get_default ();
+      GError *lookup_error = NULL;
       GList *srv = g_resolver_lookup_service (resolver, g_network_service_get_service (service),
                                               g_network_service_get_protocol (service),
-                                              g_network_service_get_domain (service), cancellable, error);
-      if (srv == NULL)
+                                              g_network_service_get_domain (service), cancellable, &lookup_error);
+      targets = service_targets (service, srv, lookup_error, error);
+      if (targets == NULL)
         return FALSE;
-      targets = targets_of_service_targets (srv);
-      g_resolver_free_targets (srv);
     }
   gboolean answer;
   ReachQuery *query = reach_begin (self, paths, targets, &answer, error);
@@ -297,7 +322,9 @@ typedef struct
   /* The daemons to ask: the monitor's, which the task holds as its source
    * object. */
   ReachdDaemonPaths *paths;
-  /* Once asked: a service's targets are looked up first. */
+  /* A service whose targets are looked up first; NULL otherwise. */
+  GNetworkService *service;
+  /* Once asked. */
   ReachQuery *query;
   GSource *readable;
   GSource *timeout;
@@ -317,6 +344,7 @@ async_reach_free (AsyncReach *reach)
 {
   async_reach_stop (reach);
   g_clear_pointer (&reach->query, reach_query_free);
+  g_clear_object (&reach->service);
   g_free (reach);
 }
 
@@ -399,16 +427,17 @@ static void
 on_service_resolved (GObject *resolver, GAsyncResult *result, gpointer user_data)
 {
   GTask *task = user_data;
+  GError *lookup_error = NULL;
+  GList *srv = g_resolver_lookup_service_finish (G_RESOLVER (resolver), result, &lookup_error);
   GError *error = NULL;
-  GList *srv = g_resolver_lookup_service_finish (G_RESOLVER (resolver), result, &error);
-  if (srv == NULL)
+  AsyncReach *reach = g_task_get_task_data (task);
+  GStrv targets = service_targets (reach->service, srv, lookup_error, &error);
+  if (targets == NULL)
     {
       g_task_return_error (task, error);
       g_object_unref (task);
       return;
     }
-  GStrv targets = targets_of_service_targets (srv);
-  g_resolver_free_targets (srv);
   async_reach_start (task, targets);
 }
 
@@ -427,6 +456,7 @@ reachd_reach_async (GTask *task, ReachdDaemonPaths *paths, GSocketConnectable *c
       return;
     }
   GNetworkService *service = G_NETWORK_SERVICE (connectable);
+  reach->service = g_object_ref (service);
   g_autoptr (GResolver) resolver = g_resolver_get_default ();
   g_resolver_lookup_service_async (resolver, g_network_service_get_service (service),
                                    g_network_service_get_protocol (service), g_network_service_get_domain (service),

@@ -488,6 +488,33 @@ struct GLibAppTests {
         _ = (daemon, nameServer)
     }
 
+    /// RFC 2782's "no such service" SRV answer (the target `.`), for which
+    /// GLib's resolver gives no target and no error: the module never called
+    /// back, and GLib logged a CRITICAL, fatal under
+    /// `G_DEBUG=fatal-criticals`. It now answers as GLib's own monitor does.
+    @Test(arguments: [false, true])
+    func aServiceWithNoTargetIsAnsweredAsGLibAnswersIt(async: Bool) async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: false)
+        try await network.inHost("route add 10.53.0.53/32 via 10.77.0.1")
+        let nameServer = try await NameServer(in: network, records: ["_none._tcp.intranet.test": ".:0"])
+        let etc = URL(fileURLWithPath: "/etc/netns/\(network.host)")
+        try FileManager.default.createDirectory(at: etc, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: etc) }
+        try "nameserver \(NameServer.address)\noptions timeout:1 attempts:1\n".write(
+            to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        let daemon = try await network.startDaemon()
+        let fatal = ["G_DEBUG=fatal-criticals"]
+        let glib = try await GLibApp(in: network, socket: network.socketPath, environment: fatal + ["GIO_USE_NETWORK_MONITOR=netlink"])
+        let expected = try await glib.reachService("none", "tcp", "intranet.test", async: async)
+        let app = try await GLibApp(in: network, socket: network.socketPath, environment: fatal)
+        let answer = try await app.reachService("none", "tcp", "intranet.test", async: async)
+        #expect(answer.reachable == expected.reachable && answer.error == expected.error,
+                "reachd's module: \(answer); GLib's own: \(expected)")
+        #expect(app.process.isRunning, "\(app.process.errorOutput)")
+        _ = (daemon, nameServer)
+    }
+
     /// What reachd never sends counts as no daemon, and never harms the app:
     /// it gets GLib's netlink backend. A status made longer than the 64 KiB a
     /// line may have, bytes that are not JSON, another protocol version, a refusal, a status followed by

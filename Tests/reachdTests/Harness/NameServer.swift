@@ -30,7 +30,8 @@ final class NameServer: @unchecked Sendable {
                 answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 60, 4) + socket.inet_aton(value)
             if known and qtype == 33 and ":" in value:
                 target, port = value.rsplit(":", 1)
-                wire = b"".join(bytes([len(label)]) + label.encode() for label in target.split(".")) + b"\x00"
+                # "." is RFC 2782's "no such service here": the root, no label.
+                wire = b"".join(bytes([len(label)]) + label.encode() for label in target.split(".") if label) + b"\x00"
                 data = struct.pack("!HHH", 0, 0, int(port)) + wire
                 answers = b"\xc0\x0c" + struct.pack("!HHIH", 33, 1, 60, len(data)) + data
             flags = 0x8180 if known else 0x8183
@@ -48,7 +49,8 @@ final class NameServer: @unchecked Sendable {
     private let process: Subprocess
 
     /// Serves `records` (a name to an IPv4 address, or an SRV name such as
-    /// `_api._tcp.example.test` to `TARGET:PORT`) from the gateway
+    /// `_api._tcp.example.test` to `TARGET:PORT`, `.:0` for RFC 2782's "no
+    /// such service") from the gateway
     /// namespace, which gains the server's address.
     init(in network: TestNetwork, records: [String: String]) async throws {
         try await network.inGateway("addr add \(Self.address)/32 dev vg")
