@@ -147,6 +147,35 @@ struct StatusChangeTests {
             == [.path(.ipv4, from: Self.eth0, to: Self.eth0)])
     }
 
+    /// 500 containers came and went while a subscriber did not read: the
+    /// change it is sent at last names 64 links and counts the rest, where
+    /// it named all 1,000 (a 15 KB line, encoded again for each such
+    /// subscriber at every status).
+    @Test func aMergedInterfacesChangeNamesAtMost64LinksAndCountsTheRest() throws {
+        var merged: [StatusChange] = []
+        for pair in 0..<500 {
+            merged = StatusChange.merging(merged, [.interfaces(naming: ["veth\(pair)a", "veth\(pair)b"])])
+        }
+        guard case .interfaces(let links, let more)? = merged.first, merged.count == 1 else {
+            Issue.record("not one interfaces change: \(merged)")
+            return
+        }
+        #expect(links == (0..<32).flatMap { ["veth\($0)a", "veth\($0)b"] }, "the first ones, in the order they came")
+        #expect(more == 1000 - 64)
+        // One status that names too many is bounded the same way.
+        #expect(StatusChange.interfaces(naming: (0..<100).map { "veth\($0)" }) == .interfaces(
+            links: (0..<64).map { "veth\($0)" }, more: 36))
+        var status = try #require(Self.publisher().current)
+        status.changes = merged
+        let line = String(decoding: DaemonMessage.status(status).line(), as: UTF8.self)
+        #expect(line.contains(#""more":936"#), "\(line)")
+        guard case .status(let decoded) = try? DaemonMessage.decode(Array(line.utf8).dropLast()) else {
+            Issue.record("the line does not decode")
+            return
+        }
+        #expect(decoded.changes == merged)
+    }
+
     /// A newer daemon's kinds, and fields this version can't read, are
     /// ignored; the status stands.
     @Test func unknownKindsAndUnreadableFieldsAreUnrecognizedNotFailures() throws {

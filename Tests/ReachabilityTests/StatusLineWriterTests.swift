@@ -96,7 +96,9 @@ struct StatusLineWriterTests {
                 .dns(from: dnsStates.randomElement(using: &generator)!, to: dnsStates.randomElement(using: &generator)!),
                 .metered(from: Bool.random(using: &generator), to: Bool.random(using: &generator)),
                 .portalURL,
-                .interfaces(links: (0..<Int.random(in: 0...3, using: &generator)).map { _ in text(&generator) }),
+                .interfaces(
+                    links: (0..<Int.random(in: 0...3, using: &generator)).map { _ in text(&generator) },
+                    more: Bool.random(using: &generator) ? 0 : Int.random(in: 1...1000, using: &generator)),
                 .watched(
                     target: text(&generator), from: Bool.random(using: &generator) ? nil : states.randomElement(using: &generator)!,
                     to: states.randomElement(using: &generator)!),

@@ -35,8 +35,10 @@ public enum StatusChange: Sendable, Hashable {
     /// Where a captive portal sends the user (``NetworkStatus/portalURL``).
     case portalURL
     /// The links: the names of those that came, went or changed (state,
-    /// carrier, addresses, metering, name). Not in a summary.
-    case interfaces(links: [String])
+    /// carrier, addresses, metering, name), at most
+    /// ``maximumLinksNamed``, and how many `more` there were beyond them.
+    /// Not in a summary.
+    case interfaces(links: [String], more: Int = 0)
     /// A target the daemon watches (`[watch] targets`): its state, reason,
     /// path or addresses; `from` is `nil` for a target new to the list.
     /// Not in a summary.
@@ -79,6 +81,19 @@ public enum StatusChange: Sendable, Hashable {
         // GLib's monitor has no word for name resolution.
         case .dns, .interfaces, .watched, .unrecognized: false
         }
+    }
+
+    /// Links an ``interfaces(links:more:)`` change names at most: a host
+    /// whose containers come and go makes a link pair each time, and a
+    /// reader that missed those statuses must not be sent a line naming
+    /// them all.
+    public static let maximumLinksNamed = 64
+
+    /// The change naming `names` (and `more` unnamed), the first
+    /// ``maximumLinksNamed`` named and the rest counted.
+    public static func interfaces(naming names: [String], more: Int = 0) -> StatusChange {
+        let named = Array(names.prefix(maximumLinksNamed))
+        return .interfaces(links: named, more: more + names.count - named.count)
     }
 
     /// What a reader that missed statuses was not told, in one set: each
@@ -155,8 +170,10 @@ public enum StatusChange: Sendable, Hashable {
         case (.connectivity(let from, _), .connectivity(_, let to)): .connectivity(from: from, to: to)
         case (.dns(let from, _), .dns(_, let to)): .dns(from: from, to: to)
         case (.metered(let from, _), .metered(_, let to)): .metered(from: from, to: to)
-        case (.interfaces(let before), .interfaces(let after)):
-            .interfaces(links: before + after.filter { !before.contains($0) })
+        case (.interfaces(let before, let beforeMore), .interfaces(let after, let afterMore)):
+            // A link counted in `more` on one side and named on the other
+            // may be counted twice: `more` is at most what it says.
+            .interfaces(naming: before + after.filter { !before.contains($0) }, more: beforeMore + afterMore)
         case (.watched(let target, let from, _), .watched(_, _, let to)): .watched(target: target, from: from, to: to)
         case (.path, _), (.reachability, _), (.connectivity, _), (.dns, _), (.metered, _), (.portalURL, _), (.interfaces, _),
             (.watched, _), (.unrecognized, _):
@@ -167,7 +184,7 @@ public enum StatusChange: Sendable, Hashable {
 
 extension StatusChange: Codable {
     private enum CodingKeys: String, CodingKey {
-        case kind, family, from, to, links, target
+        case kind, family, from, to, links, more, target
     }
 
     /// A kind this version knows whose fields it can't read (a newer
@@ -202,7 +219,9 @@ extension StatusChange: Codable {
             case "portal_url":
                 return .portalURL
             case "interfaces":
-                return .interfaces(links: try container.decode([String].self, forKey: .links))
+                return .interfaces(
+                    links: try container.decode([String].self, forKey: .links),
+                    more: try container.decodeIfPresent(Int.self, forKey: .more) ?? 0)
             case "watched":
                 return .watched(
                     target: try container.decode(String.self, forKey: .target),
@@ -238,8 +257,9 @@ extension StatusChange: Codable {
             try container.encode(to, forKey: .to)
         case .portalURL, .unrecognized:
             break
-        case .interfaces(let links):
+        case .interfaces(let links, let more):
             try container.encode(links, forKey: .links)
+            if more > 0 { try container.encode(more, forKey: .more) }
         case .watched(let target, let from, let to):
             try container.encode(target, forKey: .target)
             try container.encode(from, forKey: .from)

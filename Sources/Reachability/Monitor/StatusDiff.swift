@@ -23,7 +23,7 @@ enum StatusDiff {
         if old.portalURL != new.portalURL { changes.append(.portalURL) }
         if old.metered != new.metered { changes.append(.metered(from: old.metered, to: new.metered)) }
         let links = changedLinks(from: old.interfaces, to: new.interfaces)
-        if !links.isEmpty { changes.append(.interfaces(links: links)) }
+        if !links.isEmpty { changes.append(.interfaces(naming: links)) }
         let watchedBefore = Dictionary(old.watched.map { ($0.target, $0) }, uniquingKeysWith: { first, _ in first })
         for target in new.watched where watchedBefore[target.target] != target {
             changes.append(.watched(target: target.target, from: watchedBefore[target.target]?.state, to: target.state))

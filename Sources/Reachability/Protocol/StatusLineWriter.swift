@@ -124,11 +124,15 @@ package struct StatusLineWriter {
         case .portalURL, .unrecognized:
             raw("{\"kind\":")
             string(change.kind)
-        case .interfaces(let links):
+        case .interfaces(let links, let more):
             raw("{\"kind\":")
             string(change.kind)
             raw(",\"links\":")
             array(links) { $0.string($1) }
+            if more > 0 {
+                raw(",\"more\":")
+                raw(String(more))
+            }
         case .watched(let target, let from, let to):
             raw("{\"from\":")
             optionalString(from?.rawValue)

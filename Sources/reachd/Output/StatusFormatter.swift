@@ -115,14 +115,14 @@ enum StatusFormatter {
             return status.portalURL.map { "portal \($0)" } ?? "no portal URL"
         case .metered(let from, let to):
             return "metered \(from ? "yes" : "no") → \(to ? "yes" : "no")"
-        case .interfaces(let links):
-            return links.map { name in
+        case .interfaces(let links, let more):
+            return (links.map { name in
                 guard let link = status.interfaces.first(where: { $0.name == name }) else { return "-\(name)" }
                 let addresses = link.addresses.map { "\($0.address)/\($0.prefix)" }
                 return "\(name): " + ([link.up ? "up" : "down", link.carrier ? "carrier" : "no carrier"]
                     + (link.metered == .no ? [] : ["metered \(link.metered.rawValue)"])
                     + (addresses.isEmpty ? ["no addresses"] : addresses)).joined(separator: ", ")
-            }.joined(separator: "; ")
+            } + (more > 0 ? ["\(more) more"] : [])).joined(separator: "; ")
         case .watched(let target, let from, let to):
             guard let answer = status.watched.first(where: { $0.target == target }) else { return "\(target) \(to)" }
             guard let from, from != to else { return destination(answer) }

@@ -118,6 +118,47 @@ struct DaemonTests {
         _ = daemon
     }
 
+    /// 800 containers' veth pairs came and went while a subscriber did not
+    /// read: the line it was sent at last named every link the daemon saw
+    /// of them (a 15 KB line after 500 in the report, 7.5 KB here where
+    /// the daemon reads most pairs' coming and going in one batch), encoded
+    /// again for each such subscriber at every status. It names 64 and
+    /// counts the rest now.
+    @Test(.timeLimit(.minutes(1)))
+    func aSubscriberBehindContainerChurnIsSentNoLineOver8KiB() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let container = "\(network.host)-c"
+        try await TestNetwork.sh("ip netns add \(container)")
+        defer { _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", container]) }
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGTERM) }
+        let stalled = try SocketClient(path: network.socketPath)
+        try stalled.send(ClientRequest.subscribe.line)
+        // Named as Docker names them: veth and seven hex digits.
+        try await network.batchInHost((0..<800).flatMap { pair in
+            let name = "veth" + String(0xd0c_0000 + pair, radix: 16)
+            return ["link add \(name) type veth peer name eth0 netns \(container)", "link del \(name)"]
+        })
+        // Settled: the daemon's status has no container link left.
+        let last = try await network.waitForStatus("the churn is over") { !$0.interfaces.contains { $0.name.hasPrefix("veth") } }
+        var longest = 0
+        var received: [NetworkStatus] = []
+        while received.last.map({ $0.seq < last.seq }) ?? true {
+            let line = try #require(try await stalled.readLine(timeout: .seconds(10)))
+            longest = max(longest, line.utf8.count)
+            guard case .status(let status) = try DaemonMessage.decode(Array(line.utf8)) else { continue }
+            received.append(status)
+        }
+        #expect(longest <= 8 * 1024, "a line of \(longest) bytes")
+        let counted = received.flatMap(\.changes).contains { change in
+            if case .interfaces(_, let more) = change { return more > 0 }
+            return false
+        }
+        #expect(counted, "the lines queued behind the stalled reader were merged, and the links beyond 64 counted")
+        #expect(daemon.isRunning)
+    }
+
     @Test func aSubscriberThatNeverReadsDelaysNobodyAndGetsTheNewestState() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
