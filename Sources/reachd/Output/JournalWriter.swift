@@ -51,22 +51,25 @@ final class JournalWriter {
         return sentAll
     }
 
-    /// The entry in the native protocol's form.
+    /// The entry in the native protocol's form. Every value has its control
+    /// characters escaped here, at the one sink (idempotent, so what was
+    /// escaped where it was made passes unchanged): an interface name is
+    /// any bytes a local user with a network namespace chose, and a field
+    /// must not steer whoever reads the journal in a terminal.
     static func datagram(_ entry: JournalEntry) -> [UInt8] {
         var bytes: [UInt8] = []
         let fields = [
             ("MESSAGE_ID", entry.kind.messageID), ("MESSAGE", entry.message), ("PRIORITY", "\(entry.priority)"),
             ("SYSLOG_IDENTIFIER", "reachd"),
         ] + entry.fields
-        for (name, value) in fields { append(name, value, to: &bytes) }
+        for (name, value) in fields { append(name, value.escapingControlCharacters, to: &bytes) }
         return bytes
     }
 
     /// `NAME=value\n`, or, for a value with a newline, the binary-safe form:
     /// `NAME\n`, the length as a little-endian 64-bit number, the bytes,
-    /// `\n`. Every value here comes from the daemon or is checked (a
-    /// portal's URL has no control characters), but a forged field must not
-    /// be one newline away.
+    /// `\n`. Values come escaped, without newlines, but a forged field must
+    /// never be one newline away.
     private static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) {
         let utf8 = Array(value.utf8)
         bytes += Array(name.utf8)

@@ -126,9 +126,8 @@ struct JournalEntryTests {
         #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy(\.isHexDigit) && $0 == $0.lowercased() })
     }
 
-    /// What journald's socket receives: `NAME=value` lines, and the
-    /// length-prefixed form for a value with a newline, so that no value
-    /// can forge a field.
+    /// What journald's socket receives: `NAME=value` lines, each value's
+    /// control characters escaped, so that no value can forge a field.
     @Test func theDatagramIsJournaldsNativeProtocol() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("reachd-journal-\(getpid()).sock").path
         unlink(path)
@@ -144,8 +143,28 @@ struct JournalEntryTests {
         let text = String(decoding: datagram, as: UTF8.self)
         #expect(text.hasPrefix("MESSAGE_ID=\(JournalEntry.Kind.family.messageID)\nMESSAGE=IPv4 local: no_route (was online)\nPRIORITY=5\nSYSLOG_IDENTIFIER=reachd\n"))
         #expect(text.contains("REACHD_FAMILY=ipv4\n"))
-        let binary = Array("REACHD_TEST\n".utf8) + [14, 0, 0, 0, 0, 0, 0, 0] + Array("two\nPRIORITY=0\n".utf8)
-        #expect(datagram.suffix(binary.count) == binary[...], "length-prefixed, little-endian")
+        #expect(text.hasSuffix("REACHD_TEST=two\\nPRIORITY=0\n"), "escaped: \(text)")
+    }
+
+    /// An interface name is whatever bytes a user with a network namespace
+    /// of their own chose (the kernel allows any but `/`, `:` and white
+    /// space): it reached MESSAGE and REACHD_DNS_SERVER as it came, escape
+    /// sequences and all. Every field is escaped at the sink.
+    @Test func controlBytesInANameReachNoJournalFieldAsTheyCame() throws {
+        let name = "e\u{1B}[2Jth0\u{7}"
+        var before = Self.status()
+        before.dns = DNSStatus(state: .ok, servers: [DNSServer(address: "192.0.2.53", state: .reachable, reason: nil, interface: "eth0")])
+        var after = Self.status(seq: 8)
+        after.ipv4.path?.interface = name
+        after.dns = DNSStatus(state: .ok, servers: [DNSServer(address: "192.0.2.53", state: .reachable, reason: nil, interface: name)])
+        let entries = Self.entries(from: before, to: after)
+        #expect(entries.contains { $0.message.contains(name) || $0.fields.contains { $0.value.contains(name) } },
+                "the entries carry the name (escaping is the sink's)")
+        for entry in entries {
+            let datagram = JournalWriter.datagram(entry)
+            #expect(!datagram.contains(0x1B) && !datagram.contains(0x07), "\(String(decoding: datagram, as: UTF8.self))")
+            #expect(String(decoding: datagram, as: UTF8.self).contains(#"e\x1b[2Jth0\x07"#))
+        }
     }
 
     /// A journald that stops reading (restarting, under I/O pressure) fills
