@@ -7,8 +7,10 @@ import TestSupport
 final class DestinationClient: @unchecked Sendable {
     let socket: SocketClient
 
-    init(path: String) throws {
-        socket = try SocketClient(path: path)
+    /// Connected from `network`'s host namespace, where its daemon is: a
+    /// client of another namespace is answered `other_network`.
+    init(in network: TestNetwork) async throws {
+        socket = try await SocketClient(in: network, path: network.socketPath)
     }
 
     func watch(_ id: String, _ target: String, family: AddressFamily? = nil) throws {

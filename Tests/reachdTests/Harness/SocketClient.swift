@@ -17,6 +17,13 @@ final class SocketClient: @unchecked Sendable {
         fd = try UnixSocket.connect(to: path)
     }
 
+    /// Connected from `network`'s host namespace, as a program started
+    /// there would be: the daemon answers `reach` and `watch` only for
+    /// clients of its own network.
+    init(in network: TestNetwork, path: String) async throws {
+        fd = try await network.onThreadInHost { try UnixSocket.connect(to: path) }
+    }
+
     deinit { close(fd) }
 
     /// A client subscribed to the daemon at `path`, and the first status it got.

@@ -118,12 +118,10 @@ struct DaemonTests {
         _ = daemon
     }
 
-    /// 800 containers' veth pairs came and went while a subscriber did not
+    /// 500 containers' veth pairs came and went while a subscriber did not
     /// read: the line it was sent at last named every link the daemon saw
-    /// of them (a 15 KB line after 500 in the report, 7.5 KB here where
-    /// the daemon reads most pairs' coming and going in one batch), encoded
-    /// again for each such subscriber at every status. It names 64 and
-    /// counts the rest now.
+    /// of them (15 KB in the report), encoded again for each such
+    /// subscriber at every status. It names 64 and counts the rest now.
     @Test(.timeLimit(.minutes(1)))
     func aSubscriberBehindContainerChurnIsSentNoLineOver8KiB() async throws {
         let network = try await TestNetwork()
@@ -135,13 +133,13 @@ struct DaemonTests {
         defer { daemon.signal(SIGTERM) }
         let stalled = try SocketClient(path: network.socketPath)
         try stalled.send(ClientRequest.subscribe.line)
-        // Named as Docker names them: veth and seven hex digits.
-        try await network.batchInHost((0..<800).flatMap { pair in
-            let name = "veth" + String(0xd0c_0000 + pair, radix: 16)
+        // Named as Calico names them: cali and eleven hex digits.
+        try await network.batchInHost((0..<500).flatMap { pair in
+            let name = "cali" + String(0xd0c_0000_0000 + pair, radix: 16)
             return ["link add \(name) type veth peer name eth0 netns \(container)", "link del \(name)"]
         })
         // Settled: the daemon's status has no container link left.
-        let last = try await network.waitForStatus("the churn is over") { !$0.interfaces.contains { $0.name.hasPrefix("veth") } }
+        let last = try await network.waitForStatus("the churn is over") { !$0.interfaces.contains { $0.name.hasPrefix("cali") } }
         var longest = 0
         var received: [NetworkStatus] = []
         while received.last.map({ $0.seq < last.seq }) ?? true {

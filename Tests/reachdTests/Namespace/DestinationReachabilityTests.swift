@@ -56,7 +56,7 @@ struct DestinationReachabilityTests {
         try await network.bringUpIPv4(defaultRoute: true)
         try await Self.addTunnel(network)
         let daemon = try await network.startDaemon()
-        let client = try DestinationClient(path: network.socketPath)
+        let client = try await DestinationClient(in: network)
         try client.watch("internet", "192.0.2.80:443")
         try client.watch("lan", "10.77.0.1:22")
 
@@ -86,7 +86,7 @@ struct DestinationReachabilityTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
-        let client = try DestinationClient(path: network.socketPath)
+        let client = try await DestinationClient(in: network)
         try client.watch("a", "10.50.1.1")
         try client.watch("b", "10.60.1.1")
         let first = [try await client.next(), try await client.next()]
@@ -112,7 +112,7 @@ struct DestinationReachabilityTests {
         try await network.bringUpIPv4(defaultRoute: false)
         try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
         let daemon = try await network.startDaemon()
-        let client = try DestinationClient(path: network.socketPath)
+        let client = try await DestinationClient(in: network)
         try client.watch("intranet", "10.99.1.1")
         #expect(try await client.next().isReachable)
 
@@ -294,7 +294,7 @@ struct DestinationReachabilityTests {
         try "127.0.0.1 localhost\n10.77.0.1 gateway.test\n".write(
             to: hosts.appendingPathComponent("hosts"), atomically: true, encoding: .utf8)
         let daemon = try await network.startDaemon()
-        let client = try SocketClient(path: network.socketPath)
+        let client = try await SocketClient(in: network, path: network.socketPath)
         try client.send(#"{"op":"reach","target":"gateway.test"}"# + "\n")
         shutdown(client.fd, Int32(SHUT_WR))
         let answer = try await client.readLine()
@@ -310,7 +310,7 @@ struct DestinationReachabilityTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon("--max-watches-per-connection", "2")
-        let client = try DestinationClient(path: network.socketPath)
+        let client = try await DestinationClient(in: network)
         try client.watch("one", "10.50.1.1")
         _ = try await client.next()
         try client.socket.send(#"{"op":"watch","id":"one","target":"10.50.1.2"}"# + "\n")

@@ -14,13 +14,22 @@ struct FairResolverTests {
     static let flooder = packageRoot.appendingPathComponent("Tests/reachdTests/Harness/flood-reach.py").path
 
     /// One `reach` of `target` on a connection of its own, timed from the
-    /// request to its answer.
-    static func timedReach(_ target: String, at path: String) async throws -> (DestinationStatus, Duration) {
-        let client = try DestinationClient(path: path)
+    /// request to its answer, and, just before it, a `get` on one more: the
+    /// same way through the daemon and this harness, with no name to
+    /// resolve, as the floor of what any answer takes in this run.
+    static func timedReach(_ target: String, in network: TestNetwork)
+        async throws -> (answer: DestinationStatus, took: Duration, floor: Duration)
+    {
+        let getter = try await SocketClient(in: network, path: network.socketPath)
+        let got = ContinuousClock.now
+        try getter.send(ClientRequest.get.line)
+        _ = try await getter.readStatus(timeout: .seconds(10))
+        let floor = ContinuousClock.now - got
+        let client = try await DestinationClient(in: network)
         let asked = ContinuousClock.now
         try client.socket.send(ClientRequest(.reach, destination: try Destination(parsing: target)).line)
         let answer = try await client.next(timeout: .seconds(10))
-        return (answer, ContinuousClock.now - asked)
+        return (answer, ContinuousClock.now - asked, floor)
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -40,24 +49,32 @@ struct FairResolverTests {
             TestNetwork.asUser(HostileClientTests.nobody) + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "4"])
         defer { flood.signal(SIGKILL) }
         _ = try await eventually("the flood is under way") { flood.outputLines.first }
-        var slowest: [String: Duration] = [:]
+        var took: [String: [(took: Duration, floor: Duration)]] = [:]
         func victimAsks(_ when: String) async throws {
-            let (answer, took) = try await Self.timedReach("victim.test:443", at: network.socketPath)
+            let (answer, time, floor) = try await Self.timedReach("victim.test:443", in: network)
             #expect(answer.state == .reachable, "\(when): \(answer)")
-            slowest[when] = max(slowest[when] ?? .zero, took)
+            took[when, default: []].append((time, floor))
         }
         while flood.isRunning {
             try await victimAsks("during the flood")
             try await Task.sleep(for: .milliseconds(200))
         }
-        #expect(slowest["during the flood"] != nil, "asked while the flood ran")
+        #expect(took["during the flood"] != nil, "asked while the flood ran")
         let ended = ContinuousClock.now
         for after in [0.5, 2.5, 5.0] {
             try await Task.sleep(until: ended + .milliseconds(Int(after * 1000)))
             try await victimAsks("after the flood")
         }
-        for (when, took) in slowest {
-            #expect(took < .milliseconds(100), "a name from /etc/hosts took \(took) \(when)")
+        // Queued behind the flood, every answer took the resolution timeout
+        // (5 s). Served in turn, one takes 6 ms alone here. Under make test,
+        // every suite at once on two cores, a get alone took up to 300 ms:
+        // what the name adds beyond the get asked just before is what the
+        // flood could add, and its median must be under 100 ms; and none
+        // may wait anywhere near the timeout.
+        for (when, asks) in took {
+            let added = asks.map { $0.took - $0.floor }.sorted()
+            #expect(added[added.count / 2] < .milliseconds(100), "a name from /etc/hosts \(when), beyond a get: \(asks)")
+            #expect(asks.allSatisfy { $0.took < .seconds(2) }, "a name from /etc/hosts \(when): \(asks)")
         }
         #expect(daemon.isRunning)
     }
