@@ -71,19 +71,22 @@ parse_namespace (JsonObject *object, ReachdNamespace *network)
 #define SO_NETNS_COOKIE 71
 #endif
 
+/* A status that names no namespace (a daemon before 0.7, or one that is
+ * not reachd), or none that reads, proves nothing: not ours. */
 gboolean
 reachd_namespace_is_ours (const ReachdNamespace *network, int fd)
 {
   if (!network->known)
-    return TRUE;
+    return FALSE;
   /* The cookies decide where both have one: never used again for another
    * namespace, and readable without /proc. */
   guint64 cookie = 0;
   socklen_t length = sizeof cookie;
   if (network->cookie != 0 && getsockopt (fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &length) == 0)
     return cookie == network->cookie;
-  /* The thread's own: a thread may have joined another namespace. With
-   * nothing to compare, the daemon is trusted, as one that predates saying. */
+  /* The thread's own: a thread may have joined another namespace. Without
+   * /proc, the cookie alone could have told; with no cookie either, the
+   * daemon is trusted, for nothing here can say otherwise. */
   struct stat ours;
   if (stat ("/proc/thread-self/ns/net", &ours) != 0 && stat ("/proc/self/ns/net", &ours) != 0)
     return TRUE;

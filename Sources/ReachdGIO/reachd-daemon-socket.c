@@ -194,10 +194,11 @@ reachd_daemon_paths_check_ours (ReachdDaemonPaths *paths, gint index, const Reac
 {
   if (reachd_namespace_is_ours (network, fd))
     return NULL;
-  g_debug ("reachd: the daemon at %s serves another network namespace; not asking it again", paths->paths[index]);
+  const char *why = network->known ? "serves another network namespace"
+                                    : "does not say which network namespace it serves (daemons since 0.7 do)";
+  g_debug ("reachd: the daemon at %s %s; not asking it again", paths->paths[index], why);
   g_atomic_int_set (&paths->foreign[index], TRUE);
-  return g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s serves another network namespace",
-                      paths->paths[index]);
+  return g_error_new (G_IO_ERROR, G_IO_ERROR_NOT_CONNECTED, "the reachd daemon at %s %s", paths->paths[index], why);
 }
 
 gboolean

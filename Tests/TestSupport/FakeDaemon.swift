@@ -31,14 +31,17 @@ package final class FakeDaemon: @unchecked Sendable {
     /// Answers every connection with `answer`. It waits for the client's
     /// request line before answering, as the daemon does; a refusal, like the
     /// daemon's, is written without reading.
-    package convenience init(answering answer: String = fromTheFuture) throws {
-        try self.init(answeringInTurn: [answer])
+    package convenience init(answering answer: String = fromTheFuture, namingNamespace: Bool = true) throws {
+        try self.init(answeringInTurn: [answer], namingNamespace: namingNamespace)
     }
 
     /// Answers the first connection with `answers[0]`, the next with
     /// `answers[1]`, and the rest with the last: a daemon that restarts.
-    /// Each answer `after` the request: a daemon slow to start.
-    package init(answeringInTurn answers: [String], after delay: Duration = .zero) throws {
+    /// Each answer `after` the request: a daemon slow to start. A status
+    /// that names no network namespace names the client's
+    /// (``NamespaceNaming``) unless `namingNamespace` is `false`: a daemon
+    /// from before 0.7, or one that is not reachd.
+    package init(answeringInTurn answers: [String], after delay: Duration = .zero, namingNamespace: Bool = true) throws {
         precondition(!answers.isEmpty, "a fake daemon needs an answer")
         let readsRequest = !answers.contains(Self.refusing)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rd-fake-\(UUID().uuidString.prefix(8))")
@@ -46,7 +49,7 @@ package final class FakeDaemon: @unchecked Sendable {
         path = directory.appendingPathComponent("reachd.sock").path
         listener = try UnixSocket.listen(at: path, mode: 0o666)
         stop = try WakeSignal()
-        let (listener, stop, lines) = (listener, stop, answers.map { Array($0.utf8) + [10] })
+        let (listener, stop, lines) = (listener, stop, answers)
         startDetachedThread { [accepted] in
             var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: stop.fileDescriptor, events: Int16(POLLIN), revents: 0)]
@@ -68,7 +71,8 @@ package final class FakeDaemon: @unchecked Sendable {
                     var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
                     nanosleep(&pause, nil)
                 }
-                try? UnixSocket.writeAll(client, line)
+                let said = namingNamespace ? NamespaceNaming.naming(line, namespaceOf: client) : line
+                try? UnixSocket.writeAll(client, Array(said.utf8) + [10])
                 close(client)
             }
             close(listener)

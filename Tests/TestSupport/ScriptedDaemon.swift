@@ -82,9 +82,11 @@ package final class ScriptedDaemon: @unchecked Sendable {
     ) {
         var clients: [Int: (fd: Int32, pending: [UInt8])] = [:]
         defer { for client in clients.values { close(client.fd) } }
+        // A status that names no namespace names the client's, as every
+        // daemon since 0.7 does (``NamespaceNaming``).
         func write(_ line: String, to index: Int) {
             guard let fd = clients[index]?.fd else { return }
-            try? UnixSocket.writeAll(fd, Array((line + "\n").utf8))
+            try? UnixSocket.writeAll(fd, Array((NamespaceNaming.naming(line, namespaceOf: fd) + "\n").utf8))
         }
         while true {
             var set = PollSet<Token>()

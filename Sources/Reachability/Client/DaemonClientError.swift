@@ -17,6 +17,9 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
     /// this process through a shared filesystem (`ip netns exec`,
     /// `PrivateNetwork=yes`), and its answers are about another network.
     case otherNetwork(path: String)
+    /// The daemon's status names no network namespace (a daemon before
+    /// 0.7, or one that is not reachd): nothing says it serves this one.
+    case unnamedNetwork(path: String)
     /// The daemon at a default path runs as `owner`, neither this user nor
     /// root: not asked, for anyone able to put a socket there could answer
     /// for the network.
@@ -40,6 +43,9 @@ public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
             error.description
         case .otherNetwork(let path):
             "the reachd daemon at \(path) serves another network namespace"
+        case .unnamedNetwork(let path):
+            "the reachd daemon at \(path) does not say which network namespace it serves (daemons since 0.7 do), "
+                + "so its answers are not taken; upgrade it"
         case .untrustedOwner(let path, let owner):
             "the daemon on \(path) runs as user \(owner == .max ? "unknown" : "\(owner)"), neither you nor root, "
                 + "so reachd does not trust it; remove the socket, or name a daemon you trust with --socket or REACHD_SOCKET"

@@ -51,9 +51,10 @@ final class DaemonConnection {
     /// Takes the daemon's first status as an answer only when it describes
     /// this process's network namespace: a socket path reaches across
     /// namespaces, and another network's daemon answers for another network.
-    /// A daemon that predates saying which it serves is trusted.
+    /// A status that names none (or none that reads) proves nothing.
     func checkServesThisNetwork(_ status: NetworkStatus) throws(DaemonClientError) {
-        guard let theirs = status.network, !theirs.isCurrent(socket: fd) else { return }
+        guard let theirs = status.network else { throw .unnamedNetwork(path: path) }
+        guard !theirs.isCurrent(socket: fd) else { return }
         throw .otherNetwork(path: path)
     }
 

@@ -21,7 +21,7 @@ struct DaemonFailureLog {
         let isNews = lastWarned != description
         lastWarned = description
         switch error {
-        case .protocolError(.versionMismatch), .otherNetwork:
+        case .protocolError(.versionMismatch), .otherNetwork, .unnamedNetwork:
             // No retry will answer differently (another network's daemon is
             // not asked again; another version answers the same): in-process
             // is not a stopgap here.

@@ -153,7 +153,7 @@ struct DaemonLiveness {
             return .none
         } catch {
             switch error {
-            case .notRunning, .closed, .connectionFailed, .otherNetwork, .untrustedOwner: return .gone(error)
+            case .notRunning, .closed, .connectionFailed, .otherNetwork, .unnamedNetwork, .untrustedOwner: return .gone(error)
             case .timedOut:
                 // Each try blocks for the connect timeout: not at every change of a flood.
                 isUnresponsive = true

@@ -48,7 +48,8 @@ extension DaemonClientError {
     package var briefDescription: String {
         switch self {
         case .notRunning(let path, _): "no daemon at \(path)"
-        case .connectionFailed, .closed, .timedOut, .rejected, .protocolError, .otherNetwork, .untrustedOwner: description
+        case .connectionFailed, .closed, .timedOut, .rejected, .protocolError, .otherNetwork, .unnamedNetwork, .untrustedOwner:
+            description
         }
     }
 }

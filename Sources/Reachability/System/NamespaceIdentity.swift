@@ -22,8 +22,9 @@ extension NetworkNamespace {
     /// Whether `self` (a daemon's) is the namespace `socket`, one the calling
     /// thread made, lives in. The cookies decide where both have one (never
     /// reused, and readable without /proc); else the inode and device of
-    /// the thread's namespace file. With neither to compare, `true`: the
-    /// daemon is trusted, as one that predates saying is.
+    /// the thread's namespace file. With neither to compare (no cookie and
+    /// no /proc), `true`: nothing here can say otherwise. A daemon that
+    /// names no namespace at all is the caller's to refuse.
     package func isCurrent(socket: Int32) -> Bool {
         if let theirs = cookie, let ours = Self.cookie(of: socket) { return theirs == ours }
         guard let ours = Self.current() else { return true }

@@ -66,7 +66,7 @@ struct SocketOption: ParsableArguments {
             return "ask for fewer targets at once, or raise the daemon's --max-watches-per-connection"
         case .rejected, .untrustedOwner, .protocolError:
             return nil
-        case .otherNetwork:
+        case .otherNetwork, .unnamedNetwork:
             // Its path is taken: a second daemon there would take it from the other network.
             return "name a daemon of this network namespace with --socket\(socket == nil || !inProcess ? "" : ", or leave out --socket to compute in-process")"
         }

@@ -535,6 +535,17 @@ struct GLibAppTests {
         #expect(app.process.isRunning)
     }
 
+    /// A status that names no network namespace (a daemon before 0.7, or
+    /// one that is not reachd) proved nothing, and the module took it as
+    /// its own network's: it is no daemon now.
+    @Test func aStatusNamingNoNamespaceCountsAsNoDaemon() async throws {
+        let network = try await TestNetwork()
+        let fake = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine, namingNamespace: false)
+        let app = try await GLibApp(in: network, socket: fake.path)
+        #expect(app.ready.type == "GNetworkMonitorNetlink", "\(app.process.errorOutput)")
+        #expect(fake.connections >= 1, "the module asked")
+    }
+
     /// A verdict the module has never seen, from a newer daemon: the
     /// daemon's own `online` stands (it knows the value); without it, what
     /// cannot be judged is not full.

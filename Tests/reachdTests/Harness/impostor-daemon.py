@@ -1,9 +1,11 @@
 # A daemon that is not reachd, run as another user by the socket-owner
-# tests: listens at PATH, answers every connection with LINE, and prints
-# how many bytes each connection sent it before that, one line each: a
-# client that does not trust it must send nothing.
+# tests: listens at PATH, answers every connection with LINE (naming the
+# client's network namespace, as reachd does, by the accepted socket's
+# cookie), and prints how many bytes each connection sent it before that,
+# one line each: a client that does not trust it must send nothing.
 # Usage: impostor-daemon.py PATH LINE
-import os, socket, sys
+import os, socket, struct, sys
+SO_NETNS_COOKIE = 71
 path, line = sys.argv[1], sys.argv[2]
 listener = socket.socket(socket.AF_UNIX)
 listener.bind(path)
@@ -23,8 +25,10 @@ while True:
     except OSError:
         pass
     print(f"connection sent {len(received)} bytes", flush=True)
+    cookie = struct.unpack("Q", connection.getsockopt(socket.SOL_SOCKET, SO_NETNS_COOKIE, 8))[0]
+    said = '{"netns":{"cookie":%d,"device":0,"inode":0},' % cookie + line[1:]
     try:
-        connection.sendall(line.encode() + b"\n")
+        connection.sendall(said.encode() + b"\n")
     except OSError:
         pass
     connection.close()

@@ -27,7 +27,10 @@ struct SocketOwnerTests {
         #expect(chown(runtime, uid_t(owner), gid_t(owner)) == 0)
         let daemon = try Subprocess(
             TestNetwork.asUser(owner) + ["/usr/bin/python3", impostor, "\(runtime)/reachd.sock", FakeDaemon.newerDaemonsLine])
-        _ = try await eventually("the planted daemon listens") { daemon.outputLines.first == "listening" ? true : nil }
+        _ = try await eventually("the planted daemon listens") { () -> Bool? in
+            guard daemon.isRunning else { throw HarnessError.commandFailed("the planted daemon exited: \(daemon.errorOutput)") }
+            return daemon.outputLines.first == "listening" ? true : nil
+        }
         // The file says the stranger's, as a path swapped between a look at
         // it and the connect would: only who answers counts.
         #expect(lchown("\(runtime)/reachd.sock", uid_t(stranger), gid_t(stranger)) == 0)

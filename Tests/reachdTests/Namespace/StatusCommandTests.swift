@@ -14,8 +14,22 @@ struct StatusCommandTests {
         let daemon = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine)
         let result = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
         #expect(result.status == 0, "\(result.error)")
-        #expect(result.output == FakeDaemon.newerDaemonsLine + "\n", "printed as received, unknown keys and all")
+        #expect(result.output == NamespaceNaming.namingThisNamespace(FakeDaemon.newerDaemonsLine) + "\n",
+                "printed as received, unknown keys and all")
         #expect(result.error.isEmpty, "answered by the daemon: no fallback notice")
+    }
+
+    /// A status that names no network namespace proves nothing of the
+    /// network it describes: named, the daemon is an error; by default,
+    /// the answer is computed in-process.
+    @Test func aStatusNamingNoNamespaceIsNotTaken() async throws {
+        let daemon = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine, namingNamespace: false)
+        let said = "the reachd daemon at \(daemon.path) does not say which network namespace it serves"
+        let named = try await Subprocess.run([Reachd.binary, "status", "--json", "--socket", daemon.path])
+        #expect(named.status == 2 && named.error.contains(said), "\(named)")
+        let byDefault = try await Subprocess.run(
+            ["/usr/bin/env", "REACHD_SOCKET=\(daemon.path)", Reachd.binary, "status", "--json"])
+        #expect(byDefault.output.contains(#""source":"embedded""#) && byDefault.error.contains(said), "\(byDefault)")
     }
 }
 
