@@ -10,13 +10,17 @@ extension NetworkNamespace {
 
     /// The calling thread's network namespace (a thread may have joined
     /// another with `setns`, and the sockets it makes are there), with the
-    /// cookie of `socket` (one this thread made) where the kernel gives it;
-    /// `nil` without /proc.
+    /// cookie of `socket` (one this thread made) where the kernel gives it.
+    /// Without /proc, the cookie alone (inode and device 0), which clients
+    /// compare first; `nil` with neither, which no client takes for its own.
     package static func current(socket: Int32? = nil) -> NetworkNamespace? {
         var file = stat()
+        let cookie = socket.flatMap(cookie(of:))
         // thread-self since Linux 3.17; before it, the process's.
-        guard stat("/proc/thread-self/ns/net", &file) == 0 || stat("/proc/self/ns/net", &file) == 0 else { return nil }
-        return NetworkNamespace(inode: UInt64(file.st_ino), device: UInt64(file.st_dev), cookie: socket.flatMap(cookie(of:)))
+        guard stat("/proc/thread-self/ns/net", &file) == 0 || stat("/proc/self/ns/net", &file) == 0 else {
+            return cookie.map { NetworkNamespace(inode: 0, device: 0, cookie: $0) }
+        }
+        return NetworkNamespace(inode: UInt64(file.st_ino), device: UInt64(file.st_dev), cookie: cookie)
     }
 
     /// Whether `self` (a daemon's) is the namespace `socket`, one the calling
