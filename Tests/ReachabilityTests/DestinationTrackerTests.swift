@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import Testing
 @testable import Reachability
 
@@ -111,6 +112,42 @@ struct DestinationTrackerTests {
         _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         let timedOut = try #require(tracker.status(of: key))
         #expect(timedOut.state == .unresolved && timedOut.reason == .timeout && timedOut.addresses.isEmpty)
+    }
+
+    /// A user whose threads are held by names that never resolve watches a
+    /// name last: it waits behind them, and times out for that user. Another
+    /// user who asks for it later waits in their own turn, from their own
+    /// request, and gets the answer: before, the name was `timeout` for
+    /// everyone, at once, until the first user's queue reached it.
+    @Test func aNameThatTimedOutForOneUserIsResolvedInAnothersTurn() throws {
+        let release = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<2 { release.signal() } }
+        let resolver = try HostResolver(maximumThreads: 4, perUserThreads: 2) { host in
+            if host.hasPrefix("slow") { release.wait() }
+            return .addresses([IPAddress("192.0.2.80")!])
+        }
+        let tracker = try DestinationTracker(source: .daemon, firstSeq: 0, resolutionTimeout: .seconds(5), resolver: resolver)
+        let lookup = Lookup()
+        let start = ContinuousClock.now
+        for name in ["slow1.example", "slow2.example", "victim.example"] {
+            tracker.add(DestinationTracker.Key(try Destination(host: name), uid: 65534, family: nil), now: start)
+        }
+        let attackers = DestinationTracker.Key(try Destination(host: "victim.example"), uid: 65534, family: nil)
+        #expect(tracker.takeDue(now: start + .seconds(5)))
+        _ = try tracker.evaluate(now: start + .seconds(5), judge: lookup.judge)
+        #expect(tracker.status(of: attackers)?.reason == .timeout, "behind its own slow names")
+
+        let victims = DestinationTracker.Key(try Destination(host: "victim.example"), uid: 4242, family: nil)
+        tracker.add(victims, now: start + .seconds(6))
+        _ = try tracker.evaluate(now: start + .seconds(6), judge: lookup.judge)
+        #expect(tracker.status(of: victims)?.state == .pending, "its own wait, not the other user's timeout")
+        var descriptor = pollfd(fd: tracker.resolverDescriptor, events: Int16(POLLIN), revents: 0)
+        var answered = false
+        while !answered, poll(&descriptor, 1, 5000) == 1 { answered = tracker.collectResolutions() }
+        #expect(answered, "resolved in the second user's turn")
+        _ = try tracker.evaluate(now: start + .seconds(6), judge: lookup.judge)
+        #expect(tracker.status(of: victims)?.state == .reachable)
+        #expect(tracker.status(of: attackers)?.state == .reachable, "the answer is everyone's once it comes")
     }
 
     /// A route that expires is looked up again just after it does, though

@@ -38,8 +38,20 @@ package final class DestinationTracker {
         /// user who waits for it, and drops it from a user's queue when
         /// their last holder goes.
         var holders: [UInt32?: Int] = [:]
-        /// `nil` while the first resolution runs.
+        /// The resolver's answer; `nil` while the first resolution runs.
         var answer: HostResolver.Answer?
+        /// The users whose wait for the first answer timed out: each user
+        /// waits ``resolutionTimeout`` from their own first request, in
+        /// their own turn at the resolver, so that a user who asked first
+        /// (from behind a queue of names that never resolve) cannot make
+        /// the name `timeout` for one who asks later.
+        var timedOut: Set<UInt32?> = []
+    }
+
+    /// A user's wait for a name's first answer.
+    private struct Wait: Hashable {
+        var host: String
+        var user: UInt32?
     }
 
     /// How long a name may take before it is published `unresolved`
@@ -49,21 +61,31 @@ package final class DestinationTracker {
     private let source: StatusSource
     private var entries: [Key: Entry] = [:]
     private var names: [String: Name] = [:]
-    /// When each name still without an answer times out: only a first
-    /// resolution does (a name with an answer keeps it until the next), and
-    /// the event loop asks for the earliest on every wake-up, so these are
-    /// kept apart from the many names that have one.
-    private var firstAnswerDue: [String: ContinuousClock.Instant] = [:]
+    /// When each user's wait for a name still without an answer times out:
+    /// only a first resolution does (a name with an answer keeps it until
+    /// the next), and the event loop asks for the earliest on every
+    /// wake-up, so these are kept apart from the many names that have one.
+    private var firstAnswerDue: [Wait: ContinuousClock.Instant] = [:]
     private var seq: UInt64
     /// The earliest of the entries' route expiries: when to look up again,
     /// though no notification comes. `nil` while none expires.
     private var routesExpire: ContinuousClock.Instant?
 
-    package init(source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5)) throws(SystemError) {
+    /// - Parameter resolver: the system's by default; tests give one whose
+    ///   lookup they control.
+    init(
+        source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5), resolver: HostResolver? = nil
+    ) throws(SystemError) {
         self.source = source
         self.seq = firstSeq
         self.resolutionTimeout = resolutionTimeout
-        resolver = try HostResolver()
+        if let resolver { self.resolver = resolver } else { self.resolver = try HostResolver() }
+    }
+
+    package convenience init(source: StatusSource, firstSeq: UInt64, resolutionTimeout: Duration = .seconds(5))
+        throws(SystemError)
+    {
+        try self.init(source: source, firstSeq: firstSeq, resolutionTimeout: resolutionTimeout, resolver: nil)
     }
 
     /// Readable when resolutions finished: then call ``collectResolutions()``.
@@ -73,17 +95,19 @@ package final class DestinationTracker {
     package var count: Int { entries.count }
 
     /// Starts watching `key` (or adds a holder to it). A name without an
-    /// answer yet is queued for its user's turn at the resolver.
+    /// answer yet is queued for its user's turn at the resolver, and that
+    /// user waits for it from now.
     package func add(_ key: Key, now: ContinuousClock.Instant) {
         entries[key, default: Entry(holders: 0)].holders += 1
         let host = key.destination.host
         guard key.destination.address == nil else { return }
-        if names[host] == nil {
-            names[host] = Name()
-            firstAnswerDue[host] = now + resolutionTimeout
+        var name = names[host] ?? Name()
+        if name.holders[key.uid] == nil, name.answer == nil {
+            resolver.resolve(host, for: key.uid)
+            firstAnswerDue[Wait(host: host, user: key.uid)] = now + resolutionTimeout
         }
-        if names[host]!.holders[key.uid] == nil, names[host]!.answer == nil { resolver.resolve(host, for: key.uid) }
-        names[host]!.holders[key.uid, default: 0] += 1
+        name.holders[key.uid, default: 0] += 1
+        names[host] = name
     }
 
     /// Drops one holder of `key`; the last one forgets it, and its name when
@@ -99,13 +123,12 @@ package final class DestinationTracker {
         guard key.destination.address == nil, var name = names[host] else { return }
         let left = name.holders[key.uid, default: 1] - 1
         name.holders[key.uid] = left > 0 ? left : nil
-        if left <= 0 { resolver.cancel(host, for: key.uid) }
-        guard name.holders.isEmpty else {
-            names[host] = name
-            return
+        if left <= 0 {
+            resolver.cancel(host, for: key.uid)
+            firstAnswerDue[Wait(host: host, user: key.uid)] = nil
+            name.timedOut.remove(key.uid)
         }
-        names[host] = nil
-        firstAnswerDue[host] = nil
+        names[host] = name.holders.isEmpty ? nil : name
     }
 
     /// The answer last published for `key`, `nil` before its first evaluation.
@@ -114,7 +137,8 @@ package final class DestinationTracker {
     /// Whether `key`'s name still waits for its first answer (for tests:
     /// the published answer says `pending` too).
     package func isPending(_ key: Key) -> Bool {
-        key.destination.address == nil && names[key.destination.host]?.answer == nil
+        guard key.destination.address == nil, let name = names[key.destination.host] else { return false }
+        return name.answer == nil && !name.timedOut.contains(key.uid)
     }
 
     /// Resolves every watched name again, keeping each one's answer until the
@@ -132,7 +156,9 @@ package final class DestinationTracker {
         var changed = false
         for (host, answer) in resolver.takeAnswers() {
             guard var name = names[host] else { continue }
-            firstAnswerDue[host] = nil
+            for user in name.holders.keys { firstAnswerDue[Wait(host: host, user: user)] = nil }
+            if name.answer == nil || !name.timedOut.isEmpty { changed = true }
+            name.timedOut = []
             if name.answer != answer {
                 name.answer = answer
                 changed = true
@@ -148,14 +174,14 @@ package final class DestinationTracker {
         Deadline.earliest(firstAnswerDue.values.min(), routesExpire)
     }
 
-    /// What is due at `now`: names still without an answer after the
-    /// timeout are answered `timeout`, and a route that expired must be
+    /// What is due at `now`: a user whose name still has no answer after
+    /// the timeout is answered `timeout`, and a route that expired must be
     /// looked up again. Returns whether the entries need evaluating.
     package func takeDue(now: ContinuousClock.Instant) -> Bool {
         let expired = firstAnswerDue.filter { now >= $0.value }.keys
-        for host in expired {
-            firstAnswerDue[host] = nil
-            names[host]?.answer = .failed(.timeout)
+        for wait in expired {
+            firstAnswerDue[wait] = nil
+            names[wait.host]?.timedOut.insert(wait.user)
         }
         return !expired.isEmpty || routesExpire.map { now >= $0 } ?? false
     }
@@ -251,8 +277,9 @@ package final class DestinationTracker {
         if let literal = key.destination.address {
             addresses = [literal]
         } else {
-            switch names[key.destination.host]?.answer {
-            case nil: return .pending
+            let name = names[key.destination.host]
+            switch name?.answer {
+            case nil: return name?.timedOut.contains(key.uid) == true ? .failed(.timeout) : .pending
             case .failed(let reason): return .failed(reason)
             case .addresses(let resolved): addresses = resolved
             }
