@@ -108,4 +108,28 @@ struct HostResolverTests {
         #expect(Self.answers(2, from: resolver) == ["first", "shared"])
         #expect(looked.withLock { $0 } == ["first", "shared"])
     }
+
+    /// Two users ask for a name again while it resolves, and one of them
+    /// goes: the other still gets a fresh answer (the rerun was one user's,
+    /// and went with them).
+    @Test func aRerunAskedByTwoUsersOutlivesOneOfThem() throws {
+        let release = DispatchSemaphore(value: 0)
+        let lookups = Mutex(0)
+        let resolver = try HostResolver { _ in
+            let count = lookups.withLock { count in
+                count += 1
+                return count
+            }
+            if count == 1 { release.wait() }
+            return .addresses([IPAddress("192.0.2.7")!])
+        }
+        resolver.resolve("api.example.com", for: 1)
+        while lookups.withLock({ $0 }) == 0 { usleep(1000) }
+        resolver.resolve("api.example.com", for: 1)
+        resolver.resolve("api.example.com", for: 2)
+        resolver.cancel("api.example.com", for: 1)
+        release.signal()
+        #expect(Self.answers(2, from: resolver) == ["api.example.com", "api.example.com"])
+        #expect(lookups.withLock { $0 } == 2)
+    }
 }

@@ -51,7 +51,7 @@ final class HostResolver: Sendable {
         var runningPerUser: [User: Int] = [:]
         /// Asked for again while resolving, and by whom: what changed
         /// meanwhile (a new resolv.conf) may not be in the answer under way.
-        var rerun: [String: User] = [:]
+        var rerun: [String: Set<User>] = [:]
         var answers: [(host: String, answer: Answer)] = []
     }
 
@@ -81,7 +81,7 @@ final class HostResolver: Sendable {
     func resolve(_ host: String, for user: User = nil) {
         let start: [(String, User)] = state.withLock { state in
             if state.running[host] != nil {
-                if state.rerun[host] == nil { state.rerun[host] = user }
+                state.rerun[host, default: []].insert(user)
                 return []
             }
             guard state.queues[user]?.contains(host) != true else { return [] }
@@ -98,7 +98,8 @@ final class HostResolver: Sendable {
         state.withLock { state in
             state.queues[user]?.removeAll { $0 == host }
             if state.queues[user]?.isEmpty == true { state.queues[user] = nil }
-            if state.rerun[host].map({ $0 == user }) == true { state.rerun[host] = nil }
+            state.rerun[host]?.remove(user)
+            if state.rerun[host]?.isEmpty == true { state.rerun[host] = nil }
             Self.dropIdleUsers(&state)
         }
     }
@@ -153,9 +154,8 @@ final class HostResolver: Sendable {
                     let left = state.runningPerUser[job.user, default: 1] - 1
                     state.runningPerUser[job.user] = left > 0 ? left : nil
                     state.answers.append((job.host, answer))
-                    if let again = state.rerun.removeValue(forKey: job.host),
-                        state.queues[again]?.contains(job.host) != true
-                    {
+                    for again in state.rerun.removeValue(forKey: job.host) ?? []
+                    where state.queues[again]?.contains(job.host) != true {
                         state.queues[again, default: []].append(job.host)
                         if !state.turn.contains(again) { state.turn.append(again) }
                     }
