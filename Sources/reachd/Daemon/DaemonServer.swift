@@ -176,9 +176,14 @@ final class DaemonServer: ClientRequestHandler {
             clients.serve(waiting: waiting, now)
             clients.closeIdle(due: idleDeadline, now)
             // Scrapers after clients: Prometheus waits, subscribers don't.
+            // The listener last: a scraper accepted in an earlier pass is
+            // read before a newcomer can take its slot.
             for event in events {
-                guard case .metrics(let token) = event.token else { continue }
+                guard case .metrics(let token) = event.token, token != .listener else { continue }
                 metrics.handle(token, event, poll: poll, now, exposition: exposition)
+            }
+            if let listener = events.first(where: { $0.token == .metrics(.listener) }) {
+                metrics.handle(.listener, listener, poll: poll, now, exposition: exposition)
             }
             metrics.expireScrapers(now)
             // Last: new connections wait behind the clients already served.

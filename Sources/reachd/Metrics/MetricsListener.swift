@@ -179,8 +179,9 @@ final class MetricsListener {
     /// Takes the connections waiting (a bounded number per wake-up): the
     /// scrapers to wait on for reading. A newcomer beyond the slots takes
     /// that of the connection waiting longest without a complete request,
-    /// among those accepted before this wake-up (each is read once before
-    /// it can lose its slot); with none, it is closed at the door.
+    /// among those accepted before this wake-up; with none, it is closed at
+    /// the door. The loop serves ready scrapers before it accepts, so a
+    /// scraper whose request came is read before it can lose its slot.
     func acceptWaiting(now: ContinuousClock.Instant) -> [Scraper] {
         guard let acceptor else { return [] }
         var accepted: [Scraper] = []
