@@ -153,8 +153,12 @@ final class SleepWatch {
         // Who owns logind's name, then every change of owner: the match goes
         // first, so no change between the two is missed, and the answer,
         // which the bus sends after any change it matched before, is newer.
-        var added = sd_bus_match_signal_async(
-            opened, &ownerMatch, Self.busDriver, "/org/freedesktop/DBus", Self.busDriver, "NameOwnerChanged",
+        // Filtered on the name (arg0) by the bus: every client that comes
+        // or goes changes a name, and none of those may wake the daemon.
+        var added = sd_bus_add_match_async(
+            opened, &ownerMatch,
+            "type='signal',sender='\(Self.busDriver)',path='/org/freedesktop/DBus',interface='\(Self.busDriver)',"
+                + "member='NameOwnerChanged',arg0='\(Self.login1)'",
             Self.nameOwnerChanged, nil, userdata)
         if added >= 0 { added = askOwner(opened, userdata) }
         if added >= 0 {

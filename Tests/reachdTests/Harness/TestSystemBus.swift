@@ -53,6 +53,20 @@ final class TestSystemBus: @unchecked Sendable {
         guard sent.status == 0 else { throw HarnessError.commandFailed("the logind stand-in: \(sent.error)") }
     }
 
+    /// Connects to the bus and leaves, `count` times: what every D-Bus
+    /// client does, each a change of owner of its unique name.
+    func comeAndGo(count: Int) async throws {
+        let visitor = """
+            import sys
+            from gi.repository import Gio
+            flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+            for _ in range(int(sys.argv[2])):
+                Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None).close_sync(None)
+            """
+        let ran = try await Subprocess.run(["/usr/bin/python3", "-c", visitor, address, "\(count)"])
+        guard ran.status == 0 else { throw HarnessError.commandFailed("the bus visitor: \(ran.error)") }
+    }
+
     /// Sends `PrepareForSleep(false)` `count` times, as `user`, to every
     /// other peer of the bus by its unique name (unicast, which the bus
     /// routes from anyone), without owning logind's name: a spoofed resume.
