@@ -35,6 +35,21 @@ extension NetworkNamespace {
         return inode == ours.inode && device == ours.device
     }
 
+    /// Whether the process at the other end of `connection`, a Unix
+    /// connection this namespace's listener accepted, is of this namespace:
+    /// told by the accepted socket's cookie where both have one (the kernel
+    /// makes that socket in the connecting socket's namespace), else by the
+    /// peer's `/proc/PID/ns/net` (`SO_PEERCRED`'s pid) where it can be read
+    /// (root can; `ProtectProc=invisible` hides other users' processes);
+    /// `nil` where neither tells.
+    package func hasPeer(on connection: Int32) -> Bool? {
+        if let ours = cookie, let theirs = Self.cookie(of: connection) { return ours == theirs }
+        guard let pid = UnixSocket.peerProcess(connection), pid > 0, inode != 0 else { return nil }
+        var file = stat()
+        guard stat("/proc/\(pid)/ns/net", &file) == 0 else { return nil }
+        return UInt64(file.st_ino) == inode && UInt64(file.st_dev) == device
+    }
+
     /// The cookie of the namespace `socket` lives in. On a connection a
     /// Unix socket listener accepted, that is the connecting process's: the
     /// kernel makes the accepted socket in the namespace of the socket that

@@ -41,6 +41,16 @@ package enum UnixSocket {
 
     /// The user at the other end of a connected Unix socket (`SO_PEERCRED`).
     package static func peerUser(_ fd: Int32) -> uid_t? {
+        peerCredentials(fd)?.uid
+    }
+
+    /// The process at the other end of `fd` (`SO_PEERCRED`): the one that
+    /// connected, or, from a client's side, the one that listened.
+    package static func peerProcess(_ fd: Int32) -> pid_t? {
+        peerCredentials(fd)?.pid
+    }
+
+    private static func peerCredentials(_ fd: Int32) -> (pid: pid_t, uid: uid_t, gid: gid_t)? {
         // `struct ucred` is hidden behind _GNU_SOURCE, which Swift's Glibc module
         // does not define; its layout is the kernel ABI: pid, uid, gid.
         var credentials: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
@@ -48,7 +58,7 @@ package enum UnixSocket {
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
             length == MemoryLayout.size(ofValue: credentials)
         else { return nil }
-        return credentials.uid
+        return credentials
     }
 
     /// Creates a socket bound to `path` and listening, its file created with

@@ -24,10 +24,10 @@ final class ClientAdmission {
     /// Connections refused since the daemon started, for the metrics.
     private(set) var refusedCount = 0
 
-    /// The daemon's network namespace's cookie; `nil` where the kernel has none.
-    private let network: UInt64?
+    /// The daemon's network namespace; `nil` where it cannot be named.
+    private let network: NetworkNamespace?
 
-    init(listener: ListeningSocket, limits: ClientLimits, network: UInt64?, logger: Logger) {
+    init(listener: ListeningSocket, limits: ClientLimits, network: NetworkNamespace?, logger: Logger) {
         self.listener = listener
         self.limits = limits
         self.network = network
@@ -55,10 +55,9 @@ final class ClientAdmission {
                 if let refusal = clients.refusal(for: user, limits: limits) {
                     refuse(fd, refusal, user: user)
                 } else {
-                    // Read off the accepted socket, which the kernel made in
-                    // the connecting socket's namespace.
-                    let peerNetwork = NetworkNamespace.cookie(of: fd)
-                    let ofThisNetwork = network == nil || peerNetwork == nil || peerNetwork == network
+                    // Where nothing tells (a kernel before 5.14 and a peer
+                    // whose /proc this daemon cannot read), answered.
+                    let ofThisNetwork = network?.hasPeer(on: fd) ?? true
                     admitted.append(clients.insert(fd: fd, user: user, ofThisNetwork: ofThisNetwork, now: now))
                 }
             }

@@ -33,10 +33,10 @@ final class ClientService {
     private var listenerWaited = true
     weak var handler: ClientRequestHandler?
 
-    /// - Parameter network: the daemon's network namespace's cookie, which
-    ///   a client's must be for its `reach` and `watch` to be answered.
+    /// - Parameter network: the daemon's network namespace, which a client's
+    ///   must be for its `reach` and `watch` to be answered.
     init(
-        listener: ListeningSocket, limits: ClientLimits, network: UInt64?, poll: EventPoll<DaemonEventToken>,
+        listener: ListeningSocket, limits: ClientLimits, network: NetworkNamespace?, poll: EventPoll<DaemonEventToken>,
         logger: Logger
     ) throws(SystemError) {
         admission = ClientAdmission(listener: listener, limits: limits, network: network, logger: logger)

@@ -88,7 +88,7 @@ final class DaemonServer: ClientRequestHandler {
         self.poll = poll
         try poll.add(stop.fileDescriptor, .stop, interest: .readable)
         let limits = environment.limits
-        clients = try ClientService(listener: listener, limits: limits, network: first.network?.cookie, poll: poll, logger: logger)
+        clients = try ClientService(listener: listener, limits: limits, network: first.network, poll: poll, logger: logger)
         try connectivity?.register(in: poll)
         // Every descriptor there is, the resolver files' watch included.
         _ = engine.takeNewDescriptors()
