@@ -210,7 +210,11 @@ package struct OneShotQuery: Sendable {
         var answers: [FollowSession.Key: DestinationStatus] = [:]
         do throws(ReachabilityError) {
             try session.run { update in
-                if case .destination(let key, let status, _) = update, status.state != .pending { answers[key] = status }
+                // Pending (a name resolving) and unknown (a route answer lost,
+                // asked again within a second) are no answers yet.
+                if case .destination(let key, let status, _) = update, status.state != .pending, status.state != .unknown {
+                    answers[key] = status
+                }
                 return answers.count < Set(keys).count
             }
         } catch {
