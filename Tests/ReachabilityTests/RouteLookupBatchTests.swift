@@ -49,6 +49,10 @@ struct RouteLookupBatchTests {
         #expect(answers.allSatisfy { $0 != nil }, "\(answers.filter { $0 == nil }.count) answers lost")
         #expect(socket.lostAnswers == 0)
         #expect(socket.replyBudget < NetlinkQuerySocket.maximumReplyBudget, "the batches shrank at the overrun")
+        // Lookups that fit grow them back, a doubling at a time.
+        let shrunk = socket.replyBudget
+        _ = try socket.lookupRoutes([Self.query("192.0.2.1")])
+        #expect(socket.replyBudget == min(2 * shrunk, NetlinkQuerySocket.maximumReplyBudget))
     }
 
     /// Where even a batch of four replies cannot be queued whole, what came

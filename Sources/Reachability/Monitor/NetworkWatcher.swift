@@ -172,7 +172,18 @@ package final class NetworkWatcher {
     /// Judges destination addresses against the kernel's lookup and the
     /// interface table as they are now (``DestinationTracker``).
     func judge(_ queries: [RouteQuery]) throws(NetlinkError) -> [AddressVerdict] {
-        try DestinationEvaluator.judge(queries, socket: self.queries, table: table)
+        let verdicts = try DestinationEvaluator.judge(queries, socket: self.queries, table: table)
+        logLost(verdicts.count { $0.state == .unknown }, of: "watched addresses")
+        return verdicts
+    }
+
+    /// Route answers the kernel dropped even in the smallest batches: each
+    /// is published `unknown` and asked again a second later.
+    private func logLost(_ count: Int, of what: String) {
+        guard count > 0 else { return }
+        logger.warning(
+            "the kernel dropped route answers (its reply queue overran); those are unknown until asked again in a second",
+            metadata: ["lookups.lost": "\(count)", "lookups.of": "\(what)"])
     }
 
     /// One status from one snapshot, without subscribing: what `reachd status`
@@ -208,6 +219,7 @@ package final class NetworkWatcher {
             table, queries, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
         ) { self.metering(of: $0) }
         routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
+        logLost(lookups.count { $0 == nil }, of: "name servers")
         return status
     }
 

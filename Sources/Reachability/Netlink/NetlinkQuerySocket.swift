@@ -27,7 +27,12 @@ final class NetlinkQuerySocket {
             _ = socket.setOption(SOL_SOCKET, SO_RCVBUF, receiveBufferBytes)
         }
         self.replyBudget = replyBudget ?? Self.replyBudget(receiveBuffer: socket.intOption(SOL_SOCKET, SO_RCVBUF) ?? 0)
+        fullReplyBudget = self.replyBudget
     }
+
+    /// What ``replyBudget`` started at, and grows back to once lookups go
+    /// through without an overrun.
+    private let fullReplyBudget: Int
 
     /// Asked for; the kernel doubles it for its bookkeeping, and caps it at
     /// net.core.rmem_max for a process without CAP_NET_ADMIN.
@@ -87,23 +92,32 @@ final class NetlinkQuerySocket {
         var answers = [RouteLookupResult?](repeating: nil, count: queries.count)
         var unanswered = Array(queries.indices)
         var passes = 0
+        var overran = false
         while !unanswered.isEmpty, passes < Self.maximumPasses {
             passes += 1
             let before = unanswered.count
+            var shrank = false
             for batch in Self.batches(unanswered, of: queries, replyBudget: replyBudget) {
                 // The rtnetlink kernel side answers inside sendmsg: by the
                 // time a batch is sent, every reply that fit is queued. An
                 // overrun ends the pass, and the rest go in smaller batches,
                 // down to the smallest.
-                if try lookUp(batch, of: queries, into: &answers), replyBudget > Self.minimumReplyBudget {
+                guard try lookUp(batch, of: queries, into: &answers) else { continue }
+                overran = true
+                if replyBudget > Self.minimumReplyBudget {
                     replyBudget = max(Self.minimumReplyBudget, replyBudget / 2)
+                    shrank = true
                     break
                 }
             }
             unanswered.removeAll { answers[$0] != nil }
-            // A pass that got nothing through would get nothing the next time.
-            guard unanswered.count < before else { break }
+            // A pass at the smallest batches that got nothing through would
+            // get nothing the next time.
+            guard unanswered.count < before || shrank else { break }
         }
+        // Whatever overran it once (a burst of other work in the kernel's
+        // buffer accounting) need not cost every later lookup a round trip.
+        if !overran { replyBudget = min(fullReplyBudget, replyBudget * 2) }
         lostAnswers += unanswered.count
         return answers
     }
