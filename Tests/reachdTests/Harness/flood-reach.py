@@ -1,40 +1,50 @@
-# Asks the daemon at PATH to `reach` names that never resolve, as fast as
-# it takes them, on CONNECTIONS connections, for SECONDS, reading and
-# dropping every answer; prints one line once the flood is under way and one
-# when it ends. Run as another user by the resolver fairness tests.
-# Usage: flood-reach.py PATH CONNECTIONS SECONDS
+# Asks the daemon at PATH to `reach` names that never resolve, keeping
+# OUTSTANDING requests unanswered on each of CONNECTIONS connections for
+# SECONDS: a new name for each answer, and after a refusal a pause, so the
+# flood costs what the daemon does, not a busy loop here. Prints one line
+# once the flood is under way and one when it ends. Run as another user by
+# the resolver fairness tests.
+# Usage: flood-reach.py PATH CONNECTIONS OUTSTANDING SECONDS
 import json, select, socket, sys, time
-path, connections, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-def connect():
+path, connections, outstanding, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+counter = 0
+
+
+def requests(count):
+    global counter
+    lines = b"".join(
+        json.dumps({"op": "reach", "target": f"n{counter + i}.slow.test:443"}).encode() + b"\n" for i in range(count))
+    counter += count
+    return lines
+
+
+opened = {}
+for _ in range(connections):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
-    s.setblocking(False)
-    return s
-opened = [connect() for _ in range(connections)]
-sent, counter, announced = 0, 0, False
+    s.sendall(requests(outstanding))
+    opened[s] = {"pending": b"", "paused_until": 0.0, "owed": 0}
+print("flooding", flush=True)
 end = time.monotonic() + seconds
 while time.monotonic() < end:
-    for index, s in enumerate(opened):
-        batch = b"".join(
-            json.dumps({"op": "reach", "target": f"n{counter + i}.slow.test:443"}).encode() + b"\n" for i in range(32))
-        try:
-            s.send(batch)
-            counter += 32
-            sent += 32
-        except BlockingIOError:
-            pass
-        except OSError:  # closed by the daemon: a new one takes its place
-            opened[index] = connect()
+    readable, _, _ = select.select(list(opened), [], [], 0.1)
+    now = time.monotonic()
+    for s in readable:
+        state = opened[s]
+        data = s.recv(65536)
+        if not data:
+            del opened[s]
             continue
-        try:
-            while s.recv(65536):
-                pass
-        except OSError:
-            pass
-    if not announced and sent >= 512:
-        print("flooding", flush=True)
-        announced = True
-    select.select([], [], [], 0.05)
+        state["pending"] += data
+        *lines, state["pending"] = state["pending"].split(b"\n")
+        for line in lines:
+            state["owed"] += 1
+            if b'"type":"error"' in line:
+                state["paused_until"] = now + 0.5
+    for s, state in opened.items():
+        if state["owed"] and now >= state["paused_until"]:
+            s.sendall(requests(state["owed"]))
+            state["owed"] = 0
 for s in opened:
     s.close()
-print(json.dumps({"sent": sent}), flush=True)
+print(json.dumps({"sent": counter}), flush=True)

@@ -46,7 +46,7 @@ struct FairResolverTests {
         defer { daemon.signal(SIGTERM) }
 
         let flood = try Subprocess(
-            TestNetwork.asUser(HostileClientTests.nobody) + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "4"])
+            TestNetwork.asUser(HostileClientTests.nobody) + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "16", "4"])
         defer { flood.signal(SIGKILL) }
         _ = try await eventually("the flood is under way") { flood.outputLines.first }
         var took: [String: [(took: Duration, floor: Duration)]] = [:]
