@@ -13,8 +13,11 @@ struct HostResolverTests {
     /// A name asked for again while it resolves (resolv.conf changed under
     /// it) gets the answer under way and then a fresh one, not only the one
     /// that may predate the change.
-    @Test func aNameAskedForWhileItResolvesIsLookedUpAgain() throws {
-        let release = DispatchSemaphore(value: 0)
+    /// A resolver whose first lookup waits for `release` and says
+    /// `nxdomain`, and whose later ones answer at once; `lookups()` counts them.
+    static func resolverWhoseFirstLookupWaits(for release: DispatchSemaphore) throws
+        -> (resolver: HostResolver, lookups: @Sendable () -> Int)
+    {
         let lookups = Mutex(0)
         let resolver = try HostResolver { _ in
             let count = lookups.withLock { count in
@@ -27,8 +30,14 @@ struct HostResolverTests {
             }
             return .addresses([IPAddress("192.0.2.7")!])
         }
+        return (resolver, { lookups.withLock { $0 } })
+    }
+
+    @Test func aNameAskedForWhileItResolvesIsLookedUpAgain() throws {
+        let release = DispatchSemaphore(value: 0)
+        let (resolver, lookups) = try Self.resolverWhoseFirstLookupWaits(for: release)
         resolver.resolve("api.example.com")
-        while lookups.withLock({ $0 }) == 0 { usleep(1000) }
+        while lookups() == 0 { usleep(1000) }
         resolver.resolve("api.example.com")
         release.signal()
 
@@ -38,7 +47,7 @@ struct HostResolverTests {
             answers += resolver.takeAnswers().map(\.answer)
         }
         #expect(answers == [.failed(.nxdomain), .addresses([IPAddress("192.0.2.7")!])])
-        #expect(lookups.withLock { $0 } == 2)
+        #expect(lookups() == 2)
     }
 
     /// Waits for `count` answers from `resolver`, 5 s at most.
@@ -114,22 +123,14 @@ struct HostResolverTests {
     /// and went with them).
     @Test func aRerunAskedByTwoUsersOutlivesOneOfThem() throws {
         let release = DispatchSemaphore(value: 0)
-        let lookups = Mutex(0)
-        let resolver = try HostResolver { _ in
-            let count = lookups.withLock { count in
-                count += 1
-                return count
-            }
-            if count == 1 { release.wait() }
-            return .addresses([IPAddress("192.0.2.7")!])
-        }
+        let (resolver, lookups) = try Self.resolverWhoseFirstLookupWaits(for: release)
         resolver.resolve("api.example.com", for: 1)
-        while lookups.withLock({ $0 }) == 0 { usleep(1000) }
+        while lookups() == 0 { usleep(1000) }
         resolver.resolve("api.example.com", for: 1)
         resolver.resolve("api.example.com", for: 2)
         resolver.cancel("api.example.com", for: 1)
         release.signal()
         #expect(Self.answers(2, from: resolver) == ["api.example.com", "api.example.com"])
-        #expect(lookups.withLock { $0 } == 2)
+        #expect(lookups() == 2)
     }
 }

@@ -471,12 +471,8 @@ struct GLibAppTests {
             "_api._tcp.intranet.test": "api.intranet.test:8443", "api.intranet.test": "10.99.1.1",
             "_old._tcp.intranet.test": "old.intranet.test:8443", "old.intranet.test": "10.98.1.1",
         ])
-        // `ip netns exec` mounts these over /etc for the daemon and the app.
-        let etc = URL(fileURLWithPath: "/etc/netns/\(network.host)")
-        try FileManager.default.createDirectory(at: etc, withIntermediateDirectories: true)
+        let etc = try nameServer.isTheResolver(of: network)
         defer { try? FileManager.default.removeItem(at: etc) }
-        try "nameserver \(NameServer.address)\noptions timeout:1 attempts:1\n".write(
-            to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
         let daemon = try await network.startDaemon()
         let app = try await GLibApp(in: network, socket: network.socketPath)
 
@@ -498,11 +494,8 @@ struct GLibAppTests {
         try await network.bringUpIPv4(defaultRoute: false)
         try await network.inHost("route add 10.53.0.53/32 via 10.77.0.1")
         let nameServer = try await NameServer(in: network, records: ["_none._tcp.intranet.test": ".:0"])
-        let etc = URL(fileURLWithPath: "/etc/netns/\(network.host)")
-        try FileManager.default.createDirectory(at: etc, withIntermediateDirectories: true)
+        let etc = try nameServer.isTheResolver(of: network)
         defer { try? FileManager.default.removeItem(at: etc) }
-        try "nameserver \(NameServer.address)\noptions timeout:1 attempts:1\n".write(
-            to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
         let daemon = try await network.startDaemon()
         let fatal = ["G_DEBUG=fatal-criticals"]
         let glib = try await GLibApp(in: network, socket: network.socketPath, environment: fatal + ["GIO_USE_NETWORK_MONITOR=netlink"])

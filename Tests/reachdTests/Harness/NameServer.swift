@@ -62,4 +62,15 @@ final class NameServer: @unchecked Sendable {
     }
 
     deinit { process.signal(SIGKILL) }
+
+    /// Makes this server the resolver of `network`'s host namespace, for
+    /// whatever `ip netns exec` starts there (it mounts /etc/netns/HOST's
+    /// files over /etc): the directory, for the caller to remove.
+    func isTheResolver(of network: TestNetwork) throws -> URL {
+        let etc = URL(fileURLWithPath: "/etc/netns/\(network.host)")
+        try FileManager.default.createDirectory(at: etc, withIntermediateDirectories: true)
+        try "nameserver \(Self.address)\noptions timeout:1 attempts:1\n".write(
+            to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        return etc
+    }
 }

@@ -11,22 +11,29 @@ import TestSupport
     .enabled(if: NamespaceSupport.available, NamespaceSupport.reason),
     .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), "needs dbus-daemon (make test installs it)"))
 struct ResumeFromSuspendTests {
-    /// Going to sleep is no news; waking is, and is probed at once (within
-    /// the 5 s spacing of the probe the daemon made at its start). Before,
-    /// the next probe was the scheduled one, 300 s away.
-    @Test(.timeLimit(.minutes(1)))
-    func logindsResumeSignalStartsOneProbe() async throws {
+    /// A daemon with a check server and a system bus of the test's own, the
+    /// check full and logind's signal watched.
+    static func daemonWatchingTheBus() async throws -> (TestNetwork, TestSystemBus, CheckServer, Subprocess) {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let bus = try await TestSystemBus(in: network.directory)
         let server = try await CheckServer(in: network, answering: .init(status: 204))
         let daemon = try await network.startDaemon(
             ["--check-url", server.url], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        defer { daemon.signal(SIGTERM) }
         try await network.waitForStatus("full") { $0.connectivity == .full }
         _ = try await eventually("the daemon watches the signal") {
             daemon.errorOutput.contains("watching logind's sleep signal") ? true : nil
         }
+        return (network, bus, server, daemon)
+    }
+
+    /// Going to sleep is no news; waking is, and is probed at once (within
+    /// the 5 s spacing of the probe the daemon made at its start). Before,
+    /// the next probe was the scheduled one, 300 s away.
+    @Test(.timeLimit(.minutes(1)))
+    func logindsResumeSignalStartsOneProbe() async throws {
+        let (network, bus, server, daemon) = try await Self.daemonWatchingTheBus()
+        defer { daemon.signal(SIGTERM) }
         let before = server.requests
         // Connected, the matches added: the bus costs nothing while nothing
         // is said to it, though clients come and go on it (each a change of
@@ -47,7 +54,7 @@ struct ResumeFromSuspendTests {
         #expect(daemon.errorOutput.contains("the host resumed from suspend"), "\(daemon.errorOutput.suffix(1500))")
         try await Task.sleep(for: .seconds(1))
         #expect(server.requests == before + 1)
-        withExtendedLifetime((bus, server)) {}
+        withExtendedLifetime((network, bus, server)) {}
     }
 
     /// Any user may send logind's signal to the daemon's unique name, and
@@ -55,17 +62,8 @@ struct ResumeFromSuspendTests {
     /// the owner of logind's name is heard now; the real one still is.
     @Test(.timeLimit(.minutes(1)))
     func aResumeSpoofedByAnotherUserIsNotHeard() async throws {
-        let network = try await TestNetwork()
-        try await network.bringUpIPv4(defaultRoute: true)
-        let bus = try await TestSystemBus(in: network.directory)
-        let server = try await CheckServer(in: network, answering: .init(status: 204))
-        let daemon = try await network.startDaemon(
-            ["--check-url", server.url], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let (network, bus, server, daemon) = try await Self.daemonWatchingTheBus()
         defer { daemon.signal(SIGTERM) }
-        try await network.waitForStatus("full") { $0.connectivity == .full }
-        _ = try await eventually("the daemon watches the signal") {
-            daemon.errorOutput.contains("watching logind's sleep signal") ? true : nil
-        }
         // Past the 5 s spacing of the first probe, so a resume would probe at once.
         try await Task.sleep(for: .seconds(5))
         let before = server.requests
@@ -77,7 +75,7 @@ struct ResumeFromSuspendTests {
 
         try await bus.prepareForSleep(false)
         _ = try await eventually("logind's own resume is heard", timeout: .seconds(3)) { server.requests > before ? true : nil }
-        withExtendedLifetime((bus, server)) {}
+        withExtendedLifetime((network, bus, server)) {}
     }
 
     /// Without a system bus (no socket, no address), nothing is tried and
