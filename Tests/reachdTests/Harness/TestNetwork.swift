@@ -262,7 +262,9 @@ final class TestNetwork: @unchecked Sendable {
         let daemon = try Subprocess(
             variables + limit + inHost(etc: etc, runSystemd: runSystemd)
                 + [Reachd.binary, "daemon", "--socket", socketPath, "--log-level", "debug"] + arguments)
-        _ = try await eventually("the daemon answers on \(socketPath)") { () -> Bool? in
+        // make test starts every suite at once: a daemon's start has taken
+        // over 10 s in that first storm. One that fails exits, and is said.
+        _ = try await eventually("the daemon answers on \(socketPath)", timeout: .seconds(30)) { () -> Bool? in
             guard daemon.isRunning else {
                 throw HarnessError.commandFailed("daemon exited: \(daemon.errorOutput)")
             }
