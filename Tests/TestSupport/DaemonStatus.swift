@@ -26,3 +26,11 @@ package func daemonStatus(at path: String) throws -> NetworkStatus {
     }
     return status
 }
+
+/// Waits until a daemon answers a `get` at `path`, and returns its status.
+/// 30 s: make test starts every suite at once, and a daemon's start has
+/// taken over 10 s in that first storm; a test that needs a bound on the
+/// start measures it itself.
+package func daemonAnswers(at path: String) async throws -> NetworkStatus {
+    try await eventually("the daemon at \(path) answers", timeout: .seconds(30)) { try? daemonStatus(at: path) }
+}

@@ -237,7 +237,7 @@ struct GLibAppTests {
         daemon.signal(SIGCONT)
         // The daemon's own offline state: the same, so no signal; then a
         // change it alone would call metered.
-        _ = try await eventually("the daemon answers again") { try? daemonStatus(at: network.socketPath) }
+        _ = try await daemonAnswers(at: network.socketPath)
         try await network.inHost("route add default via 10.77.0.1")
         let online = try await app.signal(2, "the route back, from the daemon")
         #expect(online.available && online.metered, "the daemon's word, metered by its override: \(online)")
@@ -319,7 +319,7 @@ struct GLibAppTests {
         // The stop is noticed a second after the change (the question's deadline).
         try await Task.sleep(for: .milliseconds(2500))
         daemon.signal(SIGCONT)
-        _ = try await eventually("the daemon answers again") { try? daemonStatus(at: network.socketPath) }
+        _ = try await daemonAnswers(at: network.socketPath)
         try await network.inHost("route add 10.201.0.0/16 via 10.77.0.1")
         try await Task.sleep(for: .milliseconds(1500))
         #expect(app.signals.isEmpty, "no signal for either switch: \(app.signals.map { ($0.available, $0.metered) })")

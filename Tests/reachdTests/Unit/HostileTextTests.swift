@@ -50,9 +50,7 @@ struct HostileTextTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("reachd.sock").path
         let daemon = try Subprocess([Reachd.binary, "daemon", "--socket", socket, "--no-check", "--log-level", "debug"])
-        // make test starts every suite at once: a daemon's start has taken
-        // over 10 s in that first storm. One that fails exits; this only waits.
-        _ = try await eventually("the daemon answers", timeout: .seconds(30)) { try? daemonStatus(at: socket) }
+        _ = try await daemonAnswers(at: socket)
         let client = try SocketClient(path: socket)
         try client.send(#"{"op":"\u001b[31m\n2026-01-01T00:00:00.000Z critical forged entry"}"# + "\n")
         _ = try await eventually("the rejection is logged") { daemon.errorOutput.contains("rejected a client request") ? true : nil }

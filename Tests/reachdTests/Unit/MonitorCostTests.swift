@@ -48,7 +48,7 @@ struct MonitorCostTests {
         let socket = directory.appendingPathComponent("reachd.sock").path
         let daemon = source == "daemon" ? try Subprocess([Reachd.binary, "daemon", "--socket", socket, "--no-check"]) : nil
         defer { daemon?.signal(SIGTERM) }
-        if daemon != nil { _ = try await eventually("the daemon answers") { try? daemonStatus(at: socket) } }
+        if daemon != nil { _ = try await daemonAnswers(at: socket) }
         let one = try await Self.cost(1, source, socket: daemon == nil ? nil : socket)
         let many = try await Self.cost(64, source, socket: daemon == nil ? nil : socket)
         for cost in [one, many] {

@@ -63,7 +63,7 @@ struct JournalLoggingTests {
         let daemon = try Subprocess(["/bin/sh", "-c", """
             exec 2>\(log); JOURNAL_STREAM=$(stat -c %d:%i \(log)) exec \(Reachd.binary) daemon --socket \(socket) --no-check
             """])
-        _ = try await eventually("the daemon answers") { try? daemonStatus(at: socket) }
+        _ = try await daemonAnswers(at: socket)
         daemon.signal(SIGTERM)
         _ = try await daemon.wait(timeout: .seconds(10))
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
@@ -84,7 +84,7 @@ struct JournalLoggingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("reachd.sock").path
         let daemon = try Subprocess([Reachd.binary, "daemon", "--socket", socket, "--no-check"])
-        _ = try await eventually("the daemon answers") { try? daemonStatus(at: socket) }
+        _ = try await daemonAnswers(at: socket)
         daemon.signal(SIGTERM)
         _ = try await daemon.wait(timeout: .seconds(10))
         let lines = daemon.errorOutput.split(separator: "\n")
