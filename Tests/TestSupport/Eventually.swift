@@ -17,9 +17,12 @@ package enum HarnessError: Error, CustomStringConvertible {
 }
 
 /// Polls `probe` until it returns a value, or fails after `timeout`. Tests wait
-/// on conditions, never on fixed sleeps.
+/// on conditions, never on fixed sleeps. 30 s by default: make test starts
+/// every suite at once, and in that first storm a clean clone's CI saw
+/// unit tests of microseconds finish after 13 s and a process's first
+/// output take over 10 s. A test that means a bound says it.
 package func eventually<T>(
-    _ what: String, timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(25),
+    _ what: String, timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(25),
     _ probe: () async throws -> T?
 ) async throws -> T {
     let deadline = ContinuousClock.now + timeout

@@ -161,7 +161,7 @@ final class VirtualDisplay: @unchecked Sendable {
     /// text read last.
     @discardableResult
     func waitUntil(
-        reads phrase: String, without absent: [String] = [], _ what: String, timeout: Duration = .seconds(15)
+        reads phrase: String, without absent: [String] = [], _ what: String, timeout: Duration = .seconds(30)
     ) async throws -> String {
         var last = ""
         do {

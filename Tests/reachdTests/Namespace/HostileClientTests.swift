@@ -110,9 +110,12 @@ struct HostileClientTests {
         #expect(held.message.contains("user \(Self.nobody) already has \(perUser) connections"), "\(held.message)")
 
         for user in [Self.someoneElse, 0] {
+            // Locked out, the named daemon is an error (exit 2): refused, or
+            // not answering within the client's 1 s. The whole command, a
+            // process started under make test's load, took up to 1.56 s.
             let started = ContinuousClock.now
             let result = try await network.reachd(asUser: user, "status", "--json", "--socket", network.socketPath)
-            #expect(ContinuousClock.now - started < .seconds(1))
+            #expect(ContinuousClock.now - started < .seconds(5))
             #expect(result.status == 0, "\(result.error)")
             #expect(result.output.contains(#""source":"daemon""#), "user \(user) is served by the daemon: \(result.error)")
         }
