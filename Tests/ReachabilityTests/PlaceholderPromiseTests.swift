@@ -256,7 +256,7 @@ struct PlaceholderControllerPromiseTests {
         controller.loadStarted(.initial, generation: 1)
         // The spinner after its delay. Waited for, not timed: make test runs
         // CPU-bound suites beside this one on a two-thread pool.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while controller.shown?.kind != .loading && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
