@@ -37,12 +37,8 @@ final class NetlinkEventSocket {
             try libnl("subscribe to rtnetlink group \(group.rawValue)",
                       nl_socket_add_membership(socket.handle, Int32(group.rawValue)))
         }
-        // SO_RCVBUFFORCE passes net.core.rmem_max but needs CAP_NET_ADMIN; without
-        // it, SO_RCVBUF gives what the sysctl allows, and overruns are resynced.
-        if !socket.setOption(SOL_SOCKET, SO_RCVBUFFORCE, receiveBufferBytes) {
-            try libnl("set the receive buffer size",
-                      nl_socket_set_buffer_size(socket.handle, receiveBufferBytes, 0))
-        }
+        // Whatever it got, overruns are resynced.
+        try socket.setReceiveBuffer(receiveBufferBytes)
         try libnl("make the socket non-blocking", nl_socket_set_nonblocking(socket.handle))
     }
 

@@ -23,10 +23,8 @@ final class NetlinkQuerySocket {
         _ = socket.setOption(SOL_SOCKET, SO_RCVTIMEO, timeval(tv_sec: 5, tv_usec: 0))
         // Room for a batch of replies: as root past net.core.rmem_max, else
         // as much of it as the system allows (208 KiB on a stock kernel).
-        if !socket.setOption(SOL_SOCKET, SO_RCVBUFFORCE, receiveBufferBytes) {
-            _ = socket.setOption(SOL_SOCKET, SO_RCVBUF, receiveBufferBytes)
-        }
-        self.replyBudget = replyBudget ?? Self.replyBudget(receiveBuffer: socket.intOption(SOL_SOCKET, SO_RCVBUF) ?? 0)
+        let got = try socket.setReceiveBuffer(receiveBufferBytes)
+        self.replyBudget = replyBudget ?? Self.replyBudget(receiveBuffer: got)
         fullReplyBudget = self.replyBudget
     }
 

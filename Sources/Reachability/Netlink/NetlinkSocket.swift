@@ -85,11 +85,18 @@ final class NetlinkSocket {
         return sequence
     }
 
-    /// An integer option's value as the kernel reports it; `nil` where it cannot.
-    func intOption(_ level: Int32, _ name: Int32) -> Int? {
-        var value: Int32 = 0
+    /// Asks for a receive buffer of `bytes` and returns what the socket got,
+    /// as SO_RCVBUF reads back (the kernel doubles it for its bookkeeping).
+    /// SO_RCVBUFFORCE passes net.core.rmem_max but needs CAP_NET_ADMIN;
+    /// without it, libnl's SO_RCVBUF gives what the sysctl allows.
+    @discardableResult
+    func setReceiveBuffer(_ bytes: Int32) throws(NetlinkError) -> Int {
+        if !setOption(SOL_SOCKET, SO_RCVBUFFORCE, bytes) {
+            try libnl("set the receive buffer size", nl_socket_set_buffer_size(handle, bytes, 0))
+        }
+        var got: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
-        return getsockopt(fileDescriptor, level, name, &value, &length) == 0 ? Int(value) : nil
+        return getsockopt(fileDescriptor, SOL_SOCKET, SO_RCVBUF, &got, &length) == 0 ? Int(got) : 0
     }
 
     func setOption(_ level: Int32, _ name: Int32, _ value: some BitwiseCopyable) -> Bool {
