@@ -47,7 +47,6 @@ struct RouteLookupBatchTests {
         let answers = try socket.lookupRoutes(queries)
         #expect(answers.count == queries.count)
         #expect(answers.allSatisfy { $0 != nil }, "\(answers.filter { $0 == nil }.count) answers lost")
-        #expect(socket.lostAnswers == 0)
         #expect(socket.replyBudget < NetlinkQuerySocket.maximumReplyBudget, "the batches shrank at the overrun")
         // Lookups that fit grow them back, a doubling at a time.
         let shrunk = socket.replyBudget
@@ -64,7 +63,6 @@ struct RouteLookupBatchTests {
         let answered = answers.compactMap { $0 }.count
         #expect(answered > 0, "the first replies of each batch fit")
         #expect(answered < queries.count, "a buffer this small loses some")
-        #expect(socket.lostAnswers == queries.count - answered)
         #expect(socket.replyBudget == NetlinkQuerySocket.minimumReplyBudget)
     }
 }

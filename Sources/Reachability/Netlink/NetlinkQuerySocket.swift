@@ -63,10 +63,6 @@ final class NetlinkQuerySocket {
     /// smallest and ask twice there.
     private static let maximumPasses = 7
 
-    /// How many answers were lost for good since the socket was made: each
-    /// is an unknown verdict, asked again later.
-    private(set) var lostAnswers = 0
-
     /// Links first, then addresses, as one list of events to replay into an
     /// empty table. Never routes: their number is unbounded.
     func dumpInterfaces() throws(NetlinkError) -> [NetlinkEvent] {
@@ -116,7 +112,6 @@ final class NetlinkQuerySocket {
         // Whatever overran it once (a burst of other work in the kernel's
         // buffer accounting) need not cost every later lookup a round trip.
         if !overran { replyBudget = min(fullReplyBudget, replyBudget * 2) }
-        lostAnswers += unanswered.count
         return answers
     }
 
@@ -124,18 +119,11 @@ final class NetlinkQuerySocket {
     /// order first asked, none expecting more than `replyBudget` replies (an
     /// IPv6 query brings two, see ``lookUp(_:of:into:)``).
     static func batches(_ positions: [Int], of queries: [RouteQuery], replyBudget: Int) -> [[Int]] {
-        var byUser: [UInt32?: [Int]] = [:]
-        var users: [UInt32?] = []
-        for position in positions {
-            let uid = queries[position].uid
-            if byUser[uid] == nil { users.append(uid) }
-            byUser[uid, default: []].append(position)
-        }
         var batches: [[Int]] = []
-        for user in users {
+        for group in byUser(positions, of: queries) {
             var batch: [Int] = []
             var replies = 0
-            for position in byUser[user]! {
+            for position in group {
                 let expected = replyCount(of: queries[position])
                 if !batch.isEmpty && replies + expected > replyBudget {
                     batches.append(batch)
@@ -148,6 +136,22 @@ final class NetlinkQuerySocket {
             if !batch.isEmpty { batches.append(batch) }
         }
         return batches
+    }
+
+    /// `positions` grouped by uid, in the order each uid first comes. The
+    /// host's own lookups, on every route change, are all one user's: no
+    /// grouping to do then.
+    private static func byUser(_ positions: [Int], of queries: [RouteQuery]) -> [[Int]] {
+        let first = positions.first.map { queries[$0].uid }
+        if positions.allSatisfy({ queries[$0].uid == first }) { return [positions] }
+        var groups: [UInt32?: [Int]] = [:]
+        var order: [UInt32?] = []
+        for position in positions {
+            let uid = queries[position].uid
+            if groups[uid] == nil { order.append(uid) }
+            groups[uid, default: []].append(position)
+        }
+        return order.map { groups[$0]! }
     }
 
     private static func replyCount(of query: RouteQuery) -> Int {
