@@ -157,7 +157,8 @@ package final class DestinationTracker {
         for (host, answer) in resolver.takeAnswers() {
             guard var name = names[host] else { continue }
             for user in name.holders.keys { firstAnswerDue[Wait(host: host, user: user)] = nil }
-            if name.answer == nil || !name.timedOut.isEmpty { changed = true }
+            // Only a name without an answer has users timed out, and any
+            // answer is a change for it.
             name.timedOut = []
             if name.answer != answer {
                 name.answer = answer
@@ -237,8 +238,8 @@ package final class DestinationTracker {
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
             if case .lookUp(_, let asked) = plan {
-                entries[key]?.routesExpire = RouteLookupResult.askAgain(
-                    asked.map { verdicts[$0].state == .unknown ? nil : verdicts[$0].lookup }, from: answered)
+                // A lost answer has no lookup: asked again in a second.
+                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.map { verdicts[$0].lookup }, from: answered)
             } else {
                 entries[key]?.routesExpire = nil
             }
