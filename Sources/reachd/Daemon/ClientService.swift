@@ -142,10 +142,10 @@ final class ClientService {
         if !client.send(line, status: kind, now: now) { drop(client) }
     }
 
-    /// After an answer that came later than its request: a client that has
+    /// After answers, in turn or later than their request: a client that has
     /// said all it will (`printf '{"op":"check"}' | socat ...`) and has been
     /// answered in full goes; any other waits for what is left to write, and
-    /// its requests queued behind the answer are served in turn.
+    /// its requests queued behind the answers are served in turn.
     func settle(_ client: ClientConnection) {
         guard table.contains(client) else { return }
         if client.isFinished {
@@ -204,11 +204,6 @@ final class ClientService {
             }
             guard table.contains(client) else { return }
         }
-        if client.isFinished {
-            drop(client)
-            return
-        }
-        table.setWaiting(client, client.isReady)
-        updateInterest(of: client)
+        settle(client)
     }
 }
