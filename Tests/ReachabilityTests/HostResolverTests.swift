@@ -79,33 +79,35 @@ struct HostResolverTests {
 
     /// Threads go to the users in turn: one who asked for many names first
     /// does not make another wait for all of them.
-    @Test func usersTakeTurns() throws {
-        let order = Mutex<[String]>([])
-        let gate = DispatchSemaphore(value: 0)
+    /// A resolver of one thread, one a user, whose name "first" waits for
+    /// `gate`; `looked()` lists the names looked up, in order.
+    static func oneThreadResolver(gate: DispatchSemaphore) throws -> (resolver: HostResolver, looked: @Sendable () -> [String]) {
+        let looked = Mutex<[String]>([])
         let resolver = try HostResolver(maximumThreads: 1, perUserThreads: 1) { host in
             if host == "first" { gate.wait() }
-            order.withLock { $0.append(host) }
+            looked.withLock { $0.append(host) }
             return .failed(.nxdomain)
         }
+        return (resolver, { looked.withLock { $0 } })
+    }
+
+    @Test func usersTakeTurns() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let (resolver, order) = try Self.oneThreadResolver(gate: gate)
         resolver.resolve("first", for: 1)
         for name in ["a1", "a2", "a3"] { resolver.resolve(name, for: 1) }
         for name in ["b1", "b2"] { resolver.resolve(name, for: 2) }
         gate.signal()
         _ = Self.answers(6, from: resolver)
         // First come, first queued would be a1, a2, a3, b1, b2.
-        #expect(order.withLock { $0 } == ["first", "a1", "b1", "a2", "b2", "a3"])
+        #expect(order() == ["first", "a1", "b1", "a2", "b2", "a3"])
     }
 
     /// A name nobody waits for any more leaves the queue: it is never
     /// looked up, however long the queue ahead of it was.
     @Test func aNameNobodyWaitsForIsNeverLookedUp() throws {
-        let looked = Mutex<[String]>([])
         let gate = DispatchSemaphore(value: 0)
-        let resolver = try HostResolver(maximumThreads: 1, perUserThreads: 1) { host in
-            if host == "first" { gate.wait() }
-            looked.withLock { $0.append(host) }
-            return .failed(.nxdomain)
-        }
+        let (resolver, looked) = try Self.oneThreadResolver(gate: gate)
         resolver.resolve("first", for: 1)
         resolver.resolve("gone", for: 1)
         resolver.resolve("shared", for: 1)
@@ -115,7 +117,7 @@ struct HostResolverTests {
         #expect(resolver.queued == 1, "only user 2's wait for shared is left")
         gate.signal()
         #expect(Self.answers(2, from: resolver) == ["first", "shared"])
-        #expect(looked.withLock { $0 } == ["first", "shared"])
+        #expect(looked() == ["first", "shared"])
     }
 
     /// Two users ask for a name again while it resolves, and one of them
