@@ -109,6 +109,32 @@ kill "$traffic" 2>/dev/null
 # says on waking. The daemon checks at once.
 resumed() { journalctl --no-pager -u reachd.service --cursor="$resume_cursor" | grep -q 'the host resumed from suspend'; }
 resume_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
+# First, a user who is not logind sends it to the daemon's own unique name
+# (the bus routes a unicast signal from anyone, under the real policy): not
+# heard, so the real one below is the first resume logged. A user of the
+# system's (dbus-daemon refuses a uid it cannot look up).
+useradd --system --no-create-home reachd-spoofer 2>>/out/spoof.err
+spoofed=$(setpriv --reuid="$(id -u reachd-spoofer)" --regid="$(id -g reachd-spoofer)" --clear-groups /usr/bin/python3 - "$(main_pid)" <<'PY' 2>>/out/spoof.err
+import sys
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+def call(method, arguments=None):
+    return bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", method, arguments,
+                         None, 0, -1, None).unpack()
+for name in call("ListNames")[0]:
+    if name.startswith(":") and call("GetConnectionUnixProcessID", GLib.Variant("(s)", (name,)))[0] == int(sys.argv[1]):
+        for _ in range(20):
+            bus.emit_signal(name, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForSleep",
+                            GLib.Variant("(b)", (False,)))
+        bus.flush_sync(None)
+        print("sent to", name)
+PY
+)
+case "$spoofed" in
+  'sent to :'*) if wait_for 2 resumed; then fail spoofed-resume-as-user "a user's signal was taken for logind's"
+                else pass spoofed-resume-as-user; fi ;;
+  *) fail spoofed-resume-as-user "the daemon's bus name was not found: $spoofed $(tail -2 /out/spoof.err)" ;;
+esac
 systemctl stop systemd-logind.service
 /usr/bin/python3 - <<'PY' 2>>/out/resume.err
 from gi.repository import Gio, GLib
@@ -240,6 +266,19 @@ if [ "$blocked_code" = 1 ] && grep -q '"state":"unreachable"' <<<"$blocked" && g
 else
   fail per-user-routing "4242: exit $blocked_code $blocked; 4343: exit $allowed_code $allowed; $(tail -2 /out/reach.err)"
 fi
+
+# 2e'''. A process of another network namespace (a user's, in one root
+# made for it, as a sandbox's PrivateNetwork= is) asks the daemon under the
+# unit to reach a name: refused, other_network, told by the connection
+# itself (ProtectProc=invisible hides the process from the daemon).
+answer=$(unshare --net setpriv --reuid=4343 --regid=4343 --clear-groups /usr/bin/python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/reachd/reachd.sock")
+s.sendall(b"{\"op\":\"reach\",\"target\":\"c2VjcmV0.exfil.test:443\"}\n")
+s.settimeout(5)
+print(s.recv(4096).decode().split("\n")[0])' 2>&1)
+case "$answer" in *'"code":"other_network"'*) pass other-network-as-user ;; *) fail other-network-as-user "$answer" ;; esac
 
 # 2e''. Each user's connection limit counts that user alone: one holding as
 # many connections as it may leaves another served by the daemon.
