@@ -379,8 +379,9 @@ struct HostileClientTests {
 
     /// Each pipelined `check` added a waiter: 8 connections pipelining
     /// them kept the daemon's core at 100% for as long as they went on, and
-    /// another user's `get` took up to 18.9 ms. A connection awaiting a
-    /// check is no longer read: one waiter each, and nothing to do.
+    /// another user's `get` took up to 18.9 ms (24 ms median here). A
+    /// connection awaiting a check is no longer read: one waiter each,
+    /// nothing to do, and a get costs what it costs without the flood.
     @Test(.timeLimit(.minutes(1)))
     func pipelinedChecksCostOneWaiterAConnection() async throws {
         let network = try await TestNetwork()
@@ -389,6 +390,20 @@ struct HostileClientTests {
         let daemon = try await network.startDaemon(["--check-url", server.url])
         defer { daemon.signal(SIGTERM) }
         try await network.waitForStatus("full") { $0.connectivity == .full }
+        /// The median of ten gets, 200 ms apart.
+        func medianGet() async throws -> Duration {
+            var gets: [Duration] = []
+            for _ in 0..<10 {
+                let asked = ContinuousClock.now
+                _ = try daemonStatus(at: network.socketPath)
+                gets.append(ContinuousClock.now - asked)
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return gets.sorted()[gets.count / 2]
+        }
+        // The floor, in this run: with four busy loops beside it a get
+        // alone takes about 5 ms on two cores.
+        let alone = try await medianGet()
         let flood = try Subprocess(TestNetwork.asUser(Self.nobody) + ["/usr/bin/python3", "-c", """
             import socket, sys, threading
             def pipeline():
@@ -406,18 +421,12 @@ struct HostileClientTests {
         try await Task.sleep(for: .milliseconds(500))
         let ticks = MetricsScrapeTests.cpuTicks(daemon.pid)
         let sampled = ContinuousClock.now
-        var gets: [Duration] = []
-        for _ in 0..<10 {
-            let asked = ContinuousClock.now
-            _ = try daemonStatus(at: network.socketPath)
-            gets.append(ContinuousClock.now - asked)
-            try await Task.sleep(for: .milliseconds(200))
-        }
+        let flooded = try await medianGet()
         let elapsed = (ContinuousClock.now - sampled).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         let busy = Double(MetricsScrapeTests.cpuTicks(daemon.pid) - ticks) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds
         #expect(busy < 0.1, "the daemon used \(Int(busy * 100))% of a core")
-        #expect(gets.sorted()[gets.count / 2] < .milliseconds(5), "another client's get: \(gets)")
+        #expect(flooded - alone < .milliseconds(5), "another client's get: \(flooded) flooded, \(alone) alone")
         #expect(daemon.isRunning)
     }
 }
