@@ -210,11 +210,7 @@ package struct OneShotQuery: Sendable {
         var answers: [FollowSession.Key: DestinationStatus] = [:]
         do throws(ReachabilityError) {
             try session.run { update in
-                // Pending (a name resolving) and unknown (a route answer lost,
-                // asked again within a second) are no answers yet.
-                if case .destination(let key, let status, _) = update, status.state != .pending, status.state != .unknown {
-                    answers[key] = status
-                }
+                if case .destination(let key, let status, _) = update, status.state.isSettled { answers[key] = status }
                 return answers.count < Set(keys).count
             }
         } catch {

@@ -26,6 +26,16 @@ public enum DestinationState: ProtocolValue, CustomStringConvertible {
     /// A state this version does not know, from a newer daemon: not reachable.
     case unrecognized(String)
 
+    /// An answer to give a one-shot question: not `pending` (the name still
+    /// resolving) nor `unknown` (a route answer lost, asked again within a
+    /// second), either of which a later answer follows.
+    package var isSettled: Bool {
+        switch self {
+        case .reachable, .unreachable, .unresolved, .unrecognized: true
+        case .pending, .unknown: false
+        }
+    }
+
     /// The values this version knows; never `.unrecognized`.
     public static let allCases: [DestinationState] = [.reachable, .unreachable, .unresolved, .pending, .unknown]
 

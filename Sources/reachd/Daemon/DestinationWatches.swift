@@ -127,8 +127,7 @@ final class DestinationWatches {
     /// and its route answer is known (a lost one is asked again within a
     /// second: an `unknown` would be a one-shot answer no one asks again).
     private func answerWaiting(_ key: DestinationTracker.Key, _ status: DestinationStatus) -> [Delivery] {
-        guard status.state != .pending, status.state != .unknown, let requests = waiting.removeValue(forKey: key)
-        else { return [] }
+        guard status.state.isSettled, let requests = waiting.removeValue(forKey: key) else { return [] }
         var deliveries: [Delivery] = []
         for request in requests {
             tracker.remove(key)
