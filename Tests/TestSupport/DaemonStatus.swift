@@ -34,3 +34,10 @@ package func daemonStatus(at path: String) throws -> NetworkStatus {
 package func daemonAnswers(at path: String) async throws -> NetworkStatus {
     try await eventually("the daemon at \(path) answers", timeout: .seconds(30)) { try? daemonStatus(at: path) }
 }
+
+/// One `get` of the daemon at `path`, timed from the connect to its answer.
+package func timedDaemonStatus(at path: String) throws -> (status: NetworkStatus, took: Duration) {
+    let asked = ContinuousClock.now
+    let status = try daemonStatus(at: path)
+    return (status, ContinuousClock.now - asked)
+}

@@ -31,19 +31,12 @@ struct LookupOverrunTests {
         return (network, etc, runSystemd)
     }
 
-    /// A `get`, timed.
-    static func timedGet(_ network: TestNetwork) throws -> (NetworkStatus, Duration) {
-        let asked = ContinuousClock.now
-        let status = try daemonStatus(at: network.socketPath)
-        return (status, ContinuousClock.now - asked)
-    }
-
     @Test(.timeLimit(.minutes(1)), arguments: [64, 256])
     func manyNameServersAtStartAreAllJudged(servers: Int) async throws {
         let (network, etc, runSystemd) = try await Self.resolvedHost(servers: servers)
         let daemon = try await network.startDaemon([], etc: etc, runSystemd: runSystemd)
         defer { daemon.signal(SIGTERM) }
-        let (status, took) = try Self.timedGet(network)
+        let (status, took) = try timedDaemonStatus(at: network.socketPath)
         #expect(took < .seconds(1), "a get took \(took)")
         #expect(status.dns.servers.count == servers && status.dns.state == .ok, "\(status.dns.state), \(status.dns.servers.count) servers")
         #expect(status.dns.servers.allSatisfy { $0.state == .reachable && $0.interface == "vh" })
@@ -68,7 +61,7 @@ struct LookupOverrunTests {
         try await network.waitForStatus(timeout: .seconds(5), "all \(servers) servers judged") {
             $0.dns.servers.count == servers && $0.dns.state == .ok
         }
-        let (_, took) = try Self.timedGet(network)
+        let (_, took) = try timedDaemonStatus(at: network.socketPath)
         #expect(took < .seconds(1), "a get took \(took)")
         #expect(daemon.isRunning, "\(daemon.errorOutput)")
     }
