@@ -24,9 +24,10 @@ struct DeadGatewayTests {
             """])
     }
 
-    /// The host's neighbour entries as `ip monitor neigh` prints them.
+    /// The host's neighbour entries as `ip -ts monitor neigh` prints them,
+    /// each line with when the kernel told it.
     static func neighbourMonitor(_ network: TestNetwork) throws -> Subprocess {
-        try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "monitor", "neigh"])
+        try Subprocess(["/usr/bin/env", "ip", "-n", network.host, "-ts", "monitor", "neigh"])
     }
 
     /// A host online through the gateway, the check's server on it, the
@@ -43,9 +44,14 @@ struct DeadGatewayTests {
         return (network, server, daemon, try Self.neighbourMonitor(network))
     }
 
-    /// The states the gateway's entry went through, as the monitor printed them.
-    static func states(_ monitor: Subprocess) -> [String] {
-        monitor.outputLines.filter { $0.hasPrefix("10.77.0.1 ") }.compactMap { $0.split(separator: " ").last.map(String.init) }
+    /// The states the gateway's entry went through, as the monitor printed
+    /// them, each with when the kernel told it.
+    static func states(_ monitor: Subprocess) -> [(state: String, at: Date)] {
+        monitor.outputLines.compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count > 2, words[1] == "10.77.0.1", let at = KernelRouteMonitor.timestamp(line) else { return nil }
+            return (String(words[words.count - 1]), at)
+        }
     }
 
     /// The gateway's address goes from under the link, as an upstream box
@@ -60,25 +66,28 @@ struct DeadGatewayTests {
     /// delay and 3 s of probes. A fresh one is believed for up to 45 s
     /// first (`make bench` times both).
     @Test(.timeLimit(.minutes(1)))
-    func aGatewayThatStopsAnsweringLeavesFullWithinTenSecondsAndComesBack() async throws {
+    func aGatewayThatStopsAnsweringLeavesFullAsTheKernelFindsItAndComesBack() async throws {
         let (network, server, daemon, kernel) = try await Self.onlineWithTheCheck()
         defer { [daemon, kernel].forEach { $0.signal(SIGTERM) } }
 
         try await network.inHost("neigh change 10.77.0.1 dev vh nud stale")
         try await network.inGateway("addr del 10.77.0.1/24 dev vg")
-        let died = ContinuousClock.now
+        let died = Date()
         let app = try Self.traffic(network, to: "10.77.0.1", seconds: 40)
         defer { app.signal(SIGTERM) }
-        let dead = try await network.waitForStatus(timeout: .seconds(10), "connectivity leaves full") { $0.connectivity != .full }
-        #expect(ContinuousClock.now - died < .seconds(10))
+        let dead = try await network.waitForStatus(timeout: .seconds(20), "connectivity leaves full") { $0.connectivity != .full }
         #expect(dead.connectivity == .limited && !dead.online, "\(dead)")
-        #expect(Self.states(kernel).contains("FAILED"), "\(kernel.outputLines)")
         #expect(daemon.errorOutput.contains("the gateway stopped answering address resolution"), "\(daemon.errorOutput.suffix(2000))")
+        // The clock starts at the kernel's verdict: its 5 s delay and 3 s of
+        // probes are the kernel's, and a loaded machine stretches them.
+        let failed = try #require(Self.states(kernel).first { $0.state == "FAILED" }, "\(kernel.outputLines)")
+        #expect(failed.at.timeIntervalSince(died) < 12, "the kernel's own timing: \(failed.at.timeIntervalSince(died)) s")
+        #expect(dead.changedAt.timeIntervalSince(failed.at) < 1, "told at once: \(dead.changedAt.timeIntervalSince(failed.at)) s after the kernel")
 
         try await network.inGateway("addr add 10.77.0.1/24 dev vg")
-        let back = ContinuousClock.now
-        try await network.waitForStatus(timeout: .seconds(15), "full again") { $0.connectivity == .full }
-        #expect(ContinuousClock.now - back < .seconds(15))
+        let back = Date()
+        let full = try await network.waitForStatus(timeout: .seconds(15), "full again") { $0.connectivity == .full }
+        #expect(full.changedAt.timeIntervalSince(back) < 5, "\(full.changedAt.timeIntervalSince(back)) s")
         // Told by the kernel, not found by the retry schedule.
         #expect(daemon.errorOutput.contains("the gateway answers address resolution again"), "\(daemon.errorOutput.suffix(2000))")
         withExtendedLifetime(server) {}
@@ -99,7 +108,7 @@ struct DeadGatewayTests {
         defer { app.signal(SIGTERM) }
         let calls = try await QuietClientTests.systemCalls(of: daemon.pid, seconds: 10)
         #expect(calls.isEmpty, "system calls while idle:\n\(calls.joined(separator: "\n"))")
-        let seen = Self.states(kernel)
+        let seen = Self.states(kernel).map(\.state)
         #expect(seen.contains("PROBE") && seen.contains("REACHABLE"), "the kernel's entry moved, or this proves nothing: \(seen)")
         #expect(daemon.errorOutput.contains("check.url="), "the check is on")
         #expect(!daemon.errorOutput.contains("cannot watch the gateways"), "the watch is on, or this proves nothing")
