@@ -11,6 +11,8 @@
 #include <linux/if_addr.h>
 #include <linux/neighbour.h>
 #include <linux/filter.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 #include <netlink/netlink.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
@@ -25,5 +27,9 @@
 
 // NLM_F_DUMP is a macro of other macros, which Swift cannot import.
 static inline unsigned int cnl_nlm_f_dump(void) { return NLM_F_DUMP; }
+
+static inline unsigned int cnl_inet_diag_msg_size(void) { return sizeof(struct inet_diag_msg); }
+// SKF_AD_OFF is a negative macro expression.
+static inline unsigned int cnl_skf_ad_nlattr(void) { return (unsigned int)(SKF_AD_OFF + SKF_AD_NLATTR); }
 
 #endif

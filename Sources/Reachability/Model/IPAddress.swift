@@ -32,6 +32,15 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// 127.0.0.0/8 or ::1: this host's own.
+    package var isLoopback: Bool {
+        switch family {
+        case .ipv4: bytes[0] == 127
+        case .ipv6: bytes == Array(repeating: 0, count: 15) + [1]
+        case .unrecognized: false
+        }
+    }
+
     /// fe80::/10 or 169.254.0.0/16: reachable only on the link.
     var isLinkLocal: Bool {
         switch family {

@@ -218,11 +218,19 @@ final class NetlinkQuerySocket {
         // Without it the kernel answers an IPv4 lookup with table `main`
         // whichever table the route came from (as `ip route get` knows).
         header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE) | (matchingRoute ? UInt32(RTM_F_FIB_MATCH) : 0)
+        if let source = query.source, source.family == destination.family {
+            header.rtm_src_len = UInt8(source.bytes.count * 8)
+        }
         try libnl("build a route request",
                   nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
         try libnl("build a route request", destination.bytes.withUnsafeBytes {
             nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
         })
+        if let source = query.source, source.family == destination.family {
+            try libnl("build a route request", source.bytes.withUnsafeBytes {
+                nla_put(message, Int32(RTA_SRC.rawValue), Int32($0.count), $0.baseAddress)
+            })
+        }
         if let uid = query.uid {
             try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
         }

@@ -22,7 +22,9 @@ final class NetlinkSocket {
     let handle: OpaquePointer
     private var buffer: UnsafeMutableRawBufferPointer
 
-    init(sequenceChecks: Bool) throws(NetlinkError) {
+    /// - Parameter family: the netlink family: rtnetlink, or sock_diag for
+    ///   the kernel's word of closed connections.
+    init(sequenceChecks: Bool, family: Int32 = NETLINK_ROUTE) throws(NetlinkError) {
         guard let handle = nl_socket_alloc() else {
             throw NetlinkError("allocate a socket", libnlCode: -NLE_NOMEM)
         }
@@ -32,7 +34,7 @@ final class NetlinkSocket {
         // Requests are answered by their reply or an error; libnl's automatic
         // ACK request would add a second message to every answer.
         nl_socket_disable_auto_ack(handle)
-        try libnl("connect to rtnetlink", nl_connect(handle, NETLINK_ROUTE))
+        try libnl(family == NETLINK_ROUTE ? "connect to rtnetlink" : "connect to netlink family \(family)", nl_connect(handle, family))
     }
 
     deinit {

@@ -9,10 +9,14 @@ struct RouteQuery: Sendable, Hashable {
     /// The destination port, for TCP (RTA_IP_PROTO, RTA_DPORT); `nil` asks
     /// without a protocol, as the host's "is the Internet there" lookups do.
     var tcpPort: UInt16?
+    /// The address the packet is sent from (RTA_SRC), for rules that
+    /// select on it (`from`); `nil`: as a new socket's, chosen by the route.
+    var source: IPAddress?
 
-    init(_ destination: IPAddress, uid: UInt32? = nil, tcpPort: UInt16? = nil) {
+    init(_ destination: IPAddress, uid: UInt32? = nil, tcpPort: UInt16? = nil, source: IPAddress? = nil) {
         self.destination = destination
         self.uid = uid
         self.tcpPort = tcpPort
+        self.source = source
     }
 }

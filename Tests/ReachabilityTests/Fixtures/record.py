@@ -3,6 +3,8 @@
 
 Run as root from the repository root after `swift build`:
     python3 Tests/ReachabilityTests/Fixtures/record.py
+or, for the closed connections alone:
+    python3 Tests/ReachabilityTests/Fixtures/record.py closed-connections
 
 Each scenario builds fresh network namespaces, runs `reachd monitor
 --trace-netlink` inside the host namespace (which prints every received
@@ -126,9 +128,95 @@ def record_lookups():
     write("route-lookups", out)
 
 
+def listen_closes():
+    """Prints each datagram of the TCP destroy groups (IPv4 and IPv6) as hex."""
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 4)  # NETLINK_SOCK_DIAG
+    s.bind((0, 1 | 4))  # SKNLGRP_INET_TCP_DESTROY, SKNLGRP_INET6_TCP_DESTROY
+    print("listening", flush=True)
+    while True:
+        print("netlink " + s.recv(65536).hex(), flush=True)
+
+
+CONNECT = """
+import socket, sys
+family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(family)
+s.settimeout(float(sys.argv[3]))
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    s.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
+    s.recv(100)
+except OSError:
+    pass
+s.close()
+"""
+
+
+def record_closes():
+    """The kernel's word of closed TCP connections, as the daemon's passive
+    watch receives it: one step per kind of ending."""
+    fresh_namespaces()
+    sh(f"ip link add vh type veth peer name vg && ip link set vh netns {HOST} && ip link set vg netns {GATEWAY}")
+    sh(f"ip -n {HOST} link set lo up && ip -n {HOST} link set vh up && ip -n {GATEWAY} link set vg up")
+    sh(f"ip -n {HOST} addr add 10.77.0.2/24 dev vh && ip -n {GATEWAY} addr add 10.77.0.1/24 dev vg")
+    sh(f"ip -n {HOST} -6 addr add fd77::2/64 dev vh nodad && ip -n {GATEWAY} -6 addr add fd77::1/64 dev vg nodad")
+    sh(f"ip -n {GATEWAY} addr add 192.0.2.80/32 dev lo && ip -n {GATEWAY} -6 addr add 2001:db8::80/128 dev lo")
+    sh(f"ip -n {HOST} route add default via 10.77.0.1 && ip -n {HOST} -6 route add default via fd77::1")
+    server = subprocess.Popen(["ip", "netns", "exec", GATEWAY, sys.executable, "-c", """
+import socket, threading
+def serve(family, address):
+    s = socket.socket(family); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((address, 80)); s.listen()
+    while True:
+        c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 204 No Content\\r\\n\\r\\n"); c.close()
+threading.Thread(target=serve, args=(socket.AF_INET6, "2001:db8::80"), daemon=True).start()
+serve(socket.AF_INET, "192.0.2.80")
+"""])
+    listener = subprocess.Popen(["ip", "netns", "exec", HOST, sys.executable, __file__, "listen-closes"],
+                                stdout=subprocess.PIPE, text=True)
+    listener.stdout.readline()
+    lines, lock = [], threading.Lock()
+
+    def pump():
+        for line in listener.stdout:
+            with lock:
+                lines.append(line.rstrip("\n"))
+
+    threading.Thread(target=pump, daemon=True).start()
+    time.sleep(0.5)
+    out = header("closed-connections")
+    out[2] = "# each 'netlink' line is one datagram of the TCP destroy groups (NETLINK_SOCK_DIAG), in hex"
+
+    def step(description, command, wait=1.0):
+        sh(command)
+        time.sleep(wait)
+        with lock:
+            taken, lines[:] = list(lines), []
+        out.append(f"# step: {description}")
+        out.extend(taken)
+
+    connect = f"ip netns exec {HOST} {sys.executable} -c '{CONNECT}'"
+    step("answered: an HTTP exchange with 192.0.2.80:80 through the gateway", f"{connect} 192.0.2.80 80 2")
+    step("answered: an HTTP exchange with [2001:db8::80]:80 through the gateway", f"{connect} 2001:db8::80 80 2")
+    step("refused: a connect to 127.0.0.1:9, nothing listening", f"{connect} 127.0.0.1 9 2")
+    sh(f"ip -n {GATEWAY} addr del 192.0.2.80/32 dev lo && ip -n {GATEWAY} route add blackhole 192.0.2.80/32")
+    step("unanswered: a connect to 192.0.2.80:80 that the gateway drops, given up after 1 s",
+         f"{connect} 192.0.2.80 80 1")
+    server.terminate()
+    listener.terminate()
+    write("closed-connections", out)
+
+
 def main():
     if len(sys.argv) in (3, 4) and sys.argv[1] == "lookup":
         return lookup(sys.argv[2], fib_match=len(sys.argv) == 4)
+    if sys.argv[1:] == ["listen-closes"]:
+        return listen_closes()
+    if sys.argv[1:] == ["closed-connections"]:
+        record_closes()
+        for ns in (HOST, GATEWAY):
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        return
     h, g = f"ip -n {HOST}", f"ip -n {GATEWAY}"
     record_events("veth-lifecycle", [
         ("ip link set lo up", f"{h} link set lo up", None),
