@@ -50,9 +50,20 @@ final class ConnectivityChecker {
         /// When the check under way (a probe, and the confirmation of a
         /// failure) must have its verdict: its timeout from its first probe.
         var checkDeadline: ContinuousClock.Instant?
-        /// The kernel found the gateway dead (``gatewayFailed(_:now:)``) and
-        /// no probe has judged the path since: its return is news.
+        /// The kernel found the gateway dead (``gatewayFailed(_:now:)``),
+        /// and no probe has found the path working since: its return is news.
         var gatewayDead = false
+        /// The host's connections through the path fail
+        /// (``connectionsFail(_:now:)``): the probe asked for is believed
+        /// without a confirmation, which they already are.
+        var suspected = false
+        /// The path is `limited` and an answered connection through it
+        /// would start a probe (``connectionAnswered(_:now:)``): set by each
+        /// verdict of `limited` but one such a hint asked for, so that hints
+        /// never probe more often than the schedule.
+        var awaitsAnswer = false
+        /// The probe due was asked for by an answered connection.
+        var hinted = false
     }
 
     let check: ConnectivityCheck
@@ -162,6 +173,7 @@ final class ConnectivityChecker {
         ])
         state.verdict = ConnectivityVerdict(connectivity: .limited)
         state.gatewayDead = true
+        state.awaitsAnswer = true
         state.misses += 1
         state.confirming = false
         state.probeInFlight = nil
@@ -186,9 +198,45 @@ final class ConnectivityChecker {
         requestCheck(now: now, families: [family])
     }
 
-    /// Whether a family's gateway was found dead and no probe has judged
-    /// the path since: the gateways' `REACHABLE` transitions are news.
+    /// Whether a family's gateway was found dead and no probe has found
+    /// the path working since: the gateways' `REACHABLE` transitions are news.
     var awaitsGatewayReturn: Bool { families.values.contains { $0.gatewayDead } }
+
+    /// The host's connections through `family`'s path fail
+    /// (``ConnectionEvidence``): a probe, now or ``requestInterval`` after
+    /// the last, decides, and its failure needs no confirmation. A family
+    /// `limited` already, or with a check under way, is left as it is.
+    /// Returns whether a probe was asked for.
+    func connectionsFail(_ family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
+        guard let state = families[family], state.path != nil, state.verdict?.connectivity != .limited,
+            state.probeInFlight == nil, !state.confirming, !state.suspected
+        else { return false }
+        logger.info("connectivity check", metadata: [
+            "check.family": "\(family)", "check.answer": "connections through this path fail",
+            "check.verdict": "probing",
+        ])
+        families[family]?.suspected = true
+        requestCheck(now: now, families: [family])
+        return true
+    }
+
+    /// A connection through `family`'s path was answered while it is
+    /// `limited`: probed as a client's request would have it, once per
+    /// verdict of the schedule's (``FamilyState/awaitsAnswer``).
+    func connectionAnswered(_ family: AddressFamily, now: ContinuousClock.Instant) {
+        guard families[family]?.awaitsAnswer == true, families[family]?.verdict?.connectivity == .limited else { return }
+        logger.info("connectivity check", metadata: [
+            "check.family": "\(family)", "check.answer": "a connection through this path was answered",
+            "check.verdict": "probing",
+        ])
+        families[family]?.awaitsAnswer = false
+        families[family]?.hinted = true
+        requestCheck(now: now, families: [family])
+    }
+
+    /// Whether answered connections are news: a family is `limited`, and
+    /// its return would start a probe.
+    var awaitsAnswers: Bool { families.values.contains { $0.awaitsAnswer && $0.verdict?.connectivity == .limited } }
 
     /// The pause before a confirming probe: ``confirmation``, or a fifth of
     /// a timeout too short for it.
@@ -207,7 +255,7 @@ final class ConnectivityChecker {
             let checkDeadline = state.confirming ? state.checkDeadline ?? now + check.timeout : now + check.timeout
             // A failure is confirmed only where the verdict was not limited
             // already: a probe no confirmation can follow has the whole timeout.
-            let confirmable = !state.confirming && state.verdict?.connectivity != .limited
+            let confirmable = !state.confirming && state.verdict?.connectivity != .limited && !state.suspected
             let deadline = confirmable ? now + (check.timeout - confirmationPause) / 2 : checkDeadline
             let (id, check, finished, wake, probe, kept) = (nextProbeID, check, finished, wake, probe, kept[family])
             families[family]?.probeInFlight = id
@@ -271,7 +319,7 @@ final class ConnectivityChecker {
         // Worse news than the last verdict is confirmed before it is believed:
         // one lost query or connection must not call a working network broken.
         // From `limited`, failing names are better news, believed at once.
-        let unconfirmed = !state.confirming && state.verdict?.connectivity != .limited
+        let unconfirmed = !state.confirming && state.verdict?.connectivity != .limited && !state.suspected
             && (verdict.connectivity == .limited || (verdict.namesFail && state.verdict?.namesFail != true))
         let answer: String = switch report.outcome {
         case .answered(let response): (report.nameFailed ? "the name did not resolve; at the kept address, " : "")
@@ -286,7 +334,6 @@ final class ConnectivityChecker {
                        "check.names": "\(verdict.namesFail ? "failing" : "resolved")"])
         state.probeInFlight = nil
         state.probeDeadline = nil
-        state.gatewayDead = false
         if unconfirmed {
             state.confirming = true
             state.nextProbe = now + confirmationPause
@@ -295,6 +342,12 @@ final class ConnectivityChecker {
         }
         state.confirming = false
         state.checkDeadline = nil
+        state.suspected = false
+        // Found dead, the gateway's return stays news until a probe finds
+        // the path working, however long that takes.
+        if verdict.connectivity != .limited { state.gatewayDead = false }
+        state.awaitsAnswer = verdict.connectivity == .limited && !state.hinted
+        state.hinted = false
         let changed = state.verdict != verdict
         state.verdict = verdict
         state.misses = verdict.connectivity == .full && !verdict.namesFail ? 0 : state.misses + 1

@@ -222,6 +222,77 @@ struct ConnectivityScheduleTests {
                 "found dead, then back: probed as a request, 5 s after the last probe")
     }
 
+    /// A gateway found dead stays awaited through the schedule's probes,
+    /// however long it takes to come back: back 20 s later, probed at once.
+    @Test func aGatewayFoundDeadIsAwaitedThroughTheSchedulesProbes() async throws {
+        let checker = try Self.checker { _, _, _, _, _ in ProbeReport(.failed(.timeout)) }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        #expect(checker.gatewayFailed(.ipv4, now: start))
+        try Self.probe(checker, at: start + ConnectivityChecker.firstRetry)
+        try Self.probe(checker, at: start + .seconds(15))
+        #expect(checker.findings.ipv4?.connectivity == .limited)
+        #expect(checker.awaitsGatewayReturn, "still dead: its return is news")
+        checker.gatewayAnswered(.ipv4, now: start + .seconds(20))
+        #expect(checker.nextDeadline == start + .seconds(20), "back 20 s later: probed at once")
+    }
+
+    /// The host's connections through the path fail: a probe decides, at
+    /// once, and its failure needs no confirmation; a probe that answers
+    /// keeps `full` (the failures were one server's).
+    @Test func failingConnectionsAskAProbeThatDecides() async throws {
+        let works = Mutex(true)
+        let checker = try Self.checker { _, _, _, _, _ in
+            works.withLock { $0 }
+                ? ProbeReport(.answered(HTTPResponse(parsing: Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))!))
+                : ProbeReport(.failed(.timeout))
+        }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        try Self.probe(checker, at: start)
+        #expect(checker.findings.ipv4?.connectivity == .full)
+
+        let failing = start + .seconds(60)
+        #expect(checker.connectionsFail(.ipv4, now: failing))
+        #expect(checker.nextDeadline == failing, "probed at once")
+        #expect(try !Self.probe(checker, at: failing), "it answered: one server's failures")
+        #expect(checker.findings.ipv4?.connectivity == .full)
+
+        works.withLock { $0 = false }
+        let dead = start + .seconds(120)
+        #expect(checker.connectionsFail(.ipv4, now: dead))
+        #expect(!checker.connectionsFail(.ipv4, now: dead), "asked already")
+        #expect(try Self.probe(checker, at: dead), "believed without a confirmation")
+        #expect(checker.findings.ipv4?.connectivity == .limited)
+        #expect(!checker.connectionsFail(.ipv4, now: dead + .seconds(10)), "limited already")
+    }
+
+    /// While `limited`, an answered connection asks for a probe, once per
+    /// verdict of the schedule's: hints never probe more often than it.
+    @Test func anAnsweredConnectionWhileLimitedAsksOneProbe() async throws {
+        let checker = try Self.checker { _, _, _, _, _ in ProbeReport(.failed(.refused)) }
+        let start = ContinuousClock.now
+        checker.observe(Self.status(ipv4: Self.eth0), now: start)
+        #expect(!checker.awaitsAnswers, "not limited: an answer is no news")
+        try Self.probe(checker, at: start)
+        try Self.probe(checker, at: start + .milliseconds(500))
+        try Self.probe(checker, at: start + .milliseconds(5500))
+        #expect(checker.findings.ipv4?.connectivity == .limited && checker.awaitsAnswers)
+        #expect(checker.nextDeadline == start + .milliseconds(15500), "retried 10 s later")
+
+        let answered = start + .seconds(12)
+        checker.connectionAnswered(.ipv4, now: answered)
+        #expect(checker.nextDeadline == answered, "probed at once: the last probe began 6.5 s ago")
+        #expect(!checker.awaitsAnswers)
+        try Self.probe(checker, at: answered)
+        #expect(!checker.awaitsAnswers, "a hint's own probe found it limited: no more hints until the schedule's")
+        let scheduled = try #require(checker.nextDeadline)
+        checker.connectionAnswered(.ipv4, now: answered + .seconds(6))
+        #expect(checker.nextDeadline == scheduled, "no probe sooner than the schedule's")
+        try Self.probe(checker, at: scheduled)
+        #expect(checker.awaitsAnswers, "the schedule's probe found it limited: an answer is news again")
+    }
+
     /// The kept address answers, but not as expected (a portal's page, an
     /// error): that is no Internet, never a portal found by an address
     /// from another network, and never failing names.
