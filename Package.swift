@@ -101,7 +101,7 @@ let package = Package(
                 "TestSupport",
             ],
             // Scripts run in the systemd containers by path, not resources.
-            exclude: ["Systemd", "Harness/hold-connections.py", "Harness/flood-reach.py", "Harness/impostor-daemon.py", "GLibApps/gio-app.py", "GLibApps/networkmanager-standin.py", "GLibApps/module-lifecycle.c", "Desktop/accessible-tree.py"]
+            exclude: ["Systemd", "Harness/hold-connections.py", "Harness/flood-reach.py", "Harness/impostor-daemon.py", "Harness/tcp-traffic.py", "GLibApps/gio-app.py", "GLibApps/networkmanager-standin.py", "GLibApps/module-lifecycle.c", "Desktop/accessible-tree.py"]
         ),
     ]
 )

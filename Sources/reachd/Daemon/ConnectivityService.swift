@@ -108,6 +108,20 @@ final class ConnectivityService {
         return changed
     }
 
+    /// The host's connections through `family`'s path fail: a probe decides.
+    func connectionsFail(_ family: AddressFamily, _ now: ContinuousClock.Instant) {
+        _ = checker.connectionsFail(family, now: now)
+    }
+
+    /// A connection through `family`'s path was answered: while it is
+    /// `limited`, a hint of its return.
+    func connectionAnswered(_ family: AddressFamily, _ now: ContinuousClock.Instant) {
+        checker.connectionAnswered(family, now: now)
+    }
+
+    /// Whether answered connections are news (a family is `limited`).
+    var awaitsAnswers: Bool { checker.awaitsAnswers }
+
     /// A published status: a new path is probed, and its gateway watched.
     func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant) {
         checker.observe(status, now: now)

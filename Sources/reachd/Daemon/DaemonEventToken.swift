@@ -21,6 +21,8 @@ enum DaemonEventToken: EventToken, Equatable {
     case neighbours
     /// The system bus, for logind's resume signal.
     case bus
+    /// The host's closed TCP connections, the passive evidence.
+    case connections
     /// The metrics' listener and its scrapers.
     case metrics(MetricsService.Token)
     /// journald's socket, while entries wait for room in its queue.
@@ -30,7 +32,7 @@ enum DaemonEventToken: EventToken, Equatable {
     /// case can't be read as an older one.
     private enum Kind: UInt8 {
         case stop = 1, listener, client, netlink, resolver, resolverFiles, checker, metricsListener, scraper, journal,
-            neighbours, bus
+            neighbours, bus, connections
     }
 
     private static let serialBits: UInt64 = 56
@@ -50,6 +52,7 @@ enum DaemonEventToken: EventToken, Equatable {
         case .checker: self = .checker
         case .neighbours: self = .neighbours
         case .bus: self = .bus
+        case .connections: self = .connections
         case .metricsListener: self = .metrics(.listener)
         case .scraper: self = .metrics(.scraper(serial))
         case .journal: self = .journal
@@ -68,6 +71,7 @@ enum DaemonEventToken: EventToken, Equatable {
             case .checker: (.checker, 0)
             case .neighbours: (.neighbours, 0)
             case .bus: (.bus, 0)
+            case .connections: (.connections, 0)
             case .metrics(.listener): (.metricsListener, 0)
             case .metrics(.scraper(let serial)): (.scraper, serial)
             case .journal: (.journal, 0)

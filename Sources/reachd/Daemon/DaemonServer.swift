@@ -49,6 +49,8 @@ final class DaemonServer: ClientRequestHandler {
     /// The clients' watched destinations.
     private let destinations: DestinationWatches
     private let connectivity: ConnectivityService?
+    /// The host's closed connections; `nil` when turned off or refused.
+    private let passive: PassiveWatchService?
     private let metrics: MetricsService
     private let announcer: StatusAnnouncer
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
@@ -80,6 +82,8 @@ final class DaemonServer: ClientRequestHandler {
             first = withWatched.asFirst()
         }
         connectivity?.observe(first, .now)
+        passive = PassiveWatchService(settings.passive, logger: logger)
+        passive?.observe(first)
         published = PublishedLines(first, check: connectivity?.announced)
         let passed = environment.passed
         let listener = try passed.socket.map { ListeningSocket(passed: $0, path: environment.socketPath) }
@@ -90,6 +94,7 @@ final class DaemonServer: ClientRequestHandler {
         let limits = environment.limits
         clients = try ClientService(listener: listener, limits: limits, network: first.network, poll: poll, logger: logger)
         try connectivity?.register(in: poll)
+        try passive?.register(in: poll)
         // Every descriptor there is, the resolver files' watch included.
         _ = engine.takeNewDescriptors()
         for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
@@ -102,6 +107,7 @@ final class DaemonServer: ClientRequestHandler {
             "clients.max": "\(limits.maxClients)", "clients.max_per_user": "\(limits.maxClientsPerUser)",
             "clients.idle_timeout": "\(limits.idleTimeout)",
             "check.url": "\(settings.check?.url ?? "off")",
+            "check.passive": "\(passive != nil ? "on" : "off")",
             "metrics.listen": "\(metricsListen)",
             "metrics.textfile": "\(metricsTextfile)",
             "watch.targets": "\(settings.watchedTargets.map(\.description).joined(separator: " "))",
@@ -123,7 +129,7 @@ final class DaemonServer: ClientRequestHandler {
                 ? .now
                 : Deadline.earliest(
                     announcer.nextDeadline, idleDeadline, connectivity?.nextDeadline, engine.nextDeadline,
-                    metrics.nextDeadline, clients.pausedUntil)
+                    metrics.nextDeadline, clients.pausedUntil, passive?.nextDeadline)
             let events = try poll.wait(until: wake)
             let now = ContinuousClock.now
             announcer.pingWatchdogIfDue(now)
@@ -133,6 +139,7 @@ final class DaemonServer: ClientRequestHandler {
             var probesFinished = false
             var neighboursChanged = false
             var busReady = false
+            var connectionsClosed = false
             var changed: NetworkStatus?
             for event in events {
                 switch event.token {
@@ -142,10 +149,13 @@ final class DaemonServer: ClientRequestHandler {
                 case .checker: probesFinished = true
                 case .neighbours: neighboursChanged = true
                 case .bus: busReady = true
+                case .connections: connectionsClosed = true
                 case .journal: announcer.journalWritable(poll: poll)
                 case .client, .metrics: break
                 }
             }
+            // The host's connections may ask for a probe, started below.
+            passive?.serve(readable: connectionsClosed, connectivity: connectivity, now)
             // What the probes found goes back to the engine as an input.
             if let findings = connectivity?.collectFindings(
                 probesFinished: probesFinished, neighboursChanged: neighboursChanged, now)
@@ -164,6 +174,7 @@ final class DaemonServer: ClientRequestHandler {
             if let status = observeWatched(unsent: changed != nil) ?? changed { publish(status) }
             // The host's change first, then the clients' destinations.
             send(answers, now)
+            passive?.awaitAnswers(connectivity?.awaitsAnswers ?? false)
             for (client, detail) in connectivity?.startProbesAndTakeDueWaiters(now) ?? [] where clients.contains(client) {
                 deliverStatus(detail, to: client, now)
                 clients.settle(client)
@@ -205,7 +216,8 @@ final class DaemonServer: ClientRequestHandler {
             subscribers: clients.subscriberCount,
             counts: .init(
                 refused: clients.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
-                journalDropped: announcer.journalDropped))
+                journalDropped: announcer.journalDropped, connectionsFailed: passive?.counts.failed ?? [:],
+                stalls: passive?.counts.stalls ?? [:]))
     }
 
     /// A client's request in its turn, routed to what answers it.
@@ -339,6 +351,7 @@ final class DaemonServer: ClientRequestHandler {
         // up here; bench/latency.py). Once per status, never while quiet.
         if !full.isEmpty || !summaries.isEmpty { sched_yield() }
         connectivity?.observe(status, now)
+        passive?.observe(status)
         metrics.observe(status)
         // Subscribers first: see StatusAnnouncer.
         announcer.announce(status, poll: poll)

@@ -30,6 +30,8 @@ final class DaemonMetrics {
     private let refused: Counter
     private let resyncs: Counter
     private let journalDropped: Counter
+    private let connectionsFailed: [AddressFamily: Counter]
+    private let stalls: [AddressFamily: Counter]
     /// By target (`HOST:PORT`, as a status's `watched` names them).
     private var targets: [String: (reachable: Gauge, changes: Counter)] = [:]
     /// What the counters said at the last scrape.
@@ -63,6 +65,12 @@ final class DaemonMetrics {
         refused = registry.makeCounter(descriptor: Self.name("clients_refused", unit: "total", "Connections refused: over the limits, or out of descriptors."))
         resyncs = registry.makeCounter(descriptor: Self.name("netlink_resyncs", unit: "total", "Netlink overruns, each resynchronised from a fresh dump."))
         journalDropped = registry.makeCounter(descriptor: Self.name("journal_dropped", unit: "total", "Journal entries dropped: journald's queue stayed full while 256 more waited, or journald was not there."))
+        connectionsFailed = Dictionary(uniqueKeysWithValues: [AddressFamily.ipv4, .ipv6].map { family in
+            (family, registry.makeCounter(descriptor: Self.name("connections_failed", unit: "total", "The host's TCP connections through the family's path that sent and got nothing back, as the kernel told their end."), labels: [("family", family.rawValue)]))
+        })
+        stalls = Dictionary(uniqueKeysWithValues: [AddressFamily.ipv4, .ipv6].map { family in
+            (family, registry.makeCounter(descriptor: Self.name("stalls", unit: "total", "Suspicions that the family's path stopped working, raised by the host's failing connections; each asks the connectivity check for a probe."), labels: [("family", family.rawValue)]))
+        })
         registry.makeGauge(descriptor: Self.name("build_info", unit: "", "1, labelled with the daemon's version."), labels: [("version", ReachdVersion.current)]).set(Int64(1))
         for target in watched {
             let label = [("target", target.description)]
@@ -110,6 +118,9 @@ final class DaemonMetrics {
         var refused = 0
         var resyncs = 0
         var journalDropped = 0
+        /// The passive watch's, per family.
+        var connectionsFailed: [AddressFamily: Int] = [:]
+        var stalls: [AddressFamily: Int] = [:]
     }
 
     /// The exposition, with the counts read at scrape time brought up to date.
@@ -120,9 +131,19 @@ final class DaemonMetrics {
                                      (journalDropped, counts.journalDropped, counted.journalDropped)] where now > then {
             counter.increment(by: Int64(now - then))
         }
+        for family in [AddressFamily.ipv4, .ipv6] {
+            for (counter, now, then) in [
+                (connectionsFailed[family], counts.connectionsFailed[family, default: 0], counted.connectionsFailed[family, default: 0]),
+                (stalls[family], counts.stalls[family, default: 0], counted.stalls[family, default: 0]),
+            ] where now > then {
+                counter?.increment(by: Int64(now - then))
+            }
+        }
         counted = Counts(
             refused: max(counted.refused, counts.refused), resyncs: max(counted.resyncs, counts.resyncs),
-            journalDropped: max(counted.journalDropped, counts.journalDropped))
+            journalDropped: max(counted.journalDropped, counts.journalDropped),
+            connectionsFailed: counted.connectionsFailed.merging(counts.connectionsFailed, uniquingKeysWith: max),
+            stalls: counted.stalls.merging(counts.stalls, uniquingKeysWith: max))
         return registry.emitToBuffer()
     }
 }

@@ -13,7 +13,9 @@ import Glibc
 struct ConfigurationFile: Equatable {
     /// The sections and keys reachd reads, each documented in the shipped file.
     static let known: [String: Set<String>] = [
-        "connectivity": ["enabled", "url", "expect", "timeout", "interval"],
+        "connectivity": [
+            "enabled", "url", "expect", "timeout", "interval", "passive", "passive_failures", "passive_peers", "passive_window",
+        ],
         "metrics": ["listen", "textfile", "hosts"],
         "watch": ["targets"],
     ]
@@ -133,6 +135,15 @@ struct ConfigurationFile: Equatable {
         case "no", "false", "off", "0": return false
         default: throw .badValue(path: path, line: line, key: key, value: value, expected: "yes or no")
         }
+    }
+
+    /// A whole number within `range`.
+    func integer(_ section: String, _ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let (value, line) = values["\(section).\(key)"] else { return nil }
+        guard let number = Int(value), range.contains(number) else {
+            throw .badValue(path: path, line: line, key: key, value: value, expected: "a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
     }
 
     /// A number of seconds within `range`.

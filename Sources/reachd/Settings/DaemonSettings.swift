@@ -17,6 +17,9 @@ struct DaemonSettings: Equatable {
     /// The connectivity check; `nil` when neither asks for one or
     /// `--no-check` says no.
     var check: ConnectivityCheck?
+    /// `[connectivity] passive`: when the host's failing connections raise
+    /// a suspicion; `nil` when turned off.
+    var passive: ConnectionEvidence.Threshold?
     /// `[metered]`: interfaces the configuration says are metered or not,
     /// overriding the guess from the link's kind.
     var meteredOverrides: [String: Bool]
@@ -46,6 +49,7 @@ struct DaemonSettings: Equatable {
         for name in file?.keys(in: "metered") ?? [] { metered[name] = try file?.bool("metered", name) }
         meteredOverrides = metered
         check = try Self.check(options, file)
+        passive = try Self.passive(options, file)
         metrics = try Self.metrics(options, file)
         watchedTargets = try Self.watchedTargets(options, file)
     }
@@ -84,6 +88,24 @@ struct DaemonSettings: Equatable {
         }
         guard options.watchTargets.isEmpty else { return try WatchedTargets.parse(options.watchTargets, limit: limit) }
         return fromFile ?? []
+    }
+
+    /// The passive watch's threshold, from `[connectivity]`: on unless
+    /// `passive = no`. Unread, as the rest of the section, under `--no-check`.
+    private static func passive(_ options: DaemonOptions, _ file: ConfigurationFile?) throws -> ConnectionEvidence.Threshold? {
+        let section = "connectivity"
+        guard let file, !options.noCheck else { return ConnectionEvidence.Threshold() }
+        let on = try file.bool(section, "passive")
+        var threshold = ConnectionEvidence.Threshold()
+        if let failures = try file.integer(section, "passive_failures", in: 1...1000) { threshold.failures = failures }
+        if let peers = try file.integer(section, "passive_peers", in: 1...1000) { threshold.peers = peers }
+        if let window = try file.duration(section, "passive_window", in: .passiveWindow) { threshold.window = window }
+        if threshold.peers > threshold.failures {
+            throw ConfigurationError.invalid(
+                path: file.path, line: file.line(section, "passive_peers")!,
+                reason: "passive_peers = \(threshold.peers) is more than passive_failures = \(threshold.failures); lower it, or raise passive_failures")
+        }
+        return on == false ? nil : threshold
     }
 
     /// The check the flags and the file ask for.

@@ -16,6 +16,8 @@ struct SecondsRange: Sendable, CustomStringConvertible {
     static let checkTimeout = SecondsRange(lowest: 0.1, highest: 600)
     /// `--check-interval`, `[connectivity] interval`: between checks of a working path, at most a week.
     static let checkInterval = SecondsRange(lowest: 1, highest: 604_800)
+    /// `[connectivity] passive_window`: how long failures count together.
+    static let passiveWindow = SecondsRange(lowest: 0.1, highest: 600)
     /// `wait-online --timeout`: 0 waits forever, else at most a year.
     static let waitTimeout = SecondsRange(lowest: 0.001, highest: 31_536_000, zeroMeansForever: true)
 

@@ -64,8 +64,20 @@ struct ConfigurationFileTests {
         #expect(try DaemonCommand.parse(["--config", disabled]).settings().check == nil)
     }
 
+    /// The passive evidence is on by default, its threshold the file's.
+    @Test func thePassiveWatchIsOnUnlessTurnedOff() throws {
+        #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).passive == ConnectionEvidence.Threshold())
+        let off = try Self.write("[connectivity]\npassive = no\n")
+        defer { unlink(off) }
+        #expect(try DaemonCommand.parse(["--config", off]).settings().passive == nil)
+        let tuned = try Self.write("[connectivity]\npassive_failures = 5\npassive_peers = 3\npassive_window = 10\n")
+        defer { unlink(tuned) }
+        #expect(try DaemonCommand.parse(["--config", tuned]).settings().passive
+            == ConnectionEvidence.Threshold(failures: 5, peers: 3, window: .seconds(10)))
+    }
+
     @Test(arguments: [
-        ("[connectivity]\nintervall = 60\n", ":2: unknown key intervall in [connectivity]; known: enabled, expect, interval, timeout, url"),
+        ("[connectivity]\nintervall = 60\n", ":2: unknown key intervall in [connectivity]; known: enabled, expect, interval, passive, passive_failures, passive_peers, passive_window, timeout, url"),
         ("[connectvity]\n", ":1: unknown section [connectvity]; known: [connectivity], [metered], [metrics], [watch]"),
         ("[metered]\nwwan0 = sometimes\n", ":2: wwan0 = sometimes is not yes or no"),
         ("url = http://x/\n", ":1: url is outside any section; put it under [connectivity]"),
@@ -81,6 +93,10 @@ struct ConfigurationFileTests {
         ("[connectivity]\n\nurl = https://example.com/\n", ":3: check URL \"https://example.com/\" is not plain HTTP"),
         ("[connectivity]\nurl = http://example.com/\nexpect = 204\n", ":3: check expectation \"204\" is not status:CODE"),
         ("[connectivity]\nurl = http://fd00::1/\n", ":2: check URL \"http://fd00::1/\" has the IPv6 address fd00::1 without brackets"),
+        ("[connectivity]\npassive = sometimes\n", ":2: passive = sometimes is not yes or no"),
+        ("[connectivity]\npassive_failures = 0\n", ":2: passive_failures = 0 is not a whole number from 1 to 1000"),
+        ("[connectivity]\npassive_failures = 2\npassive_peers = 3\n", ":3: passive_peers = 3 is more than passive_failures = 2"),
+        ("[connectivity]\npassive_window = 1e300\n", ":2: passive_window = 1e300 is not a number of seconds from 0.1 to 600"),
         ("[metrics]\nlisten = localhost:9100\n", ":2: listen: localhost is not an IP address"),
         ("[metrics]\nlisten = 70000\n", ":2: listen: 70000 is not a port from 1 to 65535"),
         ("[metrics]\nlisten = ::1\n", ":2: listen: \"::1\" is not ADDRESS[:PORT]"),

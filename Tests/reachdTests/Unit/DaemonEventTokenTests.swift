@@ -6,7 +6,7 @@ import Testing
 @Suite("The daemon's event tokens")
 struct DaemonEventTokenTests {
     static let tokens: [DaemonEventToken] = [
-        .stop, .listener, .checker, .neighbours, .bus, .journal, .engine(.netlink), .engine(.resolver), .engine(.resolverFiles),
+        .stop, .listener, .checker, .neighbours, .bus, .connections, .journal, .engine(.netlink), .engine(.resolver), .engine(.resolverFiles),
         .metrics(.listener), .client(1), .client(DaemonEventToken.maxSerial), .metrics(.scraper(1)),
         .metrics(.scraper(DaemonEventToken.maxSerial)),
     ]
