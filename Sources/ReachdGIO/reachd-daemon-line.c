@@ -169,7 +169,8 @@ parse_status (JsonObject *object, ReachdHostState *host)
 }
 
 /* Reads a status's `changes` (docs/PROTOCOL.md, Changes): whether they
- * hold a kind that changes the network's configuration for GLib, and
+ * hold a kind that changes the network's configuration for GLib (as
+ * StatusChange.changesConfiguration in the Swift library), and
  * whether one is a handover. Kinds this module does not know, and entries
  * it cannot read, are ignored. */
 static void
@@ -189,9 +190,13 @@ parse_changes (JsonObject *object, ReachdLine *line)
       const char *kind = string_member (entry, "kind");
       if (!is_one_of (kind, kinds))
         continue;
-      line->reconfigured = TRUE;
       JsonNode *from = json_object_get_member (entry, "from");
       JsonNode *to = json_object_get_member (entry, "to");
+      /* A new connectivity_reason alone: GLib's connectivity is the same. */
+      if (g_strcmp0 (kind, "connectivity") == 0 && from != NULL && to != NULL && JSON_NODE_HOLDS_VALUE (from)
+          && JSON_NODE_HOLDS_VALUE (to) && g_strcmp0 (json_node_get_string (from), json_node_get_string (to)) == 0)
+        continue;
+      line->reconfigured = TRUE;
       if (g_strcmp0 (kind, "path") == 0 && from != NULL && JSON_NODE_HOLDS_OBJECT (from) && to != NULL
           && JSON_NODE_HOLDS_OBJECT (to))
         line->handover = TRUE;

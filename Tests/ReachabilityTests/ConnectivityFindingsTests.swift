@@ -44,6 +44,20 @@ struct ConnectivityFindingsTests {
         #expect(ConnectivityFindings(ipv6: limited).connectivity(ipv4: both.0, ipv6: both.1) == (.limited, nil))
         #expect(ConnectivityFindings().connectivity(ipv4: both.0, ipv6: both.1) == (.unknown, nil))
     }
+
+    /// The reason is the deciding finding's: a `full` family's over the
+    /// other's `limited`, a portal's over `limited`.
+    @Test func theReasonIsTheDecidingFindings() {
+        let portal = ConnectivityFindings.Finding(path: Self.eth0, connectivity: .portal, reason: .portalAnswer)
+        let limited = ConnectivityFindings.Finding(path: Self.v6, connectivity: .limited, reason: .connectionsFail)
+        let full = ConnectivityFindings.Finding(path: Self.v6, connectivity: .full, reason: .expectedAnswer)
+        let dead = ConnectivityFindings.Finding(path: Self.eth0, connectivity: .limited, reason: .gatewayUnanswered)
+        let both = (Self.online(Self.eth0), Self.online(Self.v6))
+        #expect(ConnectivityFindings(ipv4: dead, ipv6: full).reason(ipv4: both.0, ipv6: both.1) == .expectedAnswer)
+        #expect(ConnectivityFindings(ipv4: portal, ipv6: limited).reason(ipv4: both.0, ipv6: both.1) == .portalAnswer)
+        #expect(ConnectivityFindings(ipv4: dead, ipv6: limited).reason(ipv4: both.0, ipv6: both.1) == .gatewayUnanswered)
+        #expect(ConnectivityFindings(ipv6: limited).reason(ipv4: both.0, ipv6: Self.offline) == nil, "no finding for a current path")
+    }
 }
 
 /// The follower's backoff, on a clock the test sets.

@@ -22,6 +22,7 @@ struct FutureDaemonTests {
         sample.ipv6 = FamilyStatus(reachability: .offline, reason: .noRoute, path: nil)
         var json = try #require(try JSONSerialization.jsonObject(with: Data(DaemonMessage.status(sample).line())) as? [String: Any])
         json["connectivity"] = "captive_with_grace"
+        json["connectivity_reason"] = "grace_period"
         json["source"] = "cache"
         json["ipv6"] = "site"
         json["reachability"] = "online"
@@ -64,6 +65,7 @@ struct FutureDaemonTests {
             return
         }
         #expect(status.connectivity == .unrecognized("captive_with_grace"))
+        #expect(status.connectivityReason == .unrecognized("grace_period"))
         #expect(status.source == .unrecognized("cache"))
         #expect(status.ipv6.reachability == .unrecognized("site") && status.ipv6.reason == .unrecognized("rate_limited"))
         #expect(status.ipv4.reachability == .online && status.ipv4.path?.interface == "eth0")
@@ -129,6 +131,7 @@ struct FutureDaemonTests {
         for value in Connectivity.allCases { #expect(Connectivity(rawValue: value.rawValue) == value) }
         for value in ReachabilityLevel.allCases { #expect(ReachabilityLevel(rawValue: value.rawValue) == value) }
         for value in UnreachableReason.allCases { #expect(UnreachableReason(rawValue: value.rawValue) == value) }
+        for value in ConnectivityReason.allCases { #expect(ConnectivityReason(rawValue: value.rawValue) == value) }
         for value in Metering.allCases { #expect(Metering(rawValue: value.rawValue) == value) }
         for value in StatusSource.allCases { #expect(StatusSource(rawValue: value.rawValue) == value) }
         for value in AddressFamily.allCases { #expect(AddressFamily(rawValue: value.rawValue) == value) }

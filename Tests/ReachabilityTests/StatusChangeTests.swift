@@ -65,6 +65,24 @@ struct StatusChangeTests {
         #expect(status.changes == [.reachability(.ipv4, from: .local, to: .local)])
     }
 
+    /// Still limited, for another reason: a connectivity change that says
+    /// so, and no change of configuration for GLib.
+    @Test func aNewConnectivityReasonAloneIsAChangeOfTheSameVerdict() throws {
+        var publisher = Self.publisher()
+        _ = publisher.publish(
+            ipv4: Self.online(Self.eth0), ipv6: Self.offline6, interfaces: [Self.link], connectivity: .limited,
+            connectivityReason: .refused, at: Date())
+        let statusPublished = publisher.publish(
+            ipv4: Self.online(Self.eth0), ipv6: Self.offline6, interfaces: [Self.link], connectivity: .limited,
+            connectivityReason: .noAnswer, at: Date())
+        let status = try #require(statusPublished)
+        #expect(status.changes == [.connectivity(from: .limited, to: .limited)])
+        #expect(status.connectivityReason == .noAnswer)
+        let configurationChanged = status.changes.contains(where: \.changesConfiguration)
+        #expect(!configurationChanged)
+        #expect(StatusChange.connectivity(from: .full, to: .limited).changesConfiguration)
+    }
+
     /// A container's veth: news for a full subscriber, none for a summary one.
     @Test func aNewLinkIsAnInterfacesChangeThatNoSummaryCarries() throws {
         var publisher = Self.publisher()

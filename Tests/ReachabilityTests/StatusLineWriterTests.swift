@@ -48,6 +48,8 @@ struct StatusLineWriterTests {
             seq: UInt64.random(in: 0...UInt64.max, using: &generator),
             changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
             source: Bool.random(using: &generator) ? .daemon : .embedded)
+        let connectivityReasons: [ConnectivityReason?] = [nil, .unrecognized("new\u{1}reason")] + ConnectivityReason.allCases
+        status.connectivityReason = connectivityReasons.randomElement(using: &generator)!
         if Bool.random(using: &generator) {
             status.check = DaemonCheck(url: text(&generator), answerWithin: .milliseconds(Int.random(in: 0...1_200_000, using: &generator)))
         }

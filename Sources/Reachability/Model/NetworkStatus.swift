@@ -21,6 +21,11 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// Where a captive portal sends the user to sign in (the check's redirect
     /// target), when ``connectivity`` is `.portal` and the portal said.
     public var portalURL: String?
+    /// Why ``connectivity`` is what it is: what the check's probe got, or
+    /// the evidence that made the verdict without one; `nil` while there is
+    /// no verdict (no check, or none yet for the current paths), and from a
+    /// daemon that predates saying so.
+    public var connectivityReason: ConnectivityReason?
     /// Whether names can resolve: each configured name server judged by
     /// the kernel's route to it, with no packet sent. `.unknown` from a
     /// daemon that predates saying so.
@@ -189,12 +194,13 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     /// subscriber hears of a status only when this is `false`.
     public func hasSameSummary(as other: NetworkStatus) -> Bool {
         ipv4 == other.ipv4 && ipv6 == other.ipv6 && connectivity == other.connectivity
-            && portalURL == other.portalURL && metered == other.metered && dns == other.dns
+            && connectivityReason == other.connectivityReason && portalURL == other.portalURL && metered == other.metered && dns == other.dns
     }
 
     private enum CodingKeys: String, CodingKey {
         case online, reachability, ipv4, ipv6, connectivity, primary, families, interfaces, watched, changes, check, dns
         case portalURL = "portal_url"
+        case connectivityReason = "connectivity_reason"
         case metered, detail
         case network = "netns"
         case seq
@@ -244,6 +250,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
         check = try? container.decodeIfPresent(DaemonCheck.self, forKey: .check)
         dns = (try? container.decodeIfPresent(DNSStatus.self, forKey: .dns)) ?? .unknown
+        connectivityReason = try? container.decodeIfPresent(ConnectivityReason.self, forKey: .connectivityReason)
         daemonsWord = DaemonsWord(
             online: try? container.decodeIfPresent(Bool.self, forKey: .online),
             reachability: try? container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
@@ -256,6 +263,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(ipv4.reachability, forKey: .ipv4)
         try container.encode(ipv6.reachability, forKey: .ipv6)
         try container.encode(connectivity, forKey: .connectivity)
+        try container.encode(connectivityReason, forKey: .connectivityReason)
         try container.encode(dns, forKey: .dns)
         try container.encode(changes, forKey: .changes)
         try container.encode(check, forKey: .check)

@@ -74,10 +74,12 @@ public enum StatusChange: Sendable, Hashable {
     /// What GLib calls a change of network configuration (`network-changed`):
     /// the way out, how far it reaches, the check's verdict, the portal,
     /// metering. Links and watched targets that move without moving any of
-    /// these (a container's veth, an RA refresh) are not.
+    /// these (a container's veth, an RA refresh) are not, nor is a verdict
+    /// that stays the same with a new ``NetworkStatus/connectivityReason``.
     public var changesConfiguration: Bool {
         switch self {
-        case .path, .reachability, .connectivity, .metered, .portalURL: true
+        case .connectivity(let from, let to): from != to
+        case .path, .reachability, .metered, .portalURL: true
         // GLib's monitor has no word for name resolution.
         case .dns, .interfaces, .watched, .unrecognized: false
         }

@@ -13,12 +13,18 @@ package struct ConnectivityFindings: Sendable, Equatable {
         /// The check host's name did not resolve while its server answered:
         /// names fail while the path works (`dns: failing`).
         package var namesFail: Bool
+        /// Why the verdict is what it is; `nil` where a test does not say.
+        package var reason: ConnectivityReason?
 
-        package init(path: NetworkPath, connectivity: Connectivity, portalURL: String? = nil, namesFail: Bool = false) {
+        package init(
+            path: NetworkPath, connectivity: Connectivity, portalURL: String? = nil, namesFail: Bool = false,
+            reason: ConnectivityReason? = nil
+        ) {
             self.path = path
             self.connectivity = connectivity
             self.portalURL = portalURL
             self.namesFail = namesFail
+            self.reason = reason
         }
     }
 
@@ -51,6 +57,17 @@ package struct ConnectivityFindings: Sendable, Equatable {
         if let portal = current.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
         if current.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
         return (.unknown, nil)
+    }
+
+    /// Why ``connectivity(ipv4:ipv6:)`` is what it is: the reason of the
+    /// finding that decided it (the first `full` one, else the portal,
+    /// else the first `limited` one); `nil` without one.
+    package func reason(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus) -> ConnectivityReason? {
+        let current = current(ipv4: ipv4Status, ipv6: ipv6Status)
+        for verdict in [Connectivity.full, .portal, .limited] {
+            if let deciding = current.first(where: { $0.connectivity == verdict }) { return deciding.reason }
+        }
+        return nil
     }
 
     /// Whether a finding for a current path says names fail.

@@ -143,7 +143,8 @@ package final class NetworkWatcher {
         let dns = DNSEvaluator.evaluate(current.dns, namesFail: findings.namesFail(ipv4: current.ipv4, ipv6: current.ipv6))
         return publisher.publish(
             ipv4: current.ipv4, ipv6: current.ipv6, interfaces: current.interfaces,
-            connectivity: verdict, portalURL: portalURL, dns: dns, at: Date())
+            connectivity: verdict, portalURL: portalURL,
+            connectivityReason: findings.reason(ipv4: current.ipv4, ipv6: current.ipv6), dns: dns, at: Date())
     }
 
     /// Takes in the answers for the destinations the daemon watches itself,
@@ -265,7 +266,8 @@ package final class NetworkWatcher {
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         let status = publisher.publish(
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
-            connectivity: verdict, portalURL: portalURL, dns: dns, at: Date())
+            connectivity: verdict, portalURL: portalURL, connectivityReason: findings?.reason(ipv4: ipv4, ipv6: ipv6),
+            dns: dns, at: Date())
         return (status, lookups)
     }
 }

@@ -16,7 +16,8 @@ enum StatusDiff {
             }
             if before.path != after.path { changes.append(.path(family, from: before.path, to: after.path)) }
         }
-        if old.connectivity != new.connectivity {
+        // As a family's reason: a new why is a connectivity change.
+        if old.connectivity != new.connectivity || old.connectivityReason != new.connectivityReason {
             changes.append(.connectivity(from: old.connectivity, to: new.connectivity))
         }
         if old.dns != new.dns { changes.append(.dns(from: old.dns.state, to: new.dns.state)) }

@@ -25,13 +25,15 @@ struct StatusPublisher: Sendable {
     /// Returns the new status when it differs from the last one published, else `nil`.
     mutating func publish(
         ipv4: FamilyStatus, ipv6: FamilyStatus, interfaces: [InterfaceStatus],
-        connectivity: Connectivity = .unknown, portalURL: String? = nil, dns: DNSStatus = .unknown, at now: Date
+        connectivity: Connectivity = .unknown, portalURL: String? = nil, connectivityReason: ConnectivityReason? = nil,
+        dns: DNSStatus = .unknown, at now: Date
     ) -> NetworkStatus? {
         var candidate = NetworkStatus(
             ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces,
             seq: current.map { $0.seq + 1 } ?? firstSeq, changedAt: now, source: source)
         candidate.network = network
         candidate.dns = dns
+        candidate.connectivityReason = connectivityReason
         // The watched targets' answers change only by publish(watched:).
         candidate.watched = current?.watched ?? []
         if let current {

@@ -41,6 +41,8 @@ package struct StatusLineWriter {
         }
         raw(",\"connectivity\":")
         string(status.connectivity.rawValue)
+        raw(",\"connectivity_reason\":")
+        optionalString(status.connectivityReason?.rawValue)
         if status.isSummary { raw(",\"detail\":\"summary\"") }
         raw(",\"dns\":{\"servers\":")
         array(status.dns.servers) { $0.write($1) }

@@ -109,7 +109,9 @@ final class ConnectivityChecker {
     var findings: ConnectivityFindings {
         func finding(_ family: AddressFamily) -> ConnectivityFindings.Finding? {
             guard let state = families[family], let path = state.path, let verdict = state.verdict else { return nil }
-            return .init(path: path, connectivity: verdict.connectivity, portalURL: verdict.portalURL, namesFail: verdict.namesFail)
+            return .init(
+                path: path, connectivity: verdict.connectivity, portalURL: verdict.portalURL, namesFail: verdict.namesFail,
+                reason: verdict.reason)
         }
         return ConnectivityFindings(ipv4: finding(.ipv4), ipv6: finding(.ipv6))
     }
@@ -171,7 +173,7 @@ final class ConnectivityChecker {
             "check.family": "\(family)", "check.answer": "the gateway stopped answering address resolution",
             "check.verdict": "limited",
         ])
-        state.verdict = ConnectivityVerdict(connectivity: .limited)
+        state.verdict = ConnectivityVerdict(connectivity: .limited, reason: .gatewayUnanswered)
         state.gatewayDead = true
         state.awaitsAnswer = true
         state.misses += 1
@@ -312,7 +314,8 @@ final class ConnectivityChecker {
             // Names fail only where the kept address gave the expected answer;
             // anything else there (a portal's page, an error) is no Internet.
             verdict = verdict.connectivity == .full
-                ? ConnectivityVerdict(connectivity: .full, namesFail: true) : ConnectivityVerdict(connectivity: .limited)
+                ? ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer, namesFail: true)
+                : ConnectivityVerdict(connectivity: .limited, reason: .nameUnresolved)
         } else if verdict.connectivity == .full, let address = report.answeredAt {
             kept[family] = address
         }
@@ -342,6 +345,8 @@ final class ConnectivityChecker {
         }
         state.confirming = false
         state.checkDeadline = nil
+        // The connections' failures and the probe's agree: theirs is the why.
+        if state.suspected && verdict.connectivity == .limited { verdict.reason = .connectionsFail }
         state.suspected = false
         // Found dead, the gateway's return stays news until a probe finds
         // the path working, however long that takes.

@@ -14,6 +14,17 @@ enum ProbeFailure: String, Equatable, Sendable {
     case timeout = "no answer in time"
     case unreachable = "the address is unreachable"
     case broken = "the connection closed without an HTTP answer"
+
+    /// As a status says it.
+    var reason: ConnectivityReason {
+        switch self {
+        case .dns: .nameUnresolved
+        case .refused: .refused
+        case .timeout: .noAnswer
+        case .unreachable: .unreachable
+        case .broken: .brokenAnswer
+        }
+    }
 }
 
 /// A probe's verdict: the `connectivity` of one family, and where a portal
@@ -21,9 +32,18 @@ enum ProbeFailure: String, Equatable, Sendable {
 struct ConnectivityVerdict: Equatable, Sendable {
     var connectivity: Connectivity
     var portalURL: String?
+    /// Why: what the probe got, or the evidence that made the verdict without one.
+    var reason: ConnectivityReason
     /// The check host's name did not resolve, but the server answered at the
     /// address that last answered: names fail while the path works.
     var namesFail = false
+
+    init(connectivity: Connectivity, reason: ConnectivityReason, portalURL: String? = nil, namesFail: Bool = false) {
+        self.connectivity = connectivity
+        self.reason = reason
+        self.portalURL = portalURL
+        self.namesFail = namesFail
+    }
 
     /// Android's and NetworkManager's rules: the expected answer is `full`; a
     /// redirect, a 511 (Network Authentication Required, RFC 6585, made for
@@ -36,16 +56,20 @@ struct ConnectivityVerdict: Equatable, Sendable {
     static func judge(
         _ outcome: ProbeOutcome, expecting expectation: ConnectivityCheck.Expectation, asked url: String
     ) -> ConnectivityVerdict {
-        guard case .answered(let response) = outcome else { return ConnectivityVerdict(connectivity: .limited) }
-        if matches(response, expectation) { return ConnectivityVerdict(connectivity: .full) }
+        let response: HTTPResponse
+        switch outcome {
+        case .answered(let answer): response = answer
+        case .failed(let failure): return ConnectivityVerdict(connectivity: .limited, reason: failure.reason)
+        }
+        if matches(response, expectation) { return ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer) }
         switch response.status {
         case 300...399:
             let location = response.header("Location").flatMap { PortalURL.resolve($0, against: url) }
-            return ConnectivityVerdict(connectivity: .portal, portalURL: location)
+            return ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer, portalURL: location)
         case 200...299, 511:
-            return ConnectivityVerdict(connectivity: .portal)
+            return ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer)
         default:
-            return ConnectivityVerdict(connectivity: .limited)
+            return ConnectivityVerdict(connectivity: .limited, reason: .errorAnswer)
         }
     }
 

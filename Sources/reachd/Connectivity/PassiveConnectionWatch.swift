@@ -25,7 +25,18 @@ final class PassiveConnectionWatch {
     private var paths: [AddressFamily: (index: Int, gateway: IPAddress?)] = [:]
     /// Each peer's family, when its route is a published path's, else
     /// `nil`; kept for the window.
-    private var routes: [ClosedConnection.Key: (family: AddressFamily?, at: ContinuousClock.Instant)] = [:]
+    private var routes: [Endpoints: (family: AddressFamily?, at: ContinuousClock.Instant)] = [:]
+
+    /// What a route lookup depends on: the peer and the source.
+    private struct Endpoints: Hashable {
+        var peer: IPAddress
+        var source: IPAddress
+
+        init(_ connection: ClosedConnection) {
+            peer = connection.peer
+            source = connection.source
+        }
+    }
     /// Failed connections on a published path, per family, for the metrics.
     private(set) var failedCount: [AddressFamily: Int] = [:]
     /// Suspicions raised, per family, for the metrics.
@@ -70,7 +81,7 @@ final class PassiveConnectionWatch {
     func take(_ now: ContinuousClock.Instant) throws(NetlinkError) -> [News] {
         forgetExpired(now)
         let connections = try socket.read().filter { !$0.peer.isLoopback && paths[$0.family] != nil }
-        let unknown = Array(Set(connections.map(\.key).filter { routes[$0] == nil }))
+        let unknown = Array(Set(connections.map(Endpoints.init).filter { routes[$0] == nil }))
         if !unknown.isEmpty {
             let answers = try socket.routes(of: unknown.map { ($0.peer, $0.source) })
             for (key, answer) in zip(unknown, answers) {
@@ -85,7 +96,7 @@ final class PassiveConnectionWatch {
         }
         var news: [News] = []
         for connection in connections {
-            guard let family = routes[connection.key]?.family else { continue }
+            guard let family = routes[Endpoints(connection)]?.family else { continue }
             switch connection.outcome {
             case .failed:
                 failedCount[family, default: 0] += 1
@@ -114,12 +125,3 @@ final class PassiveConnectionWatch {
     }
 }
 
-extension ClosedConnection {
-    /// What a route lookup depends on: the peer and the source.
-    struct Key: Hashable {
-        var peer: IPAddress
-        var source: IPAddress
-    }
-
-    var key: Key { Key(peer: peer, source: source) }
-}

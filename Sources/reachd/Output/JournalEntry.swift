@@ -118,7 +118,9 @@ struct JournalEntry {
         var fields = [("REACHD_CONNECTIVITY", status.connectivity.rawValue)]
         if let before { fields.append(("REACHD_PREVIOUS_CONNECTIVITY", before.rawValue)) }
         if let portal = status.portalURL { fields.append(("REACHD_PORTAL_URL", portal)) }
+        if let reason = status.connectivityReason { fields.append(("REACHD_CONNECTIVITY_REASON", reason.rawValue)) }
         let message = "connectivity \(status.connectivity.rawValue)"
+            + (status.connectivityReason.map { ": \($0)" } ?? "")
             + (status.portalURL.map { ", sign in at \($0)" } ?? "")
             + (before.map { " (was \($0.rawValue))" } ?? "")
         return JournalEntry(

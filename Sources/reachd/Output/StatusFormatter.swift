@@ -22,7 +22,8 @@ enum StatusFormatter {
             "State: \(state(status))" + (status.primary.map { " \(status.online ? "via" : "routed via") \(describe($0))" } ?? ""),
             "  IPv4: \(familyLine(status.ipv4))",
             "  IPv6: \(familyLine(status.ipv6))",
-            "Connectivity: \(status.connectivity.rawValue)" + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
+            "Connectivity: \(status.connectivity.rawValue)" + (status.connectivityReason.map { " (\($0))" } ?? "")
+                + (status.portalURL.map { ", sign in at \($0)" } ?? ""),
             "DNS: \(describe(status.dns))",
             "Source: \(status.source.rawValue), seq \(status.seq), changed \(Timestamp.format(status.changedAt))",
             "",
@@ -94,7 +95,8 @@ enum StatusFormatter {
     }
 
     /// One change in words: "IPv4 path: eth0 via 10.0.0.1 → tun0", "IPv4
-    /// online → local (no_route)", "connectivity full → portal", "eth0: up,
+    /// online → local (no_route)", "connectivity full → limited (connections
+    /// through this path fail)", "eth0: up,
     /// no carrier, 192.0.2.11/24", "-eth1". A link is shown as it is now, so
     /// that adding an address and removing it read differently.
     static func describe(_ change: StatusChange, in status: NetworkStatus) -> String {
@@ -108,7 +110,8 @@ enum StatusFormatter {
             let reason = status.family(family).reason.map { " (\($0))" } ?? ""
             return from == to ? "\(family) \(to.rawValue)\(reason)" : "\(family) \(from.rawValue) → \(to.rawValue)\(reason)"
         case .connectivity(let from, let to):
-            return "connectivity \(from.rawValue) → \(to.rawValue)"
+            let reason = status.connectivityReason.map { " (\($0))" } ?? ""
+            return from == to ? "connectivity \(to.rawValue)\(reason)" : "connectivity \(from.rawValue) → \(to.rawValue)\(reason)"
         case .dns(let from, let to):
             return from == to ? "dns \(to.rawValue): \(servers(status.dns))" : "dns \(from.rawValue) → \(to.rawValue)"
         case .portalURL:

@@ -188,7 +188,21 @@ struct GLibAppTests {
         _ = try await network.reachd("check", "--socket", network.socketPath)
         let dead = try await app.signal(2, "the uplink dead")
         #expect(dead.connectivity == "limited" && dead.available, "\(dead)")
-        #expect(app.signals.count == 2, "\(app.signals)")
+
+        // Still limited, for another reason (refused, then no answer): the
+        // status says why, and GLib's connectivity is the same: no signal.
+        try await TestNetwork.sh(
+            "ip netns exec \(network.gateway) nft 'add table inet reachd_quiet; "
+                + "add chain inet reachd_quiet in { type filter hook input priority 0; }; "
+                + "add rule inet reachd_quiet in tcp dport \(server.port) drop'")
+        _ = try await network.reachd("check", "--socket", network.socketPath)
+        _ = try await network.waitForStatus("limited, unanswered") { $0.connectivityReason == .noAnswer }
+        try await TestNetwork.sh("ip netns exec \(network.gateway) nft delete table inet reachd_quiet")
+        try await server.start()
+        _ = try await network.reachd("check", "--socket", network.socketPath)
+        let back = try await app.signal(3, "the uplink back")
+        #expect(back.connectivity == "full", "\(back)")
+        #expect(app.signals.count == 3, "one signal per verdict: \(app.signals)")
         _ = daemon
     }
 

@@ -80,19 +80,26 @@ struct PassiveEvidenceTests {
             Self.outcomes(app).filter(\.answered).count >= 25 ? true : nil
         }
 
+        let monitor = try network.startReachd("monitor", "--socket=\(network.socketPath)")
+        defer { monitor.signal(SIGTERM) }
         try await network.inGateway("addr del 10.77.0.1/24 dev vg")
         let removed = Date()
         let dead = try await network.waitForStatus(timeout: .seconds(20), "connectivity leaves full") { $0.connectivity != .full }
         let failed = try #require(Self.outcomes(app).first { !$0.answered && $0.at > removed }, "\(app.output)")
-        #expect(dead.connectivity == .limited && !dead.online, "\(dead)")
+        #expect(dead.connectivity == .limited && !dead.online && dead.connectivityReason == .connectionsFail, "\(dead)")
         #expect(dead.changedAt.timeIntervalSince(failed.at) < 6, "\(dead.changedAt.timeIntervalSince(failed.at)) s after the first failure")
         #expect(daemon.errorOutput.contains("connections through this path fail"), "\(daemon.errorOutput.suffix(3000))")
         // Not the kernel's neighbour table: it still believed the gateway.
         #expect(!daemon.errorOutput.contains("the gateway stopped answering"), "\(daemon.errorOutput.suffix(3000))")
+        // Said in words: why, not only `full → limited`.
+        let said = try await network.reachd("status", "--socket=\(network.socketPath)")
+        #expect(said.output.contains("Connectivity: limited (connections through this path fail)"), "\(said.output)")
+        #expect(monitor.output.contains("connectivity full → limited (connections through this path fail)"), "\(monitor.output)")
 
         try await network.inGateway("addr add 10.77.0.1/24 dev vg")
         let back = Date()
         let full = try await network.waitForStatus(timeout: .seconds(15), "full again") { $0.connectivity == .full }
+        #expect(full.connectivityReason == .expectedAnswer)
         let answered = try #require(Self.outcomes(app).first { $0.answered && $0.at > back }, "\(app.output)")
         #expect(full.changedAt.timeIntervalSince(answered.at) < 5, "\(full.changedAt.timeIntervalSince(answered.at)) s after the first answer")
         #expect(daemon.errorOutput.contains("a connection through this path was answered"), "\(daemon.errorOutput.suffix(3000))")

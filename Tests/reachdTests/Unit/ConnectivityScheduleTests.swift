@@ -155,7 +155,7 @@ struct ConnectivityScheduleTests {
         let start = ContinuousClock.now
         checker.observe(Self.status(ipv4: Self.eth0), now: start)
         #expect(try Self.probe(checker, at: start))
-        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, reason: .expectedAnswer))
         #expect(keptSeen.withLock { $0 } == [nil], "nothing kept before the first answer")
 
         namesResolve.withLock { $0 = false }
@@ -164,13 +164,13 @@ struct ConnectivityScheduleTests {
         #expect(try !Self.probe(checker, at: asked), "one failed name is confirmed before it is believed")
         #expect(checker.nextDeadline == asked + .milliseconds(500))
         #expect(try Self.probe(checker, at: asked + .milliseconds(500)))
-        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, namesFail: true))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, namesFail: true, reason: .expectedAnswer))
         #expect(keptSeen.withLock { $0 } == [nil, answered, answered], "the address that answered is asked")
         #expect(checker.nextDeadline == asked + .milliseconds(500) + .seconds(5), "retried from 5 s, as a failure")
 
         namesResolve.withLock { $0 = true }
         #expect(try Self.probe(checker, at: asked + .seconds(6)))
-        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .full, reason: .expectedAnswer))
         #expect(checker.nextDeadline == asked + .seconds(6) + .seconds(300), "all well: the interval again")
     }
 
@@ -190,7 +190,7 @@ struct ConnectivityScheduleTests {
 
         let died = start + .seconds(60)
         #expect(checker.gatewayFailed(.ipv4, now: died))
-        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited))
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited, reason: .gatewayUnanswered))
         #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry && checker.awaitsGatewayReturn)
         #expect(!checker.gatewayFailed(.ipv4, now: died + .seconds(3)), "FAILED again: no change")
         #expect(checker.nextDeadline == died + ConnectivityChecker.firstRetry, "and no new schedule")
@@ -256,14 +256,14 @@ struct ConnectivityScheduleTests {
         #expect(checker.connectionsFail(.ipv4, now: failing))
         #expect(checker.nextDeadline == failing, "probed at once")
         #expect(try !Self.probe(checker, at: failing), "it answered: one server's failures")
-        #expect(checker.findings.ipv4?.connectivity == .full)
+        #expect(checker.findings.ipv4?.connectivity == .full && checker.findings.ipv4?.reason == .expectedAnswer)
 
         works.withLock { $0 = false }
         let dead = start + .seconds(120)
         #expect(checker.connectionsFail(.ipv4, now: dead))
         #expect(!checker.connectionsFail(.ipv4, now: dead), "asked already")
         #expect(try Self.probe(checker, at: dead), "believed without a confirmation")
-        #expect(checker.findings.ipv4?.connectivity == .limited)
+        #expect(checker.findings.ipv4?.connectivity == .limited && checker.findings.ipv4?.reason == .connectionsFail)
         #expect(!checker.connectionsFail(.ipv4, now: dead + .seconds(10)), "limited already")
     }
 
@@ -311,6 +311,6 @@ struct ConnectivityScheduleTests {
         checker.requestCheck(now: start + .seconds(10))
         try Self.probe(checker, at: start + .seconds(10))
         try Self.probe(checker, at: start + .seconds(10) + .milliseconds(500))
-        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited), "\(checker.findings)")
+        #expect(checker.findings.ipv4 == .init(path: Self.eth0, connectivity: .limited, reason: .nameUnresolved), "\(checker.findings)")
     }
 }

@@ -1,3 +1,4 @@
+import Reachability
 import Testing
 @testable import reachd
 
@@ -60,19 +61,19 @@ struct ConnectivityVerdictTests {
     }
 
     @Test(arguments: [
-        (HTTPResponse(status: 204), ConnectivityCheck.Expectation.status(204), ConnectivityVerdict(connectivity: .full)),
+        (HTTPResponse(status: 204), ConnectivityCheck.Expectation.status(204), ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer)),
         (HTTPResponse(status: 302, headers: [("Location", "http://portal/login")]), .status(204),
-         ConnectivityVerdict(connectivity: .portal, portalURL: "http://portal/login")),
-        (HTTPResponse(status: 200, bodyPrefix: Array("<html>sign in</html>".utf8)), .status(204), ConnectivityVerdict(connectivity: .portal)),
-        (HTTPResponse(status: 511), .status(204), ConnectivityVerdict(connectivity: .portal)),
-        (HTTPResponse(status: 503), .status(204), ConnectivityVerdict(connectivity: .limited)),
+         ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer, portalURL: "http://portal/login")),
+        (HTTPResponse(status: 200, bodyPrefix: Array("<html>sign in</html>".utf8)), .status(204), ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer)),
+        (HTTPResponse(status: 511), .status(204), ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer)),
+        (HTTPResponse(status: 503), .status(204), ConnectivityVerdict(connectivity: .limited, reason: .errorAnswer)),
         (HTTPResponse(status: 200, headers: [("x-networkmanager-status", "ONLINE")]), .header(name: "X-NetworkManager-Status", value: "online"),
-         ConnectivityVerdict(connectivity: .full)),
-        (HTTPResponse(status: 204), .header(name: "X-NetworkManager-Status", value: "online"), ConnectivityVerdict(connectivity: .portal)),
+         ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer)),
+        (HTTPResponse(status: 204), .header(name: "X-NetworkManager-Status", value: "online"), ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer)),
         (HTTPResponse(status: 200, bodyPrefix: Array("NetworkManager is online\n".utf8)), .bodyPrefix("NetworkManager is online"),
-         ConnectivityVerdict(connectivity: .full)),
+         ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer)),
         (HTTPResponse(status: 200, bodyPrefix: Array("Welcome to Hotel Wi-Fi".utf8)), .bodyPrefix("NetworkManager is online"),
-         ConnectivityVerdict(connectivity: .portal)),
+         ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer)),
     ] as [(HTTPResponse, ConnectivityCheck.Expectation, ConnectivityVerdict)])
     func answersAreJudgedAsAndroidAndNetworkManagerDo(response: HTTPResponse, expectation: ConnectivityCheck.Expectation, verdict: ConnectivityVerdict) {
         #expect(ConnectivityVerdict.judge(.answered(response), expecting: expectation, asked: Self.asked) == verdict)
@@ -93,11 +94,15 @@ struct ConnectivityVerdictTests {
     func aRedirectsLocationIsPublishedOnlyAsASafeAbsoluteURL(location: String, published: String?) {
         let redirect = HTTPResponse(status: 302, headers: [("Location", location)])
         #expect(ConnectivityVerdict.judge(.answered(redirect), expecting: .status(204), asked: Self.asked)
-            == ConnectivityVerdict(connectivity: .portal, portalURL: published))
+            == ConnectivityVerdict(connectivity: .portal, reason: .portalAnswer, portalURL: published))
     }
 
-    @Test(arguments: [ProbeFailure.dns, .refused, .timeout, .unreachable, .broken])
-    func noAnswerIsLimited(failure: ProbeFailure) {
-        #expect(ConnectivityVerdict.judge(.failed(failure), expecting: .status(204), asked: Self.asked) == ConnectivityVerdict(connectivity: .limited))
+    @Test(arguments: [
+        (ProbeFailure.dns, ConnectivityReason.nameUnresolved), (.refused, .refused), (.timeout, .noAnswer),
+        (.unreachable, .unreachable), (.broken, .brokenAnswer),
+    ])
+    func noAnswerIsLimitedAndSaysWhy(failure: ProbeFailure, reason: ConnectivityReason) {
+        #expect(ConnectivityVerdict.judge(.failed(failure), expecting: .status(204), asked: Self.asked)
+            == ConnectivityVerdict(connectivity: .limited, reason: reason))
     }
 }

@@ -13,10 +13,11 @@ import Glibc
 /// JSON output stays the daemon's bytes exactly.
 @Suite("Text from outside reaches terminals and logs escaped")
 struct HostileTextTests {
-    /// An interface name that clears the screen and forges a line, and a
-    /// portal URL in red: what a program posing as the daemon could send.
+    /// An interface name that clears the screen and forges a line, a
+    /// portal URL in red and a reason that forges another line: what a
+    /// program posing as the daemon could send.
     static func hostileStatusLine() -> String {
-        let status = NetworkStatus(
+        var status = NetworkStatus(
             ipv4: FamilyStatus(reachability: .online, reason: nil,
                                path: NetworkPath(interface: "eth0\u{1B}[2J", index: 2, family: .ipv4, gateway: "192.0.2.1")),
             ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
@@ -27,6 +28,7 @@ struct HostileTextTests {
                                 addresses: [InterfaceAddress(address: "192.0.2.10", prefix: 24, family: .ipv4, scope: "global")]),
             ],
             seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25), source: .daemon)
+        status.connectivityReason = .unrecognized("why\u{1B}[2J\nDNS: forged")
         return String(decoding: DaemonMessage.status(status).line().dropLast(), as: UTF8.self)
     }
 
@@ -37,6 +39,8 @@ struct HostileTextTests {
         #expect(!human.output.utf8.contains(0x1B), "no escape character reaches the terminal: \(human.output)")
         #expect(human.output.contains("eth0\\x1b[2J\\nState: online via nothing"), "shown, escaped: \(human.output)")
         #expect(human.output.split(separator: "\n").filter { $0.hasPrefix("State:") }.count == 1, "no forged line: \(human.output)")
+        #expect(human.output.split(separator: "\n").filter { $0.hasPrefix("DNS:") }.count == 1, "no forged line: \(human.output)")
+        #expect(human.output.contains("(why\\x1b[2J\\nDNS: forged)"), "the reason, shown escaped: \(human.output)")
         #expect(!human.output.contains("portal.example"), "a portal URL that is no URL is not offered")
         let short = try await Subprocess.run([Reachd.binary, "status", "--short", "--socket", daemon.path])
         #expect(!short.output.utf8.contains(0x1B) && short.output.split(separator: "\n").count == 1, "\(short.output)")

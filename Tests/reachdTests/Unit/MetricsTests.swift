@@ -93,7 +93,8 @@ struct MetricsTests {
             ("reachd_last_change_timestamp_seconds", "gauge"), ("reachd_destination_reachable", "gauge"),
             ("reachd_destination_changes_total", "counter"), ("reachd_subscribers", "gauge"),
             ("reachd_clients_refused_total", "counter"), ("reachd_netlink_resyncs_total", "counter"),
-            ("reachd_journal_dropped_total", "counter"),
+            ("reachd_journal_dropped_total", "counter"), ("reachd_connections_failed_total", "counter"),
+            ("reachd_stalls_total", "counter"),
             ("reachd_build_info", "gauge"),
         ]
         for (name, type) in contract {
