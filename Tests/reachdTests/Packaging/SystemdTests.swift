@@ -145,7 +145,7 @@ struct SystemdUnitTests {
              "needs systemd-nspawn (Debian's systemd-container; make test installs it)"))
 struct SystemdContainerTests {
     static let checks = [
-        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "journal-dns", "dead-gateway", "dead-gateway-back", "spoofed-resume-as-user", "resume-as-unit", "flip-back",
+        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "journal-dns", "dead-gateway", "dead-gateway-back", "passive-as-user", "passive-watched", "passive-private", "spoofed-resume-as-user", "resume-as-unit", "flip-back",
         "journal-family", "journal-destination", "journal-connectivity", "journal-path", "journal-said-once", "monitor-handover-as-user", "journal-catalog",
         "watched-status", "other-user-client", "per-user-routing", "other-network-as-user", "per-user-limit", "metrics-listener", "metrics-path-changes",
         "metrics-rebinding", "journal-none-dropped", "textfile",

@@ -103,6 +103,38 @@ if wait_for 15 told_back; then pass dead-gateway-back
 else fail dead-gateway-back "$("$reachd" status --json 2>&1 | grep -o '"connectivity":"[a-z]*"') $(ip neigh show 10.77.0.1)"; fi
 kill "$traffic" 2>/dev/null
 
+# 2b (passive). The host's own connections, under the unit's sandbox: the
+# daemon (a dynamic user, no capability) hears a real user's connections end,
+# from the kernel's TCP destroy groups, and failures to three servers beyond
+# the gateway ask for a probe, which finds the path working: full stands.
+passive_cursor=$(journalctl --no-pager -u reachd.service -o export -n 1 | sed -n 's/^__CURSOR=//p')
+suspected() { journalctl --no-pager -u reachd.service --cursor="$passive_cursor" | grep -q 'connections through this path fail'; }
+wait_for 15 connectivity_full
+setpriv --reuid=4343 --regid=4343 --clear-groups /usr/bin/python3 - <<'PY' 2>>/out/passive.err &
+import socket, threading
+def attempt(address):
+    s = socket.socket()
+    s.settimeout(0.5)
+    try:
+        s.connect((address, 4443))
+    except OSError:
+        pass
+    s.close()
+threads = [threading.Thread(target=attempt, args=(f"198.51.100.{11 + i % 3}",)) for i in range(12)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+PY
+if wait_for 10 suspected && wait_for 10 connectivity_full; then pass passive-as-user
+else fail passive-as-user "$(journalctl --no-pager -u reachd.service --cursor="$passive_cursor" | tail -3 | tr '\n' ' ') $(tail -2 /out/passive.err)"; fi
+if journalctl --no-pager -u reachd.service | grep -q "cannot watch the host's closed connections"; then
+  fail passive-watched "$(journalctl --no-pager -u reachd.service | grep 'closed connections' | head -1)"
+else pass passive-watched; fi
+if journalctl --no-pager -u reachd.service --cursor="$passive_cursor" | grep -q '198\.51\.100\.'; then
+  fail passive-private "a peer's address reached the journal"
+else pass passive-private; fi
+
 # 2b''''. A resume from suspend, told by the real dbus-daemon under its real
 # policy to the unit's user (sysusers.d's: dbus-daemon refuses a dynamic one):
 # logind steps aside, and a stand-in under logind's name says what logind
