@@ -12,7 +12,10 @@
 # a Prometheus scrape's latency against the kernel's floor, its CPU, and an idle daemon
 # with metrics on (bench/metrics.py), and a dead gateway to the daemon's verdict, against
 # the kernel's neighbour entry turning FAILED (bench/deadgateway.py), and ten minutes of 1%
-# random loss at the gateway that must never be called broken (bench/lossy.py).
+# random loss at the gateway that must never be called broken (bench/lossy.py), and the
+# host's own connections as evidence: a dying path's verdict beside the neighbour path's,
+# the daemon's CPU per 10,000 closed connections with and without the kernel's filter, and
+# ten minutes of 2% loss that must raise no suspicion (bench/passive.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,5 +39,7 @@ echo
 python3 bench/deadgateway.py
 echo
 python3 bench/lossy.py
+echo
+python3 bench/passive.py
 echo
 exec python3 bench/latency.py

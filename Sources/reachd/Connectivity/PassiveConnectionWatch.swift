@@ -42,8 +42,8 @@ final class PassiveConnectionWatch {
     /// Suspicions raised, per family, for the metrics.
     private(set) var stallCount: [AddressFamily: Int] = [:]
 
-    init(_ threshold: ConnectionEvidence.Threshold) throws(NetlinkError) {
-        socket = try ClosedConnectionSocket()
+    init(_ threshold: ConnectionEvidence.Threshold, filtered: Bool = true) throws(NetlinkError) {
+        socket = try ClosedConnectionSocket(filtered: filtered)
         evidence = ConnectionEvidence(threshold)
     }
 

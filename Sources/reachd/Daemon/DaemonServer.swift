@@ -82,7 +82,7 @@ final class DaemonServer: ClientRequestHandler {
             first = withWatched.asFirst()
         }
         connectivity?.observe(first, .now)
-        passive = PassiveWatchService(settings.passive, logger: logger)
+        passive = PassiveWatchService(settings.passive, filtered: !settings.passiveUnfiltered, logger: logger)
         passive?.observe(first)
         published = PublishedLines(first, check: connectivity?.announced)
         let passed = environment.passed

@@ -15,10 +15,12 @@ final class PassiveWatchService {
 
     /// `nil` when `threshold` is `nil` (`[connectivity] passive = no`), or
     /// when the kernel refuses the socket (said in the log).
-    init?(_ threshold: ConnectionEvidence.Threshold?, logger: Logger) {
+    /// `filtered: false` (`--passive-unfiltered`, for the bench) reads
+    /// every closed connection, as without the kernel's filter.
+    init?(_ threshold: ConnectionEvidence.Threshold?, filtered: Bool = true, logger: Logger) {
         guard let threshold else { return nil }
         do {
-            watch = try PassiveConnectionWatch(threshold)
+            watch = try PassiveConnectionWatch(threshold, filtered: filtered)
         } catch {
             logger.warning("cannot watch the host's closed connections; a dead path is noticed by the check alone",
                            metadata: ["error": "\(error)"])

@@ -123,6 +123,11 @@ struct DaemonOptions: ParsableArguments {
             valueName: "count"))
     var maxWatchedTargets: Int?
 
+    /// For `make bench` (bench/passive.py): every closed connection read,
+    /// as without the kernel's filter, to measure what the filter saves.
+    @Flag(name: .customLong("passive-unfiltered"), help: .hidden)
+    var passiveUnfiltered = false
+
     func validate() throws {
         try SocketArgument.check(socket)
         let counts = [

@@ -20,6 +20,8 @@ struct DaemonSettings: Equatable {
     /// `[connectivity] passive`: when the host's failing connections raise
     /// a suspicion; `nil` when turned off.
     var passive: ConnectionEvidence.Threshold?
+    /// `--passive-unfiltered`, for the bench: no socket filter.
+    var passiveUnfiltered = false
     /// `[metered]`: interfaces the configuration says are metered or not,
     /// overriding the guess from the link's kind.
     var meteredOverrides: [String: Bool]
@@ -50,6 +52,7 @@ struct DaemonSettings: Equatable {
         meteredOverrides = metered
         check = try Self.check(options, file)
         passive = try Self.passive(options, file)
+        passiveUnfiltered = options.passiveUnfiltered
         metrics = try Self.metrics(options, file)
         watchedTargets = try Self.watchedTargets(options, file)
     }
