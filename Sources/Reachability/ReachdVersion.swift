@@ -2,5 +2,5 @@
 /// connectivity check's User-Agent and the man page take it from here, and a
 /// test checks that CHANGELOG.md's newest entry names it.
 package enum ReachdVersion {
-    package static let current = "0.13.0"
+    package static let current = "0.14.0"
 }
