@@ -48,16 +48,8 @@ def run(stale, results):
         lines = subscriber.makefile()
         while json.loads(lines.readline()).get("connectivity") != "full":
             pass
-        kernel = subprocess.Popen(["ip", "-n", net.host, "monitor", "neigh"], stdout=subprocess.PIPE, text=True)
+        kernel, failed = reachd_bench.watch_gateway_failed(net)
         processes.append(kernel)
-        failed = []
-
-        def watch():
-            for line in kernel.stdout:
-                if line.startswith("10.77.0.1 ") and line.split()[-1] == "FAILED" and not failed:
-                    failed.append(time.monotonic())
-
-        threading.Thread(target=watch, daemon=True).start()
         if stale:
             reachd_bench.sh(f"ip -n {net.host} neigh change 10.77.0.1 dev vh nud stale")
         reachd_bench.sh(f"ip -n {net.gw} addr del 10.77.0.1/24 dev vg")
@@ -74,11 +66,6 @@ def run(stale, results):
             process.kill()
             process.wait()
         net.close()
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def main():
@@ -100,7 +87,7 @@ def main():
         if not verdicts:
             print(f"  {label}: no run finished")
             continue
-        print(f"  {label}: verdict p50 {statistics.median(verdicts):5.2f} s, p95 {percentile(verdicts, 0.95):5.2f} s "
+        print(f"  {label}: verdict p50 {statistics.median(verdicts):5.2f} s, p95 {reachd_bench.percentile(verdicts, 0.95):5.2f} s "
               f"after the gateway died; the kernel's FAILED p50 {statistics.median(kernel) if kernel else float('nan'):5.2f} s; "
               f"the daemon's part p50 {statistics.median(ours) * 1000 if ours else float('nan'):6.1f} ms, "
               f"worst {max(ours) * 1000 if ours else float('nan'):6.1f} ms ({len(results)}/{rounds} runs)")

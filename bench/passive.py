@@ -24,14 +24,11 @@ neighbour path not waited for.
 """
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 
 import reachd_bench
 
@@ -87,16 +84,8 @@ def dying_path(waits_for_kernel, results):
         processes.append(app)
         outcomes = []
         threading.Thread(target=lambda: [outcomes.append(line.split()) for line in app.stdout], daemon=True).start()
-        kernel = subprocess.Popen(["ip", "-n", net.host, "monitor", "neigh"], stdout=subprocess.PIPE, text=True)
+        kernel, failed = reachd_bench.watch_gateway_failed(net, clock=time.time)
         processes.append(kernel)
-        failed = []
-
-        def watch():
-            for line in kernel.stdout:
-                if line.startswith("10.77.0.1 ") and line.split()[-1] == "FAILED" and not failed:
-                    failed.append(time.time())
-
-        threading.Thread(target=watch, daemon=True).start()
         time.sleep(6)  # past the 5 s that keep a family's probes apart, as a path dies long after its last probe
         reachd_bench.sh(f"ip -n {net.gw} addr del 10.77.0.1/24 dev vg")
         died = time.time()
@@ -116,11 +105,6 @@ def dying_path(waits_for_kernel, results):
             process.kill()
             process.wait()
         net.close()
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def cpu_nanoseconds(pid):
@@ -218,11 +202,11 @@ def main():
     kernel = [k for _, k in results if k is not None]
     if not verdicts:
         sys.exit("  no run finished")
-    print(f"  passive: verdict p50 {statistics.median(verdicts):5.2f} s, p95 {percentile(verdicts, 0.95):5.2f} s after "
+    print(f"  passive: verdict p50 {statistics.median(verdicts):5.2f} s, p95 {reachd_bench.percentile(verdicts, 0.95):5.2f} s after "
           f"the first failed connection ({len(results)}/{rounds} runs)")
     if kernel:
         print(f"  neighbour path: the kernel's FAILED p50 {statistics.median(kernel):5.2f} s, "
-              f"p95 {percentile(kernel, 0.95):5.2f} s after the gateway died ({len(kernel)} runs)")
+              f"p95 {reachd_bench.percentile(kernel, 0.95):5.2f} s after the gateway died ({len(kernel)} runs)")
     elif not tiny:
         print("  neighbour path: the kernel's entry never turned FAILED within 60 s")
 

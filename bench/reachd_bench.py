@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
@@ -205,6 +206,27 @@ def syscalls(pid, seconds=10):
     if f"Process {pid} attached" not in trace.stderr:
         sys.exit(f"bench: strace could not watch {pid}: {trace.stderr.strip()}")
     return [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
+
+
+def percentile(values, fraction):
+    """The value at `fraction` of the sorted `values` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def watch_gateway_failed(net, clock=time.monotonic):
+    """`ip monitor neigh` in the host namespace; returns the process and a
+    list that gets `clock()` when the gateway's entry first turns FAILED."""
+    kernel = subprocess.Popen(["ip", "-n", net.host, "monitor", "neigh"], stdout=subprocess.PIPE, text=True)
+    failed = []
+
+    def watch():
+        for line in kernel.stdout:
+            if line.startswith("10.77.0.1 ") and line.split()[-1] == "FAILED" and not failed:
+                failed.append(clock())
+
+    threading.Thread(target=watch, daemon=True).start()
+    return kernel, failed
 
 
 CHECK_SERVER = """

@@ -48,23 +48,9 @@ package final class ClosedConnectionSocket {
         try attachFilter(answered: answered)
     }
 
-    /// The connections queued, up to `maxDatagrams` reads (a bounded
-    /// amount per wake-up); an overrun is skipped (what it lost was evidence).
+    /// The connections queued, up to `maxDatagrams` reads.
     package func read(maxDatagrams: Int = 64) throws(NetlinkError) -> [ClosedConnection] {
-        var connections: [ClosedConnection] = []
-        for _ in 0..<maxDatagrams {
-            switch try socket.receive() {
-            case .datagram(let bytes):
-                NetlinkFrame.forEach(in: bytes) { frame in
-                    if let connection = ClosedConnection.decode(frame) { connections.append(connection) }
-                }
-            case .overrun:
-                continue
-            case .wouldBlock:
-                return connections
-            }
-        }
-        return connections
+        try socket.readHints(maxDatagrams: maxDatagrams, ClosedConnection.decode)
     }
 
     /// Where packets to each peer from its source go, as the kernel routes
@@ -88,13 +74,7 @@ package final class ClosedConnectionSocket {
     /// only compared with zero, so the byte order of BPF's loads does not
     /// matter; the type is read by its low byte, which holds on either order.
     private func attachFilter(answered: Bool) throws(NetlinkError) {
-        var program = Self.filter(answered: answered)
-        let attached = program.withUnsafeMutableBufferPointer { instructions in
-            var filter = sock_fprog(len: UInt16(instructions.count), filter: instructions.baseAddress)
-            return setsockopt(
-                fileDescriptor, SOL_SOCKET, SO_ATTACH_FILTER, &filter, socklen_t(MemoryLayout<sock_fprog>.size))
-        }
-        guard attached == 0 else { throw NetlinkError("attach the closed-connection filter", errno: errno) }
+        try socket.attach(filter: Self.filter(answered: answered), "attach the closed-connection filter")
         wantsAnswered = answered
     }
 

@@ -38,23 +38,9 @@ package final class NeighbourEventSocket {
         try attachFilter(reachable: reachable)
     }
 
-    /// The entries queued, up to `maxDatagrams` reads; an overrun is
-    /// skipped (what it lost was a hint).
+    /// The entries queued, up to `maxDatagrams` reads.
     package func read(maxDatagrams: Int = 64) throws(NetlinkError) -> [NeighbourRecord] {
-        var records: [NeighbourRecord] = []
-        for _ in 0..<maxDatagrams {
-            switch try socket.receive() {
-            case .datagram(let bytes):
-                NetlinkFrame.forEach(in: bytes) { frame in
-                    if let record = NetlinkDecoder.neighbour(in: frame) { records.append(record) }
-                }
-            case .overrun:
-                continue
-            case .wouldBlock:
-                return records
-            }
-        }
-        return records
+        try socket.readHints(maxDatagrams: maxDatagrams, NetlinkDecoder.neighbour(in:))
     }
 
     /// A classic BPF program over each notification (one message each):
@@ -71,7 +57,7 @@ package final class NeighbourEventSocket {
         let loadByte = UInt16(BPF_LD | BPF_B | BPF_ABS)
         let jumpIfEqual = UInt16(BPF_JMP | BPF_JEQ | BPF_K)
         // Jumps count the instructions skipped; 8 is the drop at the end.
-        var program = [
+        let program = [
             /* 0 */ sock_filter(code: loadByte, jt: 0, jf: 0, k: typeLow),
             /* 1 */ sock_filter(code: jumpIfEqual, jt: 0, jf: 6, k: UInt32(RTM_NEWNEIGH)),
             // ndm_family: IP neighbours only, never a bridge's forwarding entries (AF_BRIDGE).
@@ -83,12 +69,7 @@ package final class NeighbourEventSocket {
             /* 7 */ sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: UInt32.max),
             /* 8 */ sock_filter(code: UInt16(BPF_RET | BPF_K), jt: 0, jf: 0, k: 0),
         ]
-        let attached = program.withUnsafeMutableBufferPointer { instructions in
-            var filter = sock_fprog(len: UInt16(instructions.count), filter: instructions.baseAddress)
-            return setsockopt(
-                fileDescriptor, SOL_SOCKET, SO_ATTACH_FILTER, &filter, socklen_t(MemoryLayout<sock_fprog>.size))
-        }
-        guard attached == 0 else { throw NetlinkError("attach the neighbour filter", errno: errno) }
+        try socket.attach(filter: program, "attach the neighbour filter")
         wantsReachable = reachable
     }
 }

@@ -101,6 +101,39 @@ final class NetlinkSocket {
         return getsockopt(fileDescriptor, SOL_SOCKET, SO_RCVBUF, &got, &length) == 0 ? Int(got) : 0
     }
 
+    /// What a socket of hints has queued (the neighbour entries, the
+    /// closed connections), each message decoded by `decode`, up to
+    /// `maxDatagrams` reads: a bounded amount per wake-up. An overrun is
+    /// skipped: what it lost was a hint, never state.
+    func readHints<Hint>(maxDatagrams: Int, _ decode: (NetlinkFrame) -> Hint?) throws(NetlinkError) -> [Hint] {
+        var hints: [Hint] = []
+        for _ in 0..<maxDatagrams {
+            switch try receive() {
+            case .datagram(let bytes):
+                NetlinkFrame.forEach(in: bytes) { frame in
+                    if let hint = decode(frame) { hints.append(hint) }
+                }
+            case .overrun:
+                continue
+            case .wouldBlock:
+                return hints
+            }
+        }
+        return hints
+    }
+
+    /// Replaces the socket's filter with `program`, classic BPF run over
+    /// each message before it is queued.
+    func attach(filter program: [sock_filter], _ operation: String) throws(NetlinkError) {
+        var program = program
+        let attached = program.withUnsafeMutableBufferPointer { instructions in
+            var filter = sock_fprog(len: UInt16(instructions.count), filter: instructions.baseAddress)
+            return setsockopt(
+                fileDescriptor, SOL_SOCKET, SO_ATTACH_FILTER, &filter, socklen_t(MemoryLayout<sock_fprog>.size))
+        }
+        guard attached == 0 else { throw NetlinkError(operation, errno: errno) }
+    }
+
     func setOption(_ level: Int32, _ name: Int32, _ value: some BitwiseCopyable) -> Bool {
         withUnsafeBytes(of: value) {
             setsockopt(fileDescriptor, level, name, $0.baseAddress, socklen_t($0.count)) == 0
