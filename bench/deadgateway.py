@@ -62,10 +62,7 @@ def run(stale, results):
         time.sleep(0.1)
         results.append((failed[0] - died if failed else None, verdict - died))
     finally:
-        for process in reversed(processes):
-            process.kill()
-            process.wait()
-        net.close()
+        reachd_bench.stop(processes, net)
 
 
 def main():

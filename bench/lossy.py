@@ -83,10 +83,7 @@ def main():
               f"packets dropped in/out {'/'.join(counts)}; statuses published {statuses}, "
               f"saying broken {len(broken)}{': ' + str(broken[:5]) if broken else ''}")
     finally:
-        for process in reversed(processes):
-            process.kill()
-            process.wait()
-        net.close()
+        reachd_bench.stop(processes, net)
 
 
 if __name__ == "__main__":

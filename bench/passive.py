@@ -101,10 +101,7 @@ def dying_path(waits_for_kernel, results):
         if first is not None:
             results.append((verdict - first, failed[0] - died if failed else None))
     finally:
-        for process in reversed(processes):
-            process.kill()
-            process.wait()
-        net.close()
+        reachd_bench.stop(processes, net)
 
 
 def cpu_nanoseconds(pid):
@@ -139,10 +136,7 @@ def flood_cost(connections, *daemon_arguments, config=None):
         time.sleep(0.5)  # what the daemon still had queued
         return (cpu_nanoseconds(daemon.pid) - before) / 1e9, elapsed
     finally:
-        for process in reversed(processes):
-            process.kill()
-            process.wait()
-        net.close()
+        reachd_bench.stop(processes, net)
 
 
 def lossy(seconds):
@@ -174,10 +168,7 @@ def lossy(seconds):
         return (outcomes.count("ok"), outcomes.count("fail"), value('reachd_connections_failed_total{family="ipv4"}'),
                 value('reachd_stalls_total{family="ipv4"}'))
     finally:
-        for process in reversed(processes):
-            process.kill()
-            process.wait()
-        net.close()
+        reachd_bench.stop(processes, net)
 
 
 def main():
