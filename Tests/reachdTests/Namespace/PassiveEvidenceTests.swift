@@ -209,6 +209,31 @@ struct PassiveEvidenceTests {
         #expect(status.connectivity == .full, "the probe decides: \(status)")
     }
 
+    /// Without a check, a suspicion is said in the log (at info once a
+    /// minute at most) and counted; `connectivity` stays `unknown`, as the
+    /// connections alone never declare a path dead.
+    @Test(.timeLimit(.minutes(1)))
+    func withoutACheckASuspicionIsLoggedAndCounted() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        for server in Self.servers { try await network.inGateway("addr add \(server)/32 dev lo") }
+        try await TestNetwork.sh(
+            "ip netns exec \(network.gateway) nft 'add table inet reachd_dead; "
+                + "add chain inet reachd_dead in { type filter hook input priority 0; }; "
+                + "add rule inet reachd_dead in tcp dport \(Self.port) drop'")
+        let daemon = try await network.startDaemon(["--metrics-listen", "yes"])
+        defer { daemon.signal(SIGTERM) }
+        let app = try Self.app(network, to: Self.servers, every: 0.1, timeout: 0.5, seconds: 8)
+        try await app.wait(timeout: .seconds(20))
+        let said = daemon.errorOutput.split(separator: "\n").filter { $0.contains("connections through this path fail") }
+        #expect(said.filter { $0.contains(" info ") }.count == 1, "once at info: \(said)")
+        #expect(said.count >= 2, "each suspicion said, the rest at debug: \(said)")
+        let metrics = try #require(try await MetricsScrapeTests.fetch("http://127.0.0.1:10077/metrics", in: network))
+        #expect((Self.value(of: "reachd_stalls_total{family=\"ipv4\"}", in: metrics) ?? 0) >= 2, "\(metrics)")
+        let status = try await network.status().status
+        #expect(status.connectivity == .unknown && status.online && status.connectivityReason == nil, "\(status)")
+    }
+
     /// The host closing connections all the time, every one answered: the
     /// kernel's filter drops them all, and the daemon makes no system call.
     @Test(
