@@ -67,7 +67,7 @@ def subscribe(net):
 
 
 def dying_path(waits_for_kernel, results):
-    net = reachd_bench.Network()
+    net = reachd_bench.Network(resolver=False)
     processes = []
     try:
         processes.append(servers(net))
@@ -115,7 +115,7 @@ def cpu_nanoseconds(pid):
 
 def flood_cost(connections, *daemon_arguments, config=None):
     """The daemon's CPU seconds over a flood of `connections` answered connections, and the flood's seconds."""
-    net = reachd_bench.Network()
+    net = reachd_bench.Network(resolver=False)
     processes = []
     try:
         processes.append(servers(net))
@@ -140,7 +140,7 @@ def flood_cost(connections, *daemon_arguments, config=None):
 
 
 def lossy(seconds):
-    net = reachd_bench.Network()
+    net = reachd_bench.Network(resolver=False)
     processes = []
     try:
         processes.append(servers(net))

@@ -33,7 +33,11 @@ _networks = itertools.count()
 
 
 class Network:
-    def __init__(self):
+    def __init__(self, resolver=True):
+        """`resolver=False`: no /etc/netns file. Making and removing
+        /etc/netns wakes every daemon and client that watches /etc for the
+        resolver's files: a bench that make test runs beside the tests of
+        idle system calls must leave /etc alone."""
         # Numbered: a bench may hold several at once.
         serial = next(_networks)
         self.host, self.gw = f"rdb-{os.getpid()}-{serial}-h", f"rdb-{os.getpid()}-{serial}-g"
@@ -42,7 +46,7 @@ class Network:
         # A name server routed as the Internet is, whatever the machine's own:
         # `ip netns exec` mounts this file over /etc/resolv.conf, so the
         # daemon's dns verdict moves with the default route.
-        self.netns_etc = f"/etc/netns/{self.host}"
+        self.netns_etc = f"/etc/netns/{self.host}" if resolver else None
         try:
             self._set_up()
         except BaseException:
@@ -51,9 +55,10 @@ class Network:
             raise
 
     def _set_up(self):
-        os.makedirs(self.netns_etc, exist_ok=True)
-        with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
-            f.write("nameserver 192.0.2.53\n")
+        if self.netns_etc:
+            os.makedirs(self.netns_etc, exist_ok=True)
+            with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
+                f.write("nameserver 192.0.2.53\n")
         # No duplicate address detection: its completion a second later would be a
         # real change in the middle of a measurement.
         sh(f"ip netns add {self.host} && ip netns add {self.gw} && ip -n {self.host} link set lo up && "
@@ -72,11 +77,12 @@ class Network:
     def close(self):
         for ns in (self.host, self.gw):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
-        shutil.rmtree(self.netns_etc, ignore_errors=True)
-        try:
-            os.rmdir(os.path.dirname(self.netns_etc))  # /etc/netns, if no one else uses it
-        except OSError:
-            pass
+        if self.netns_etc:
+            shutil.rmtree(self.netns_etc, ignore_errors=True)
+            try:
+                os.rmdir(os.path.dirname(self.netns_etc))  # /etc/netns, if no one else uses it
+            except OSError:
+                pass
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
