@@ -85,10 +85,11 @@ final class PassiveConnectionWatch {
         if !unknown.isEmpty {
             let answers = try socket.routes(of: unknown.map { ($0.peer, $0.source) })
             for (key, answer) in zip(unknown, answers) {
+                // The published path's own link and gateway: an on-link peer
+                // (no gateway) of a path with one says nothing of it.
                 let family = answer.flatMap { route in
                     paths[key.peer.family].flatMap { path in
-                        path.index == route.interface && path.gateway == route.gateway
-                            && (route.gateway != nil || path.gateway == nil) ? key.peer.family : nil
+                        path.index == route.interface && path.gateway == route.gateway ? key.peer.family : nil
                     }
                 }
                 routes[key] = (family, now)
