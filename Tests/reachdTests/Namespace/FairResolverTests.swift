@@ -66,15 +66,18 @@ struct FairResolverTests {
             try await victimAsks("after the flood")
         }
         // Queued behind the flood, every answer took the resolution timeout
-        // (5 s) and said `timeout`. Served in turn, one takes 6 ms alone
-        // here. Under make test, every suite at once on two cores, a get
-        // alone took up to 630 ms: what the name adds beyond the get asked
-        // just before is what a flood could add, and its median over every
-        // ask, during the flood and after it, must be under 100 ms; no
-        // answer may wait anywhere near the timeout.
+        // (5 s) and said `timeout`; behind even one flooded name it would
+        // take that name's 1 s. Served in turn, one takes 6 ms alone here.
+        // Under make test, every suite at once on two cores, a get alone
+        // took up to 630 ms and the same get moments later 50 ms: what the
+        // name adds beyond the get asked just before is what a flood could
+        // add, and its median over every ask, during the flood and after
+        // it, must stay under half the 1 s a flooded name would cost (CI
+        // once measured 137 ms over four asks); no answer may wait anywhere
+        // near the timeout.
         let asks = took.values.flatMap { $0 }
         let added = asks.map { $0.took - $0.floor }.sorted()
-        #expect(added[added.count / 2] < .milliseconds(100), "a name from /etc/hosts, beyond a get: \(took)")
+        #expect(added[added.count / 2] < .milliseconds(500), "a name from /etc/hosts, beyond a get: \(took)")
         #expect(asks.allSatisfy { $0.took < .seconds(2) }, "a name from /etc/hosts: \(took)")
         #expect(daemon.isRunning)
     }
