@@ -4,9 +4,9 @@ import Glibc
 
 /// `/etc/reachd/reachd.conf`: the keyfile format of NetworkManager.conf and
 /// systemd's units, which administrators know. `[section]` lines, `key = value`
-/// lines, `#` and `;` comments. Strict: an unknown section or key, or a line
-/// that is neither, is an error that names the file, the line and what is
-/// known, so a typo never silently turns a setting off.
+/// lines, `#` and `;` comments. Strict: an unknown section or key, a key set
+/// twice, or a line that is neither, is an error that names the file, the
+/// line and what is known, so a typo never silently turns a setting off.
 ///
 /// Parsed by hand: no package here reads keyfiles, and TOMLKit would bring a
 /// C++ build for some forty lines of parsing.
@@ -63,6 +63,11 @@ struct ConfigurationFile: Equatable {
             guard let section else { throw .outsideSection(path: path, line: number, key: key) }
             guard Self.open.contains(section) || Self.known[section]!.contains(key) else {
                 throw .unknownKey(path: path, line: number, section: section, key: key, known: Self.known[section]!.sorted())
+            }
+            // As a typo must not turn a setting off, a second value must
+            // not silently win over the first.
+            if let first = values["\(section).\(key)"] {
+                throw .duplicateKey(path: path, line: number, section: section, key: key, firstLine: first.line)
             }
             values["\(section).\(key)"] = (value, number)
         }
@@ -172,6 +177,7 @@ enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     case unknownSection(path: String, line: Int, section: String, known: [String])
     case outsideSection(path: String, line: Int, key: String)
     case unknownKey(path: String, line: Int, section: String, key: String, known: [String])
+    case duplicateKey(path: String, line: Int, section: String, key: String, firstLine: Int)
     case badValue(path: String, line: Int, key: String, value: String, expected: String)
     case invalid(path: String, line: Int, reason: String)
 
@@ -193,6 +199,8 @@ enum ConfigurationError: Error, Equatable, CustomStringConvertible {
             "\(path):\(line): \(key) is outside any section; put it under [connectivity]"
         case .unknownKey(let path, let line, let section, let key, let known):
             "\(path):\(line): unknown key \(key) in [\(section)]; known: \(known.joined(separator: ", "))"
+        case .duplicateKey(let path, let line, let section, let key, let firstLine):
+            "\(path):\(line): \(key) is set twice in [\(section)], on lines \(firstLine) and \(line); keep one"
         case .badValue(let path, let line, let key, let value, let expected):
             "\(path):\(line): \(key) = \(value) is not \(expected)"
         case .invalid(let path, let line, let reason):
