@@ -18,6 +18,9 @@ struct DestinationProtocolTests {
         #expect(try Self.parse(String(decoding: watch.line.dropLast(), as: UTF8.self)).get() == watch)
         let reach = try Self.parse(#"{"op":"reach","target":"api.example.com"}"#).get()
         #expect(reach.destination?.port == 443 && reach.id == nil)
+        // A URL, as `reachd reach` takes it: its server.
+        let url = try Self.parse(#"{"op":"reach","target":"http://x.test/"}"#).get()
+        #expect(url.destination == (try Destination(host: "x.test", port: 80)))
         #expect(try Self.parse(#"{"op":"unwatch","id":"api"}"#).get() == ClientRequest(.unwatch, id: "api"))
     }
 

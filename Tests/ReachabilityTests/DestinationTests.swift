@@ -32,6 +32,15 @@ struct DestinationTests {
         #expect(try Destination(url: url).description == expected)
     }
 
+    /// One rule for every place a target is read: a URL names its server.
+    @Test(arguments: [
+        ("http://x.test/", "x.test:80"), ("https://x.test/items?a=1", "x.test:443"), ("x.test", "x.test:443"),
+        ("x.test:8080", "x.test:8080"), ("[fd00::10]:8443", "[fd00::10]:8443"),
+    ])
+    func aTargetIsAURLOrHostAndPort(target: String, expected: String) throws {
+        #expect(try Destination(target: target).description == expected)
+    }
+
     @Test(arguments: [
         ("ftp://files.example.com/", DestinationError.notHTTPURL("ftp://files.example.com/")),
         ("https://fd00::10/", .notHTTPURL("https://fd00::10/")),

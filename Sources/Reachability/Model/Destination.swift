@@ -46,6 +46,21 @@ public struct Destination: Sendable, Hashable, CustomStringConvertible {
         try self.init(host: parsed.host, port: parsed.port ?? defaultPort)
     }
 
+    /// A target as every part of reachd takes it (`reachd reach`,
+    /// `wait-online --host`, the daemon's `--watch` and `[watch] targets`,
+    /// a protocol request's `"target"`): an `http` or `https` URL names its
+    /// server (``init(url:)``, what a user copies from a browser), anything
+    /// else is ``init(parsing:defaultPort:)``'s.
+    ///
+    /// ```swift
+    /// let fromBrowser = try Destination(target: "http://x.test/items")  // x.test:80
+    /// let written = try Destination(target: "x.test")                   // x.test:443
+    /// print(fromBrowser, written)
+    /// ```
+    public init(target: String) throws(DestinationError) {
+        if target.contains("://") { try self.init(url: target) } else { try self.init(parsing: target) }
+    }
+
     /// The server an `http` or `https` URL's requests go to: its host, and
     /// its port or the scheme's (80, 443). Read in the grammar of every URL
     /// in reachd: an IPv6 address needs its brackets.

@@ -141,10 +141,10 @@ package struct ClientRequest: Sendable, Hashable {
         guard request.operation != .unwatch else { return .success(request) }
         guard let target = envelope.target else {
             return .failure(RequestError(
-                "\"\(op)\" needs a \"target\": HOST, HOST:PORT, [IPV6]:PORT or an address"))
+                "\"\(op)\" needs a \"target\": HOST, HOST:PORT, [IPV6]:PORT, an address or an http or https URL"))
         }
         do {
-            request.destination = try Destination(parsing: target)
+            request.destination = try Destination(target: target)
         } catch {
             return .failure(RequestError(
                 code: RequestError.badDestination, message: error.description, id: request.id, closesConnection: false))

@@ -51,7 +51,7 @@ struct ReachCommand: ParsableCommand {
     /// its server: what a user copies from a browser.
     static func destination(_ target: String) throws -> Destination {
         do {
-            return try target.contains("://") ? Destination(url: target) : Destination(parsing: target)
+            return try Destination(target: target)
         } catch {
             throw ValidationError("\(error.description).")
         }

@@ -112,7 +112,7 @@ struct DaemonOptions: ParsableArguments {
     @Option(
         name: .customLong("watch"),
         help: ArgumentHelp(
-            "A destination the daemon watches itself (HOST[:PORT], port 443 if none), for the metrics; repeat for more. Replaces [watch] targets.",
+            "A destination the daemon watches itself (HOST[:PORT], port 443 if none, or an http or https URL), for the metrics; repeat for more. Replaces [watch] targets.",
             valueName: "target"))
     var watchTargets: [String] = []
 

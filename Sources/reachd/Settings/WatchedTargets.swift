@@ -13,7 +13,7 @@ enum WatchedTargets {
         var parsed: [Destination] = []
         for target in targets {
             let destination: Destination
-            do { destination = try Destination(parsing: target) } catch {
+            do { destination = try Destination(target: target) } catch {
                 throw SettingError("\(error)")
             }
             if !parsed.contains(destination) { parsed.append(destination) }

@@ -65,6 +65,16 @@ struct ConfigurationFileTests {
         #expect(try DaemonCommand.parse(["--config", disabled]).settings().check == nil)
     }
 
+    /// The daemon takes URLs wherever `reach` does: a URL names its server.
+    @Test func watchedTargetsMayBeURLs() throws {
+        #expect(try DaemonCommand.parse(["--watch", "http://x.test/"]).settings().watchedTargets
+            == [try Destination(host: "x.test", port: 80)])
+        let file = try Self.write("[watch]\ntargets = https://wiki.corp.example/api http://[fd00::1]:8080/\n")
+        defer { unlink(file) }
+        #expect(try DaemonCommand.parse(["--config", file]).settings().watchedTargets
+            == [try Destination(host: "wiki.corp.example", port: 443), try Destination(host: "fd00::1", port: 8080)])
+    }
+
     /// The passive evidence is on by default, its threshold the file's.
     @Test func thePassiveWatchIsOnUnlessTurnedOff() throws {
         #expect(try DaemonSettings(DaemonCommand.parse([]).options, file: nil).passive == ConnectionEvidence.Threshold())
