@@ -411,7 +411,7 @@ def fanout(flips, subscribers=1000):
         online, first, last = True, [], []
         for _ in range(flips):
             seen = (len(kernel.lines), len(fanned.lines))
-            batch.stdin.write((flip[0] if online else flip[1]) + "\n")
+            batch.stdin.write((DEFAULT_ROUTE_FLIP[0] if online else DEFAULT_ROUTE_FLIP[1]) + "\n")
             batch.stdin.flush()
             online = not online
             pump(poller, [kernel, fanned], lambda: len(kernel.lines) > seen[0] and len(fanned.lines) > seen[1])
