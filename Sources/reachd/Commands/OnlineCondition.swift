@@ -34,7 +34,12 @@ struct OnlineCondition: Equatable {
         // path runs, and is online then: wait for its verdict.
         if connectivity, !status.online || (status.check != nil && status.connectivity != .full) { return nil }
         if dns, status.dns.state != .ok { return nil }
-        let names = dns ? ["dns: \(StatusFormatter.describe(status.dns))"] : []
+        // Said, not left for the reader to guess: with no check to ask
+        // (no daemon, or one that runs none) routes alone decided, a portal
+        // included.
+        let unchecked = connectivity && status.check == nil
+            ? ["connectivity: not checked (no connectivity check runs here); routes alone decided"] : []
+        let names = unchecked + (dns ? ["dns: \(StatusFormatter.describe(status.dns))"] : [])
         guard !interfaces.isEmpty else {
             return families.lazy.compactMap { status.family($0).path }
                 .first { !ignored.contains($0.interface) }
@@ -54,7 +59,7 @@ struct OnlineCondition: Equatable {
     var description: String {
         let what = families == [.ipv4] ? "IPv4" : families == [.ipv6] ? "IPv6" : "the network"
         let check = (connectivity ? ", and the connectivity check to find full access" : "")
-            + (dns ? ", and a name server with a route" : "")
+            + (dns ? ", and names to resolve (a name server with a route, and names not failing)" : "")
         guard !interfaces.isEmpty else {
             return what + (ignored.isEmpty ? "" : " through an interface other than \(ignored.sorted().joined(separator: ", "))") + check
         }

@@ -41,7 +41,10 @@ struct OnlineConditionTests {
     @Test func connectivityWaitsForTheChecksVerdict() throws {
         let condition = try Self.condition(["--connectivity"])
         var status = Self.status(ipv4Via: "eth0")
-        #expect(condition.met(by: status) != nil, "no check: the routes")
+        #expect(condition.met(by: status) == [
+            "online: IPv4 via eth0, gateway 192.0.2.1",
+            "connectivity: not checked (no connectivity check runs here); routes alone decided",
+        ], "no check: the routes, and it says so")
         status.check = DaemonCheck(url: "http://192.0.2.80/", answerWithin: .seconds(10))
         #expect(condition.met(by: status) == nil, "the first probe still running")
         status.connectivity = .portal
@@ -64,7 +67,7 @@ struct OnlineConditionTests {
         status.dns = DNSStatus(state: .ok, servers: [DNSServer(address: "10.8.0.53", state: .reachable, reason: nil, interface: "tun0")])
         #expect(condition.met(by: status) == ["online: IPv4 via eth0, gateway 192.0.2.1", "dns: ok (10.8.0.53 via tun0)"])
         #expect(try Self.condition([]).met(by: { var none = status; none.dns = .unknown; return none }()) != nil, "without --dns: routes")
-        #expect(condition.description == "the network, and a name server with a route")
+        #expect(condition.description == "the network, and names to resolve (a name server with a route, and names not failing)")
         #expect(throws: (any Error).self) { try WaitOnlineCommand.parse(["--dns", "--host", "example.com"]).validate() }
     }
 
