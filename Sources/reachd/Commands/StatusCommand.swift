@@ -15,7 +15,10 @@ struct StatusCommand: AsyncParsableCommand {
             A daemon with [watch] targets adds its verdict for each, under "Watched" \
             ("watched" in JSON).
             Exits 0 when online, 1 when not, 2 on error; with an interface, 0 when \
-            the host is online through it (a family's route out leaves through it).
+            the host is online through it (a family's route out leaves through it). \
+            With an interface, --json prints that link's object alone, as a status's \
+            "interfaces" entries are (PROTOCOL.md): name, index, up, carrier, operstate, \
+            loopback, addresses, metered.
 
             Examples:
               reachd status
@@ -23,6 +26,7 @@ struct StatusCommand: AsyncParsableCommand {
               reachd status --json | jq .primary
               reachd status --socket /tmp/reachd.sock
               reachd status eth0
+              reachd status eth0 --json | jq .addresses
             """)
 
     @OptionGroup var connection: ConnectionOptions

@@ -76,7 +76,7 @@ struct WaitOnlineCommand: ParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Wait until this server is reachable (HOST, HOST:PORT, [IPV6]:PORT or an address) instead of the host being online. Repeatable: all of them.",
+            "Wait until this server is reachable (HOST, HOST:PORT, [IPV6]:PORT, an address, or an http or https URL: its server) instead of the host being online. Repeatable: all of them.",
             valueName: "target"),
         transform: ReachCommand.destination)
     var host: [Destination] = []
