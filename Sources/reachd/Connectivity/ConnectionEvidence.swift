@@ -17,8 +17,14 @@ struct ConnectionEvidence: Equatable {
     }
 
     let threshold: Threshold
+    /// One failed connection: to whom, and when.
+    private struct Failure: Equatable {
+        var peer: IPAddress
+        var at: ContinuousClock.Instant
+    }
+
     /// Each family's failures since its last answer, within the window.
-    private var failures: [AddressFamily: [(peer: IPAddress, at: ContinuousClock.Instant)]] = [:]
+    private var failures: [AddressFamily: [Failure]] = [:]
     /// Each family's last suspicion: the next comes a window later at the
     /// earliest, so that a storm of failures is one suspicion per window.
     private var suspected: [AddressFamily: ContinuousClock.Instant] = [:]
@@ -27,20 +33,13 @@ struct ConnectionEvidence: Equatable {
         self.threshold = threshold
     }
 
-    static func == (lhs: ConnectionEvidence, rhs: ConnectionEvidence) -> Bool {
-        lhs.threshold == rhs.threshold
-            && lhs.failures.mapValues { $0.map(\.peer) } == rhs.failures.mapValues { $0.map(\.peer) }
-            && lhs.failures.mapValues { $0.map(\.at) } == rhs.failures.mapValues { $0.map(\.at) }
-            && lhs.suspected == rhs.suspected
-    }
-
     /// A connection on `family`'s published path failed at `now`. Returns
     /// whether that makes a suspicion; the failures that made it are then
     /// forgotten, and none counts for a window after it.
     mutating func failed(_ family: AddressFamily, peer: IPAddress, at now: ContinuousClock.Instant) -> Bool {
         forgetExpired(now)
         if let last = suspected[family], now - last < threshold.window { return false }
-        failures[family, default: []].append((peer, now))
+        failures[family, default: []].append(Failure(peer: peer, at: now))
         let recent = failures[family]!
         guard recent.count >= threshold.failures, Set(recent.map(\.peer)).count >= threshold.peers else { return false }
         failures[family] = nil
