@@ -12,8 +12,8 @@ import Reachability
 /// has not been probed since, when its return is news.
 final class GatewayNeighbourWatch {
     private let socket: NeighbourEventSocket
-    /// Each online family's gateway: its link and address.
-    private var gateways: [AddressFamily: (index: Int, address: IPAddress)] = [:]
+    /// Each online family's path that has a gateway.
+    private var gateways: [AddressFamily: PathEgress] = [:]
 
     init() throws(NetlinkError) {
         socket = try NeighbourEventSocket()
@@ -40,19 +40,14 @@ final class GatewayNeighbourWatch {
         }
     }
 
-    static func gateways(of status: NetworkStatus) -> [AddressFamily: (index: Int, address: IPAddress)] {
-        var gateways: [AddressFamily: (index: Int, address: IPAddress)] = [:]
-        for path in [status.ipv4.path, status.ipv6.path].compactMap({ $0 }) {
-            guard let gateway = path.gateway.flatMap(IPAddress.init) else { continue }
-            gateways[path.family] = (path.index, gateway)
-        }
-        return gateways
+    /// The published paths with a gateway: a path without one has no
+    /// neighbour to watch.
+    static func gateways(of status: NetworkStatus) -> [AddressFamily: PathEgress] {
+        PathEgress.of(status).filter { $0.value.gateway != nil }
     }
 
     /// The family whose gateway `record` is, if any: the same address on the same link.
-    static func family(of record: NeighbourRecord, gateways: [AddressFamily: (index: Int, address: IPAddress)])
-        -> AddressFamily?
-    {
-        gateways.first { $0.value.index == record.interfaceIndex && $0.value.address == record.address }?.key
+    static func family(of record: NeighbourRecord, gateways: [AddressFamily: PathEgress]) -> AddressFamily? {
+        gateways.first { $0.value.index == record.interfaceIndex && $0.value.gateway == record.address }?.key
     }
 }

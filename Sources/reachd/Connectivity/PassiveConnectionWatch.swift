@@ -22,7 +22,7 @@ final class PassiveConnectionWatch {
     private let socket: ClosedConnectionSocket
     private(set) var evidence: ConnectionEvidence
     /// Each online family's path: its output link and gateway.
-    private var paths: [AddressFamily: (index: Int, gateway: IPAddress?)] = [:]
+    private var paths: [AddressFamily: PathEgress] = [:]
     /// Each peer's family, when its route is a published path's, else
     /// `nil`; kept for the window.
     private var routes: [Endpoints: (family: AddressFamily?, at: ContinuousClock.Instant)] = [:]
@@ -52,20 +52,11 @@ final class PassiveConnectionWatch {
     /// A published status: the paths connections are judged against. A
     /// changed path makes the cached routes and the evidence stale.
     func follow(_ status: NetworkStatus) {
-        var paths: [AddressFamily: (index: Int, gateway: IPAddress?)] = [:]
-        for path in [status.ipv4.path, status.ipv6.path].compactMap({ $0 }) {
-            paths[path.family] = (path.index, path.gateway.flatMap(IPAddress.init))
-        }
-        guard !Self.same(paths, self.paths) else { return }
+        let paths = PathEgress.of(status)
+        guard paths != self.paths else { return }
         self.paths = paths
         routes = [:]
         evidence = ConnectionEvidence(evidence.threshold)
-    }
-
-    private static func same(
-        _ a: [AddressFamily: (index: Int, gateway: IPAddress?)], _ b: [AddressFamily: (index: Int, gateway: IPAddress?)]
-    ) -> Bool {
-        a.count == b.count && a.allSatisfy { family, path in b[family].map { $0.index == path.index && $0.gateway == path.gateway } ?? false }
     }
 
     /// Lets answered connections through the filter while they are news:
@@ -77,9 +68,9 @@ final class PassiveConnectionWatch {
         try socket.letThroughAnswered(wanted || evidence.holdsFailures)
     }
 
-    /// The connections that ended since the last call, judged.
+    /// The connections that ended since the last call, judged (what left
+    /// the window forgotten first, ``forgetExpired(_:)``).
     func take(_ now: ContinuousClock.Instant) throws(NetlinkError) -> [News] {
-        forgetExpired(now)
         let connections = try socket.read().filter { !$0.peer.isLoopback && paths[$0.family] != nil }
         let unknown = Array(Set(connections.map(Endpoints.init).filter { routes[$0] == nil }))
         if !unknown.isEmpty {
@@ -119,8 +110,10 @@ final class PassiveConnectionWatch {
         Deadline.earliest(evidence.nextExpiry, routes.values.map(\.at).min().map { $0 + evidence.threshold.window })
     }
 
-    /// Forgets the failures and routes older than the window.
+    /// Forgets the failures and routes older than the window, when one is:
+    /// called on every pass of the loop, it does nothing on most.
     func forgetExpired(_ now: ContinuousClock.Instant) {
+        guard let due = nextDeadline, now >= due else { return }
         evidence.forgetExpired(now)
         routes = routes.filter { now - $0.value.at < evidence.threshold.window }
     }

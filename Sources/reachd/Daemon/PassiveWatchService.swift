@@ -44,10 +44,10 @@ final class PassiveWatchService {
     /// Failed connections on a published path and suspicions raised, per family.
     var counts: (failed: [AddressFamily: Int], stalls: [AddressFamily: Int]) { (watch.failedCount, watch.stallCount) }
 
-    /// Once per pass: the connections that ended, when the socket is
-    /// `readable`, go to the check; the evidence past its window is forgotten.
+    /// Once per pass: the evidence past its window is forgotten, and the
+    /// connections that ended, when the socket is `readable`, go to the check.
     func serve(readable: Bool, connectivity: ConnectivityService?, _ now: ContinuousClock.Instant) {
-        defer { watch.forgetExpired(now) }
+        watch.forgetExpired(now)
         guard readable else { return }
         let news: [PassiveConnectionWatch.News]
         do { news = try watch.take(now) } catch {
