@@ -20,7 +20,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 import reachd_bench
@@ -72,12 +71,7 @@ def main():
     print(f"dead gateway to the daemon's verdict, {rounds} runs per case, all at once, each against the kernel's "
           "FAILED (`ip monitor neigh`) in the same run:")
     for label, stale in (("entry stale when it died", True), ("entry fresh when it died", False)):
-        results = []
-        threads = [threading.Thread(target=run, args=(stale, results)) for _ in range(rounds)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        results = reachd_bench.at_once(run, rounds, stale)
         verdicts = [v for _, v in results]
         kernel = [k for k, _ in results if k is not None]
         ours = [v - k for k, v in results if k is not None]

@@ -183,12 +183,7 @@ def main():
 
     print(f"a path that dies under an app's traffic, {rounds} runs at once: from the app's first failed connection "
           "to the daemon's verdict, beside the kernel's neighbour entry turning FAILED in the same runs:")
-    results = []
-    threads = [threading.Thread(target=dying_path, args=(not tiny, results)) for _ in range(rounds)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = reachd_bench.at_once(dying_path, rounds, not tiny)
     verdicts = [v for v, _ in results]
     kernel = [k for _, k in results if k is not None]
     if not verdicts:

@@ -222,6 +222,18 @@ def stop(processes, net):
     net.close()
 
 
+def at_once(run, rounds, *arguments):
+    """`rounds` runs of `run(*arguments, results)` on threads at once, each
+    in namespaces of its own; what they appended to `results`."""
+    results = []
+    threads = [threading.Thread(target=run, args=(*arguments, results)) for _ in range(rounds)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
 def percentile(values, fraction):
     """The value at `fraction` of the sorted `values` (nearest rank)."""
     ordered = sorted(values)
