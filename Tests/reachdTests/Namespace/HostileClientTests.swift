@@ -218,10 +218,15 @@ struct HostileClientTests {
         let times = try await eventually("four attempts", timeout: .seconds(5)) {
             refusing.connectionTimes.count >= 4 ? refusing.connectionTimes : nil
         }
+        // Each time is when the fake daemon's thread took the connection: one
+        // taken late under load shortens the gap before the next (make test
+        // once read 80 ms for the first 100), but the three waits together
+        // lose only that one delay.
         let gaps = zip(times.dropFirst(), times).map { ($0 - $1) / .milliseconds(1) }
         for (gap, wait) in zip(gaps, [100.0, 200, 400]) {
-            #expect(gap >= wait * 0.9 && gap < wait * 3, "waits \(gaps) ms; the backoff doubles from 100 ms")
+            #expect(gap >= wait * 0.7 && gap < wait * 3, "waits \(gaps) ms; the backoff doubles from 100 ms")
         }
+        #expect(gaps.prefix(3).reduce(0, +) >= 700 * 0.9, "waits \(gaps) ms; together at least 630 of the 700 ms")
         let warnings = monitor.errorOutput.split(separator: "\n").filter { $0.contains("too_many_clients") }
         #expect(warnings.count == 1, "one warning, not one per attempt:\n\(monitor.errorOutput)")
     }
