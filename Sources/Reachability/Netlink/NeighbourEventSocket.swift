@@ -38,6 +38,29 @@ package final class NeighbourEventSocket {
         try attachFilter(reachable: reachable)
     }
 
+    /// Asks the kernel for `address`'s entry on link `interfaceIndex` as it
+    /// is now (RTM_GETNEIGH). The answer is queued as a notification would
+    /// be, and passes the same filter: a caller that has just let
+    /// `REACHABLE` through learns of an entry that turned so before it did,
+    /// whose notification the old filter dropped. No entry, or a kernel
+    /// older than 4.20 that cannot answer, replies with an error frame the
+    /// filter drops: nothing is told, as nothing changed.
+    package func ask(about address: IPAddress, interfaceIndex: Int) throws(NetlinkError) {
+        guard let message = nlmsg_alloc_simple(Int32(RTM_GETNEIGH), 0) else {
+            throw NetlinkError("allocate a neighbour request", libnlCode: -NLE_NOMEM)
+        }
+        defer { nlmsg_free(message) }
+        var header = ndmsg()
+        header.ndm_family = UInt8(address.family == .ipv4 ? AF_INET : AF_INET6)
+        header.ndm_ifindex = Int32(interfaceIndex)
+        try libnl("build a neighbour request",
+                  nlmsg_append(message, &header, MemoryLayout<ndmsg>.size, Int32(NLMSG_ALIGNTO)))
+        try libnl("build a neighbour request", address.bytes.withUnsafeBytes {
+            nla_put(message, Int32(NDA_DST), Int32($0.count), $0.baseAddress)
+        })
+        _ = try socket.send(message, operation: "ask for a neighbour entry")
+    }
+
     /// The entries queued, up to `maxDatagrams` reads.
     package func read(maxDatagrams: Int = 64) throws(NetlinkError) -> [NeighbourRecord] {
         try socket.readHints(maxDatagrams: maxDatagrams, NetlinkDecoder.neighbour(in:))

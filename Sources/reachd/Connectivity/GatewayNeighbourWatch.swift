@@ -30,7 +30,17 @@ final class GatewayNeighbourWatch {
     /// probe has judged its path since): only then do `REACHABLE`
     /// transitions pass the filter.
     func awaitReturn(_ awaited: Bool) throws(NetlinkError) {
+        let arming = awaited && !socket.wantsReachable
         try socket.letThroughReachable(awaited)
+        guard arming else { return }
+        // A gateway may have answered between its FAILED and now, while
+        // the old filter dropped the news: the kernel's routine re-resolve
+        // at the app's next packet takes milliseconds. Its entry as it is
+        // now closes that gap; missed, the return waited for the retry.
+        for egress in gateways.values {
+            guard let gateway = egress.gateway else { continue }
+            try socket.ask(about: gateway, interfaceIndex: egress.index)
+        }
     }
 
     /// What the kernel said of the watched gateways since the last call.

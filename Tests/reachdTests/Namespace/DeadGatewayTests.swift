@@ -104,6 +104,46 @@ struct DeadGatewayTests {
         withExtendedLifetime(server) {}
     }
 
+    /// The kernel finds the gateway dead and, at the app's next packet,
+    /// alive again, before the daemon has read the first: the second
+    /// notification comes while the daemon's filter still drops
+    /// `REACHABLE` (it lets it through only once a gateway is found dead).
+    /// The daemon asks for the entry as it lets `REACHABLE` through, and
+    /// probes at once. Before, it said `limited` until its 5 s retry (a CI
+    /// run's systemd check saw just that), and never told the return.
+    /// The stopped daemon makes the two notifications come first, every time.
+    @Test(.timeLimit(.minutes(1)))
+    func aGatewayBackBeforeTheDaemonReadsItsDeathIsToldToo() async throws {
+        let (network, server, daemon, kernel) = try await Self.onlineWithTheCheck()
+        defer { [daemon, kernel].forEach { $0.signal(SIGCONT); $0.signal(SIGTERM) } }
+        let link = try await Subprocess.run(["/usr/bin/env", "ip", "-n", network.gateway, "-br", "link", "show", "vg"])
+        let mac = try #require(link.output.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first,
+                               "vg's address: \(link)")
+
+        daemon.signal(SIGSTOP)
+        try await network.inHost(
+            "neigh replace 10.77.0.1 dev vh lladdr 02:00:00:00:de:ad nud failed",
+            "neigh replace 10.77.0.1 dev vh lladdr \(mac) nud reachable")
+        _ = try await eventually("the kernel told both", timeout: .seconds(5)) {
+            Self.states(kernel).map(\.state).suffix(2) == ["FAILED", "REACHABLE"] ? true : nil
+        }
+        daemon.signal(SIGCONT)
+
+        // The verdicts as the daemon logged them: limited, then full.
+        _ = try await eventually("full after limited", timeout: .seconds(15)) {
+            let verdicts = daemon.errorOutput.split(separator: "\n").compactMap { line in
+                line.split(separator: " ").first { $0.hasPrefix("check.verdict=") }
+            }
+            return verdicts.suffix(2) == ["check.verdict=limited", "check.verdict=full"]
+                || verdicts.suffix(3) == ["check.verdict=limited", "check.verdict=probing", "check.verdict=full"]
+                ? true : nil
+        }
+        #expect(daemon.errorOutput.contains("the gateway stopped answering address resolution"), "\(daemon.errorOutput.suffix(2000))")
+        // Told by the kernel's entry, not found by the retry schedule.
+        #expect(daemon.errorOutput.contains("the gateway answers address resolution again"), "\(daemon.errorOutput.suffix(2000))")
+        withExtendedLifetime(server) {}
+    }
+
     /// The neighbour watch costs nothing while all is well: the gateway's
     /// entry goes stale, is probed and confirmed again (what a working
     /// link does all the time), and the daemon, online with the check on,
