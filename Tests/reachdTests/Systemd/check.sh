@@ -426,7 +426,8 @@ fi
 # 8. The per-interface template: waits for a route out through vh, which there is.
 systemctl start reachd-wait-online@vh.service \
   && [ "$(systemctl show -p Result --value reachd-wait-online@vh.service)" = success ] \
-  && pass wait-online-interface || fail wait-online-interface "$(systemctl is-active reachd-wait-online@vh.service)"
+  && pass wait-online-interface \
+  || fail wait-online-interface "$(systemctl is-active reachd-wait-online@vh.service), $(systemctl show -p Result -p ExecMainStatus reachd-wait-online@vh.service | tr '\n' ' ')$(journalctl -u reachd-wait-online@vh.service --no-pager -o cat | tail -5 | tr '\n' ' ')"
 
 # 9. A unit with PrivateNetwork=yes has a network of its own, only lo, yet
 # the daemon's socket path reaches it: it must get its own network's answer,
@@ -443,5 +444,5 @@ systemd-run --wait --pipe --quiet -p PrivateNetwork=yes "$reachd" wait-online --
 code=$?
 [ "$code" = 1 ] && pass private-network-wait-online || fail private-network-wait-online "exit $code"
 
-journalctl --no-pager -u reachd.service -u reachd.socket -u reachd-wait-online.service > /out/journal 2>&1
+journalctl --no-pager -u reachd.service -u reachd.socket -u reachd-wait-online.service -u 'reachd-wait-online@*' > /out/journal 2>&1
 echo done >> "$out"
