@@ -55,10 +55,12 @@ enum NetlinkDecoder {
                     return .route(
                         type: type, outputInterface: 0, gateway: nil, table: table, source: source, lifetime: lifetime)
                 }
+                // RTA_VIA where the gateway's family is not the route's (an
+                // IPv4 route via an IPv6 link-local, as babeld sets it).
+                let gateway = ipAddress(rtnl_route_nh_get_gateway(hop)) ?? ipAddress(rtnl_route_nh_get_via(hop))
                 return .route(
                     type: type, outputInterface: Int(rtnl_route_nh_get_ifindex(hop)),
-                    gateway: ipAddress(rtnl_route_nh_get_gateway(hop)), table: table, source: source,
-                    lifetime: lifetime)
+                    gateway: gateway, table: table, source: source, lifetime: lifetime)
             }
         default:
             return nil

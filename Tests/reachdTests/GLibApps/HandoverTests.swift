@@ -32,6 +32,8 @@ struct HandoverTests {
     static let tun0 = "tun0 on-link from 10.8.0.2"
     static let newGateway = "vh via 10.77.0.254 from 10.77.0.2"
     static let renumbered = "vh via 10.77.0.254 from 10.77.0.3"
+    static let viaLinkLocal = "vh via fe80::a from 10.77.0.3"
+    static let viaOtherLinkLocal = "vh via fe80::b from 10.77.0.3"
 
     static func path(_ from: String, _ to: String) -> [String] { ["ipv4 path \(from) → \(to)"] }
 
@@ -65,6 +67,13 @@ struct HandoverTests {
             "addr add 10.77.0.3/24 dev vh", "route replace default via 10.77.0.254 dev vh src 10.77.0.3 metric 100",
             "addr del 10.77.0.2/24 dev vh",
         ], changes: path(newGateway, renumbered)),
+        // Its gateway in RTA_VIA, not RTA_GATEWAY (babeld, some routers).
+        Step(name: "an IPv4 gateway that is an IPv6 link-local", commands: [
+            "-4 route replace default via inet6 fe80::a dev vh src 10.77.0.3 metric 100",
+        ], changes: path(renumbered, viaLinkLocal)),
+        Step(name: "another IPv6 link-local gateway", commands: [
+            "-4 route replace default via inet6 fe80::b dev vh src 10.77.0.3 metric 100",
+        ], changes: path(viaLinkLocal, viaOtherLinkLocal)),
     ]
 
     /// The daemon's name server (``resolver``) is routed as the Internet is:
