@@ -67,6 +67,38 @@ struct FileChangeWatchTests {
         #expect(Self.readable(beside) && beside.takeChanges(), "its directory removed")
     }
 
+    /// systemd-resolved's directory made after the watch (resolved started
+    /// after the daemon, at boot): each directory down its path is watched
+    /// as it comes, reaching it is a change (its files may be written
+    /// already), and its files count from then on. Its going, and its
+    /// coming back, count too.
+    @Test func aDirectoryMadeLaterIsWatchedFromItsNearestAncestor() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let systemd = directory.appendingPathComponent("systemd"), resolve = systemd.appendingPathComponent("resolve")
+        let watch = try FileChangeWatch(directories: [], awaiting: { [resolve.path] }, names: ["resolv.conf"])
+        #expect(!watch.takeChanges(), "nothing happened yet")
+
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("other"), withIntermediateDirectories: false)
+        #expect(!watch.takeChanges(), "another directory")
+        try FileManager.default.createDirectory(at: systemd, withIntermediateDirectories: false)
+        #expect(Self.readable(watch) && !watch.takeChanges(), "on the way, not there yet")
+        try FileManager.default.createDirectory(at: resolve, withIntermediateDirectories: false)
+        #expect(Self.readable(watch) && watch.takeChanges(), "reached")
+        try "nameserver 10.77.0.53\n".write(to: resolve.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "its file written")
+        try "x\n".write(to: resolve.appendingPathComponent("other"), atomically: false, encoding: .utf8)
+        #expect(!watch.takeChanges(), "another file in it")
+
+        try FileManager.default.removeItem(at: systemd)
+        #expect(Self.readable(watch) && watch.takeChanges(), "gone")
+        try FileManager.default.createDirectory(at: resolve, withIntermediateDirectories: true)
+        _ = Self.readable(watch) && watch.takeChanges()
+        try "nameserver 10.77.0.54\n".write(to: resolve.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "its file written after it came back")
+    }
+
     static func readable(_ watch: FileChangeWatch) -> Bool {
         var descriptor = pollfd(fd: watch.fileDescriptor, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 1000) == 1

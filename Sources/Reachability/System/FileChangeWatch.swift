@@ -16,16 +16,27 @@ package final class FileChangeWatch {
     /// ``takeChanges()``.
     package let fileDescriptor: Int32
     private let names: Set<String>
+    private let mask: UInt32
+    /// The directories watched once they exist, as they are now: each
+    /// called for again at every change (a link re-pointed moves one).
+    private let awaited: () -> [String]
+    /// Those of them that exist and are watched.
+    private var reached: Set<String> = []
+    /// Where the others would appear: the nearest existing directory of
+    /// each, watched for the next name down the path, and those names.
+    private var descentWatches: [String: Int32] = [:]
+    private var descentNames: Set<String> = []
 
     /// Files written, replaced or removed: what a reader of their contents
     /// must see.
     package static let contentChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM)
 
-    /// Watches each of `directories`, and each of `optional` that exists (a
-    /// directory made later is not watched), for `events` on files named
-    /// one of `names`.
+    /// Watches each of `directories`, and each of `awaiting` once it exists
+    /// (until then, its nearest existing ancestor for the next directory
+    /// down its path), for `events` on files named one of `names`.
     package init(
-        directories: [String], optional: [String] = [], names: Set<String>, events mask: UInt32 = contentChanges
+        directories: [String], awaiting: @escaping () -> [String] = { [] }, names: Set<String>,
+        events mask: UInt32 = contentChanges
     ) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw SystemError("inotify_init1") }
@@ -34,27 +45,73 @@ package final class FileChangeWatch {
             close(fd)
             throw error
         }
-        for other in optional { _ = inotify_add_watch(fd, other, mask) }
         fileDescriptor = fd
         self.names = names
+        self.mask = mask
+        self.awaited = awaiting
+        _ = descend()
     }
 
     /// The resolver's configuration: what `getaddrinfo` reads in `/etc`,
-    /// the file `/etc/resolv.conf` links to (resolvconf, NetworkManager and
-    /// resolved rewrite it where it is, in `/run`), and the servers
-    /// systemd-resolved writes where its stub is the resolver.
+    /// the directory `/etc/resolv.conf` links to (resolvconf, NetworkManager
+    /// and resolved rewrite it where it is, in `/run`), and the servers
+    /// systemd-resolved writes where its stub is the resolver. At boot the
+    /// link may point into a `/run/systemd/resolve` resolved has not made
+    /// yet: it is waited for, and read once it comes.
     package static func resolverConfiguration() throws(SystemError) -> FileChangeWatch {
-        var optional = ["/run/systemd/resolve"]
         var names: Set<String> = ["resolv.conf", "hosts", "nsswitch.conf"]
-        if let target = realpath("/etc/resolv.conf", nil) {
-            defer { free(target) }
-            let path = String(cString: target)
-            if let slash = path.lastIndex(of: "/"), path[..<slash] != "/etc" {
-                optional.append(String(path[..<slash]))
-                names.insert(String(path[path.index(after: slash)...]))
+        if let target = resolvConfTarget() { names.insert(split(target).name) }
+        return try FileChangeWatch(directories: ["/etc"], awaiting: {
+            var directories = ["/run/systemd/resolve"]
+            if let target = resolvConfTarget(), case let directory = split(target).directory, directory != "/etc",
+                !directories.contains(directory)
+            {
+                directories.append(directory)
+            }
+            return directories
+        }, names: names)
+    }
+
+    /// Where `/etc/resolv.conf` links to, whether or not that exists yet;
+    /// `nil` when it is a file. A relative link is read from `/etc`, and a
+    /// target that exists is followed to its end.
+    private static func resolvConfTarget() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/etc/resolv.conf", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let link = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = link.hasPrefix("/") ? link : "/etc/" + link
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    /// Watches each awaited directory that exists, and the nearest
+    /// existing ancestor of each other one. Returns whether one was
+    /// reached since the last call: its files may be there already.
+    private func descend() -> Bool {
+        let paths = awaited()
+        var nowReached: Set<String> = []
+        var ancestors: [String: String] = [:]
+        for (path, nearest) in zip(paths, Self.nearestExisting(paths)) {
+            if access(path, F_OK) == 0, inotify_add_watch(fileDescriptor, path, mask) >= 0 {
+                nowReached.insert(path)
+            } else {
+                ancestors[nearest.directory] = nearest.name
             }
         }
-        return try FileChangeWatch(directories: ["/etc"], optional: optional, names: names)
+        for (directory, _) in ancestors where descentWatches[directory] == nil {
+            // Added to whatever else watches that directory, never in its place.
+            let watch = inotify_add_watch(fileDescriptor, directory, UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD))
+            if watch >= 0 { descentWatches[directory] = watch }
+        }
+        for (directory, watch) in descentWatches where ancestors[directory] == nil {
+            if !nowReached.contains(directory) { inotify_rm_watch(fileDescriptor, watch) }
+            descentWatches[directory] = nil
+        }
+        descentNames = Set(ancestors.values)
+        defer { reached = nowReached }
+        return !nowReached.subtracting(reached).isEmpty
     }
 
     /// Where the daemons' sockets at `paths` would appear: each one's
@@ -67,7 +124,7 @@ package final class FileChangeWatch {
         // A directory made between finding it missing and watching its
         // parent sends its parent no event: looked for again once watched.
         for _ in 0..<8 {
-            let before = socketTargets(paths)
+            let before = nearestExisting(paths)
             guard !before.isEmpty else { throw SystemError("no socket path to watch", errno: EINVAL) }
             // Made (a socket is bound, a directory made) or renamed into place,
             // and the watched directory going: a runtime directory sees files
@@ -75,14 +132,14 @@ package final class FileChangeWatch {
             let watch = try FileChangeWatch(
                 directories: Array(Set(before.map(\.directory))), names: Set(before.map(\.name)),
                 events: UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
-            if socketTargets(paths).elementsEqual(before, by: ==) { return watch }
+            if nearestExisting(paths).elementsEqual(before, by: ==) { return watch }
         }
         throw SystemError("the daemon's socket directories keep changing", errno: EAGAIN)
     }
 
     /// For each path, the nearest directory that exists and the next name
     /// down the path from it.
-    private static func socketTargets(_ paths: [String]) -> [(directory: String, name: String)] {
+    private static func nearestExisting(_ paths: [String]) -> [(directory: String, name: String)] {
         paths.map { path in
             var (directory, name) = split(path)
             while access(directory, F_OK) != 0, directory != "/", directory != "." { (directory, name) = split(directory) }
@@ -103,10 +160,17 @@ package final class FileChangeWatch {
     /// names (an overflow of the queue counts as a change).
     package func takeChanges() -> Bool {
         var changed = false
+        // A directory on the way to an awaited one came.
+        var descended = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { return changed }
+            guard count > 0 else {
+                // Watched anew from where the paths now end; an awaited
+                // directory reached is a change.
+                if changed || descended, descend() { changed = true }
+                return changed
+            }
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= count {
@@ -120,6 +184,7 @@ package final class FileChangeWatch {
                 // unmounted): what it held may come back anywhere below.
                 let directoryWent = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
                 if mask & (UInt32(IN_Q_OVERFLOW) | directoryWent) != 0 || names.contains(name) { changed = true }
+                if descentNames.contains(name) { descended = true }
                 offset += headerSize + length
             }
         }

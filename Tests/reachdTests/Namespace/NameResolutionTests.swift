@@ -115,6 +115,36 @@ struct NameResolutionTests {
         #expect(local.dns.servers.map(\.interface) == ["lo"])
     }
 
+    /// At boot the daemon may start before systemd-resolved: /etc/resolv.conf
+    /// links into a /run/systemd/resolve that does not exist yet. Once
+    /// resolved makes it and writes its files, the daemon judges its
+    /// servers. Before, it said `none` until it restarted, and
+    /// `wait-online --dns` through it timed out.
+    @Test(.timeLimit(.minutes(1)))
+    func resolvedsFilesMadeAfterTheDaemonStartedAreRead() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "127.0.0.53")
+        let resolvConf = etc.appendingPathComponent("resolv.conf")
+        try FileManager.default.removeItem(at: resolvConf)
+        try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "../run/systemd/resolve/stub-resolv.conf")
+        let runSystemd = try network.folder("run-systemd")
+        let daemon = try await network.startDaemon([], etc: etc, runSystemd: runSystemd)
+        defer { daemon.signal(SIGTERM) }
+        try await network.waitForStatus("no server yet") { $0.dns.state == .none }
+
+        // As resolved writes them: its directory, then each file renamed into place.
+        let resolve = try network.folder("run-systemd/resolve")
+        try "nameserver 127.0.0.53\n".write(to: resolve.appendingPathComponent("stub-resolv.conf"), atomically: true, encoding: .utf8)
+        try "nameserver \(NameServer.address)\n".write(to: resolve.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        let judged = try await network.waitForStatus(timeout: .seconds(2), "resolved's server judged") {
+            $0.dns.servers.map(\.address) == [NameServer.address]
+        }
+        #expect(judged.dns.servers.first?.interface == "vh", "\(judged.dns)")
+        let waited = try await network.reachd("wait-online", "--dns", "--timeout", "5", "--socket=\(network.socketPath)")
+        #expect(waited.status == 0, "\(waited)")
+    }
+
     /// Drops what reaches the gateway on port 53, from the host: a resolver
     /// that stopped answering while routes and the check server are fine.
     static func dropQueries(_ network: TestNetwork) async throws {
