@@ -41,8 +41,41 @@ struct ConnectivityFindingsTests {
         #expect(ConnectivityFindings(ipv4: portal, ipv6: full).connectivity(ipv4: both.0, ipv6: both.1) == (.full, nil))
         #expect(ConnectivityFindings(ipv4: portal, ipv6: limited).connectivity(ipv4: both.0, ipv6: both.1)
                 == (.portal, "http://portal.example/"))
-        #expect(ConnectivityFindings(ipv6: limited).connectivity(ipv4: both.0, ipv6: both.1) == (.limited, nil))
+        #expect(ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: .limited), ipv6: limited)
+            .connectivity(ipv4: both.0, ipv6: both.1) == (.limited, nil))
         #expect(ConnectivityFindings().connectivity(ipv4: both.0, ipv6: both.1) == (.unknown, nil))
+    }
+
+    /// A dual-stack host whose IPv6 check says `limited`, in an IPv4
+    /// handover: IPv4's new path has no finding yet, and the host is
+    /// `unknown` (online), not `limited` by IPv6's verdict. Before, it
+    /// was `limited`, and `online` false, until the new path's probe answered.
+    @Test func unknownBesideLimitedIsUnknown() {
+        let limited = ConnectivityFindings.Finding(path: Self.v6, connectivity: .limited, reason: .noAnswer)
+        let findings = ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: .full), ipv6: limited)
+        #expect(findings.connectivity(ipv4: Self.online(Self.wlan0), ipv6: Self.online(Self.v6)) == (.unknown, nil))
+        #expect(findings.reason(ipv4: Self.online(Self.wlan0), ipv6: Self.online(Self.v6)) == nil)
+        #expect(findings.connectivity(ipv4: Self.offline, ipv6: Self.online(Self.v6)) == (.limited, nil),
+                "the only family online decides alone")
+    }
+
+    /// A family whose check host has no address of it was not probed: it
+    /// has no say, neither `limited` nor `unknown`, and alone it leaves the
+    /// host `unknown`, saying why.
+    @Test func aFamilyTheCheckCannotAskHasNoSay() {
+        let unasked = ConnectivityFindings.Finding(path: Self.v6, connectivity: .none, reason: .noCheckAddress)
+        let both = (Self.online(Self.eth0), Self.online(Self.v6))
+        for (verdict, reason) in [(Connectivity.full, ConnectivityReason.expectedAnswer), (.limited, .noAnswer),
+                                  (.portal, .portalAnswer)] {
+            let findings = ConnectivityFindings(ipv4: .init(path: Self.eth0, connectivity: verdict, reason: reason), ipv6: unasked)
+            #expect(findings.connectivity(ipv4: both.0, ipv6: both.1).0 == verdict)
+            #expect(findings.reason(ipv4: both.0, ipv6: both.1) == reason)
+        }
+        let alone = ConnectivityFindings(ipv6: unasked)
+        #expect(alone.connectivity(ipv4: Self.offline, ipv6: both.1) == (.unknown, nil))
+        #expect(alone.reason(ipv4: Self.offline, ipv6: both.1) == .noCheckAddress)
+        #expect(alone.connectivity(ipv4: both.0, ipv6: both.1) == (.unknown, nil), "IPv4's probe is still running")
+        #expect(alone.reason(ipv4: both.0, ipv6: both.1) == nil)
     }
 
     /// The reason is the deciding finding's: a `full` family's over the

@@ -30,6 +30,9 @@ public enum ConnectivityReason: ProtocolValue, CustomStringConvertible {
     /// The host's own connections through the path got nothing back, and
     /// the probe they started found no Internet either.
     case connectionsFail
+    /// The check host has no address of the family: its path was not
+    /// probed (`unknown` where no other family decides).
+    case noCheckAddress
     /// A reason this version does not know, from a newer daemon: words to
     /// show, with no bearing on `online`.
     case unrecognized(String)
@@ -37,7 +40,7 @@ public enum ConnectivityReason: ProtocolValue, CustomStringConvertible {
     /// The values this version knows; never `.unrecognized`.
     public static let allCases: [ConnectivityReason] = [
         .expectedAnswer, .portalAnswer, .noAnswer, .refused, .unreachable, .nameUnresolved, .brokenAnswer, .errorAnswer,
-        .gatewayUnanswered, .connectionsFail,
+        .gatewayUnanswered, .connectionsFail, .noCheckAddress,
     ]
 
     /// The wire spelling.
@@ -53,6 +56,7 @@ public enum ConnectivityReason: ProtocolValue, CustomStringConvertible {
         case .errorAnswer: "error_answer"
         case .gatewayUnanswered: "gateway_unanswered"
         case .connectionsFail: "connections_fail"
+        case .noCheckAddress: "no_check_address"
         case .unrecognized(let rawValue): rawValue
         }
     }
@@ -70,6 +74,7 @@ public enum ConnectivityReason: ProtocolValue, CustomStringConvertible {
         case .errorAnswer: "the check server answered with an error"
         case .gatewayUnanswered: "the gateway stopped answering address resolution"
         case .connectionsFail: "connections through this path fail"
+        case .noCheckAddress: "the check host has no address of this family"
         case .unrecognized(let rawValue): rawValue
         }
     }

@@ -44,30 +44,47 @@ package struct ConnectivityFindings: Sendable, Equatable {
         if ipv6?.path != ipv6Status.path { ipv6 = nil }
     }
 
-    /// The connectivity of a status with these families: across the families
-    /// online by routes, `full` if either was found so, else a portal, else
-    /// `limited`; `none` when neither is online; `unknown` while no finding
-    /// for the current paths has come in.
+    /// The connectivity of a status with these families (docs/PROTOCOL.md,
+    /// "Combining the families"). Each family online by routes has a say:
+    /// its finding on its current path, or `unknown` when none has come
+    /// since that path came (its first probe is running), except a family
+    /// not probed at all, whose finding is `none` (the check host has no
+    /// address of it: nothing was asked of its path). Across them: `full` if
+    /// either is; else a portal; else `unknown` if either is, so that one
+    /// family's handover never makes a host `limited` by the other's
+    /// verdict; else `limited`. `unknown` when no family has a say; `none`
+    /// when neither is online.
     package func connectivity(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus)
         -> (Connectivity, portalURL: String?)
     {
-        guard ipv4Status.path != nil || ipv6Status.path != nil else { return (.none, nil) }
-        let current = current(ipv4: ipv4Status, ipv6: ipv6Status)
-        if current.contains(where: { $0.connectivity == .full }) { return (.full, nil) }
-        if let portal = current.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL) }
-        if current.contains(where: { $0.connectivity == .limited }) { return (.limited, nil) }
-        return (.unknown, nil)
+        let combined = combine(ipv4: ipv4Status, ipv6: ipv6Status)
+        return (combined.connectivity, combined.portalURL)
     }
 
     /// Why ``connectivity(ipv4:ipv6:)`` is what it is: the reason of the
     /// finding that decided it (the first `full` one, else the portal,
-    /// else the first `limited` one); `nil` without one.
+    /// else the first `limited` one); `nil` where no finding decided it,
+    /// but `noCheckAddress` where no family was probed for that reason.
     package func reason(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus) -> ConnectivityReason? {
-        let current = current(ipv4: ipv4Status, ipv6: ipv6Status)
-        for verdict in [Connectivity.full, .portal, .limited] {
-            if let deciding = current.first(where: { $0.connectivity == verdict }) { return deciding.reason }
-        }
-        return nil
+        combine(ipv4: ipv4Status, ipv6: ipv6Status).reason
+    }
+
+    /// The one rule both answers come from.
+    private func combine(ipv4 ipv4Status: FamilyStatus, ipv6 ipv6Status: FamilyStatus)
+        -> (connectivity: Connectivity, portalURL: String?, reason: ConnectivityReason?)
+    {
+        let online = [(ipv4Status, ipv4), (ipv6Status, ipv6)].filter { $0.0.path != nil }
+        guard !online.isEmpty else { return (.none, nil, nil) }
+        // Each online family's say: a current finding, or nil (unknown).
+        let says = online.map { status, finding in finding?.path == status.path ? finding : nil }
+        let heard = says.compactMap { $0 }.filter { $0.connectivity != .none }
+        if let full = heard.first(where: { $0.connectivity == .full }) { return (.full, nil, full.reason) }
+        if let portal = heard.first(where: { $0.connectivity == .portal }) { return (.portal, portal.portalURL, portal.reason) }
+        if says.contains(where: { $0 == nil }) { return (.unknown, nil, nil) }
+        if let limited = heard.first(where: { $0.connectivity == .limited }) { return (.limited, nil, limited.reason) }
+        // Every online family unprobed, each for its own reason (or an
+        // unknown verdict from a checker this version does not have).
+        return (.unknown, nil, says.compactMap { $0?.reason }.first)
     }
 
     /// Whether a finding for a current path says names fail.

@@ -328,13 +328,14 @@ final class ConnectivityChecker {
         case .answered(let response): (report.nameFailed ? "the name did not resolve; at the kept address, " : "")
             + "HTTP \(response.status)"
         case .failed(let failure): failure.rawValue
+        case .noAddress: "the check host has no address of this family"
         }
         // Info only for a verdict that changes what is published.
         logger.log(
             level: unconfirmed || state.verdict == verdict ? .debug : .info, "connectivity check",
             metadata: ["check.family": "\(family)", "check.answer": "\(answer)",
                        "check.verdict": "\(unconfirmed ? "confirming" : verdict.connectivity.rawValue)",
-                       "check.names": "\(verdict.namesFail ? "failing" : "resolved")"])
+                       "check.names": "\(verdict.namesFail ? "failing" : report.outcome == .failed(.dns) ? "unresolved" : "resolved")"])
         state.probeInFlight = nil
         state.probeDeadline = nil
         if unconfirmed {
@@ -355,7 +356,10 @@ final class ConnectivityChecker {
         state.hinted = false
         let changed = state.verdict != verdict
         state.verdict = verdict
-        state.misses = verdict.connectivity == .full && !verdict.namesFail ? 0 : state.misses + 1
+        // Nothing to ask (no address of the family) is asked again at the
+        // interval, as a working path is: the host may gain one.
+        let settled = (verdict.connectivity == .full && !verdict.namesFail) || verdict.connectivity == .none
+        state.misses = settled ? 0 : state.misses + 1
         // A `reachd check` that came while it ran has its probe due
         // already: the user may just have signed in.
         if state.nextProbe == nil { state.nextProbe = now + delay(afterMisses: state.misses) }

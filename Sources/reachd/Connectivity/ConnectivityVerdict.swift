@@ -4,6 +4,10 @@ import Reachability
 enum ProbeOutcome: Equatable, Sendable {
     case answered(HTTPResponse)
     case failed(ProbeFailure)
+    /// The resolver answered that the check host has no address of the
+    /// family: nothing was asked of its path, which is neither working
+    /// nor not (a dual-stack host whose check host has no AAAA).
+    case noAddress
 }
 
 /// Why a probe got no answer: each means the network is there but not the
@@ -60,6 +64,7 @@ struct ConnectivityVerdict: Equatable, Sendable {
         switch outcome {
         case .answered(let answer): response = answer
         case .failed(let failure): return ConnectivityVerdict(connectivity: .limited, reason: failure.reason)
+        case .noAddress: return ConnectivityVerdict(connectivity: .none, reason: .noCheckAddress)
         }
         if matches(response, expectation) { return ConnectivityVerdict(connectivity: .full, reason: .expectedAnswer) }
         switch response.status {

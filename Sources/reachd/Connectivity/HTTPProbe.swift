@@ -57,7 +57,7 @@ enum HTTPProbe {
             addresses = resolved
         case .noAddress:
             // The resolver answered: names work, the check's has no address.
-            return ProbeReport(.failed(.dns))
+            return ProbeReport(.noAddress)
         case .failed:
             guard let kept, ContinuousClock.now < deadline else { return ProbeReport(.failed(.dns)) }
             let outcome = attempt(kept, check, interface: interface, deadline: deadline)
@@ -70,6 +70,7 @@ enum HTTPProbe {
             switch outcome {
             case .answered: return ProbeReport(outcome, answeredAt: address)
             case .failed(let reason): failure = reason
+            case .noAddress: break  // An attempt at an address always has one.
             }
         }
         return ProbeReport(.failed(ContinuousClock.now >= deadline ? .timeout : failure))

@@ -282,4 +282,51 @@ struct ConnectivityCheckTests {
         #expect(check.error.contains("did not answer within 1 s") && !check.error.contains("start one"), "\(check.error)")
         withExtendedLifetime(server) {}
     }
+
+    /// A dual-stack host whose check host answers over IPv4 and refuses
+    /// over IPv6 (IPv6 `limited`, IPv4 `full`), in an IPv4 VPN-style
+    /// handover (def1 routes to tun0): IPv4's new path is `unknown` until
+    /// its probe answers, and `unknown` beside `limited` is `unknown`, so
+    /// the host stays online. Before, each handover published `online:
+    /// false, connectivity: limited` until the new path's probe answered.
+    @Test(.timeLimit(.minutes(1)))
+    func aHandoverOnOneFamilyNeverTurnsTheHostLimitedByTheOthersVerdict() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        try await TestNetwork.sh("ip link add tun0 netns \(network.host) type veth peer name tunp netns \(network.gateway)")
+        try await network.inGateway("link set tunp up", "addr add 10.8.0.1/24 dev tunp")
+        try await network.inHost("link set tun0 up", "addr add 10.8.0.2/24 dev tun0")
+        // The check server refuses IPv6 connections: IPv6 is `limited`.
+        try await TestNetwork.sh(
+            "ip netns exec \(network.gateway) nft 'add table inet refuse6; "
+                + "add chain inet refuse6 input { type filter hook input priority 0; }; "
+                + "add rule inet refuse6 input ip6 daddr fd77::1 tcp dport 8080 reject with tcp reset'")
+        let etc = try await DestinationReachabilityTests.resolverFiles(
+            network, hosts: "10.77.0.1 check.test\nfd77::1 check.test", nameServer: "127.0.0.1")
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", "http://check.test:\(server.port)/generate_204"], etc: etc)
+        defer { daemon.signal(SIGTERM) }
+        _ = try await eventually("IPv6 found limited, IPv4 full") {
+            let log = daemon.errorOutput
+            return log.contains("check.family=IPv6 check.names=resolved check.verdict=limited")
+                && log.contains("check.family=IPv4 check.names=resolved check.verdict=full") ? true : nil
+        }
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(#"{"op":"subscribe","detail":"summary"}"# + "\n")
+        let before = try await subscriber.readStatus()
+        #expect(before.connectivity == .full && before.online, "\(before)")
+
+        try await network.inHost("route add 0.0.0.0/1 dev tun0", "route add 128.0.0.0/1 dev tun0")
+        var seen: [NetworkStatus] = []
+        let end = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < end, let status = try? await subscriber.readStatus(timeout: end - .now) {
+            seen.append(status)
+        }
+        let moved = try #require(seen.first, "the handover was published")
+        #expect(moved.ipv4.path?.interface == "tun0" && moved.connectivity == .unknown && moved.online, "\(moved)")
+        #expect(seen.allSatisfy { $0.online }, "online throughout: \(seen.map { "\($0.connectivity) \($0.online)" })")
+        #expect(seen.last?.connectivity == .full, "the new path's probe answered: \(seen.map(\.connectivity))")
+        withExtendedLifetime(server) {}
+    }
 }
