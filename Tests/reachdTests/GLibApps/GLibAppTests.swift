@@ -104,6 +104,10 @@ struct GLibAppTests {
     @Test func changesReachTheAppAsOneSignalEach() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
+        // IPv6's address from the start: its default route alone comes
+        // later, one change (an address and a route as two commands are
+        // two statuses on a loaded machine).
+        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad")
         let daemon = try await network.startDaemon()
         let app = try await GLibApp(in: network, socket: network.socketPath)
         #expect(app.ready.available)
@@ -130,7 +134,7 @@ struct GLibAppTests {
 
         // IPv6 coming up beside IPv4 leaves the app's three properties, and
         // is still a change of configuration: one signal.
-        try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
+        try await network.inHost("-6 route add default via fd77::1")
         let ipv6 = try await app.signal(7, "IPv6 beside IPv4")
         #expect(ipv6.argument == true && ipv6.connectivity == "full", "\(ipv6)")
         let routes = (0..<100_000).map { "10.\(100 + $0 / 65536).\($0 / 256 % 256).\($0 % 256)/32" }
@@ -394,15 +398,24 @@ struct GLibAppTests {
         try await network.bringUpIPv4(defaultRoute: false)
         let fake = try FakeDaemon(answeringInTurn: [Self.otherNetworksLine], after: .milliseconds(600))
         let app = try await GLibApp(in: network, socket: fake.path)
-        #expect(app.ready.type == "ReachdNetworkMonitor" && !app.ready.available, "GLib's backend: \(app.ready)")
+        #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.ready)")
+        // GLib's backend, made within init's wait (1 s), says no default
+        // route at once; made later (a loaded machine), the module starts
+        // from GLib's base assumption (available) and its one signal
+        // corrects that.
+        var settled = 0
+        if app.ready.available {
+            settled = 1
+            #expect(try await app.signal(1, "GLib's backend, made after init").available == false)
+        }
         try await Task.sleep(for: .seconds(1))
-        #expect(app.signals.isEmpty, "the other network's status changed nothing: \(app.signals)")
+        #expect(app.signals.count == settled, "the other network's status changed nothing: \(app.signals)")
         try await network.inHost("route add default via 10.77.0.1")
-        let online = try await app.signal(1, "this network's default route, from GLib's backend")
+        let online = try await app.signal(settled + 1, "this network's default route, from GLib's backend")
         #expect(online.available, "\(online)")
         try await Task.sleep(for: .seconds(2))
         #expect(fake.connections == 1, "asked again \(fake.connections - 1) times")
-        #expect(app.signals.count == 1 && app.process.isRunning, "\(app.signals) \(app.process.errorOutput)")
+        #expect(app.signals.count == settled + 1 && app.process.isRunning, "\(app.signals) \(app.process.errorOutput)")
     }
 
     /// A daemon that subscribes with a status, answers `get` with `lines`,
