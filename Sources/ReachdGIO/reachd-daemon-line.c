@@ -169,14 +169,17 @@ parse_status (JsonObject *object, ReachdHostState *host)
 }
 
 /* Reads a status's `changes` (docs/PROTOCOL.md, Changes): whether they
- * hold a kind that changes the network's configuration for GLib (as
- * StatusChange.changesConfiguration in the Swift library), and
- * whether one is a handover. Kinds this module does not know, and entries
- * it cannot read, are ignored. */
+ * hold a path change, which GLib calls a change of the network's
+ * configuration although its three properties may stay (as
+ * StatusChange.changesConfiguration in the Swift library), and whether it
+ * is a handover. Every other kind signals only where it moves one of the
+ * three properties, which the monitor compares: a new path's check
+ * answering `full` after the handover's `unknown` is FULL both times for
+ * GLib, and signals nothing more. Kinds this module does not know, and
+ * entries it cannot read, are ignored. */
 static void
 parse_changes (JsonObject *object, ReachdLine *line)
 {
-  static const char *const kinds[] = { "path", "reachability", "connectivity", "metered", "portal_url", NULL };
   JsonNode *node = json_object_get_member (object, "changes");
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node))
     return;
@@ -187,18 +190,12 @@ parse_changes (JsonObject *object, ReachdLine *line)
       if (!JSON_NODE_HOLDS_OBJECT (change))
         continue;
       JsonObject *entry = json_node_get_object (change);
-      const char *kind = string_member (entry, "kind");
-      if (!is_one_of (kind, kinds))
+      if (g_strcmp0 (string_member (entry, "kind"), "path") != 0)
         continue;
       JsonNode *from = json_object_get_member (entry, "from");
       JsonNode *to = json_object_get_member (entry, "to");
-      /* A new connectivity_reason alone: GLib's connectivity is the same. */
-      if (g_strcmp0 (kind, "connectivity") == 0 && from != NULL && to != NULL && JSON_NODE_HOLDS_VALUE (from)
-          && JSON_NODE_HOLDS_VALUE (to) && g_strcmp0 (json_node_get_string (from), json_node_get_string (to)) == 0)
-        continue;
       line->reconfigured = TRUE;
-      if (g_strcmp0 (kind, "path") == 0 && from != NULL && JSON_NODE_HOLDS_OBJECT (from) && to != NULL
-          && JSON_NODE_HOLDS_OBJECT (to))
+      if (from != NULL && JSON_NODE_HOLDS_OBJECT (from) && to != NULL && JSON_NODE_HOLDS_OBJECT (to))
         line->handover = TRUE;
     }
 }

@@ -51,10 +51,10 @@ typedef enum {
 typedef struct {
   ReachdLineType type;
   ReachdHostState host;              /* REACHD_LINE_STATUS */
-  /* REACHD_LINE_STATUS: its `changes` include one GLib calls a change of
-   * network configuration (a path, reachability, the verdict, the portal,
-   * metering), so `network-changed` fires even where the three properties
-   * stay as they were: a handover to a VPN or another uplink. */
+  /* REACHD_LINE_STATUS: its `changes` include a path change, which GLib
+   * calls a change of network configuration, so `network-changed` fires
+   * even where the three properties stay as they were: a handover to a VPN
+   * or another uplink. */
   gboolean reconfigured;
   /* REACHD_LINE_STATUS: one of them is a handover, a `path` change with a
    * path before and after: the family stayed online on another path. */

@@ -80,7 +80,9 @@ struct StatusChangeTests {
         #expect(status.connectivityReason == .noAnswer)
         let configurationChanged = status.changes.contains(where: \.changesConfiguration)
         #expect(!configurationChanged)
-        #expect(StatusChange.connectivity(from: .full, to: .limited).changesConfiguration)
+        #expect(!StatusChange.connectivity(from: .full, to: .limited).changesConfiguration,
+                "a verdict signals GLib apps by moving GLib's connectivity, which the statuses' comparison tells")
+        #expect(StatusChange.path(.ipv4, from: nil, to: Self.eth0).changesConfiguration)
     }
 
     /// A container's veth: news for a full subscriber, none for a summary one.

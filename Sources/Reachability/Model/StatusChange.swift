@@ -71,17 +71,21 @@ public enum StatusChange: Sendable, Hashable {
         }
     }
 
-    /// What GLib calls a change of network configuration (`network-changed`):
-    /// the way out, how far it reaches, the check's verdict, the portal,
-    /// metering. Links and watched targets that move without moving any of
-    /// these (a container's veth, an RA refresh) are not, nor is a verdict
-    /// that stays the same with a new ``NetworkStatus/connectivityReason``.
+    /// Whether GLib calls it a change of network configuration by itself
+    /// (`network-changed` although GLib's three properties may stay): the
+    /// way out moved, a handover to a VPN or another uplink. Any other
+    /// change signals only where it moves one of those properties
+    /// (available, connectivity, metered), which comparing the statuses
+    /// tells: a new path's check answering `full` after the handover's
+    /// `unknown` is full access both times for GLib, and no second signal.
+    ///
+    /// ```swift
+    /// let handover = status.changes.contains(where: \.changesConfiguration)
+    /// ```
     public var changesConfiguration: Bool {
         switch self {
-        case .connectivity(let from, let to): from != to
-        case .path, .reachability, .metered, .portalURL: true
-        // GLib's monitor has no word for name resolution.
-        case .dns, .interfaces, .watched, .unrecognized: false
+        case .path: true
+        case .connectivity, .reachability, .metered, .portalURL, .dns, .interfaces, .watched, .unrecognized: false
         }
     }
 

@@ -198,6 +198,39 @@ struct HandoverTests {
         _ = daemon
     }
 
+    /// With the check on, a handover to another gateway is one status with
+    /// the path (its verdict `unknown`), and a second a moment later where
+    /// the new path's probe says `full`. GLib sees full access in both: one
+    /// `network-changed`, not two (Dino and WebKit reconnect at each).
+    @Test func aHandoverWithTheCheckOnIsOneSignal() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inGateway("addr add 10.77.0.254/24 dev vg")
+        let server = try await CheckServer(in: network, answering: .init(status: 204))
+        let daemon = try await network.startDaemon(["--check-url", server.url])
+        defer { daemon.signal(SIGTERM) }
+        let subscriber = try SocketClient(path: network.socketPath)
+        try subscriber.send(#"{"op":"subscribe","detail":"summary"}"# + "\n")
+        var latest = try await subscriber.readStatus()
+        while latest.connectivity != .full { latest = try await subscriber.readStatus() }
+        let app = try await GLibApp(in: network, socket: network.socketPath)
+        #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.connectivity == "full", "\(app.ready)")
+
+        try await network.inHost("route replace default via 10.77.0.254")
+        let moved = try await subscriber.readStatus()
+        #expect(Self.words(moved.changes) == Self.path(Self.vh, "vh via 10.77.0.254 from 10.77.0.2") + ["connectivity"]
+                && moved.connectivity == .unknown, "\(moved.changes) \(moved.connectivity)")
+        let probed = try await subscriber.readStatus()
+        #expect(probed.connectivity == .full && Self.words(probed.changes) == ["connectivity"], "\(probed.changes)")
+        let signal = try await app.signal(1, "the handover")
+        #expect(signal.available && signal.connectivity == "full", "\(signal)")
+        // The probe's status reached the app too (it reads in order); a
+        // second signal would follow it at once.
+        try await Task.sleep(for: .seconds(1))
+        #expect(app.signals.count == 1, "one network-changed for the handover: \(app.signals)")
+        withExtendedLifetime(server) {}
+    }
+
     static func radvdConfiguration(_ prefixes: [(prefix: String, preferred: Int)]) -> String {
         // Intervals under radvd's usual 3 s floor are allowed to a home agent.
         """
