@@ -17,8 +17,22 @@ struct ResolverConfigurationTests {
             nameserver 198.51.100.53
             options edns0
             """
-        let servers = ResolverConfiguration(parsing: text).servers.map(\.description)
-        #expect(servers == ["192.0.2.53", "2001:db8::53", "fe80::1"], "glibc asks three; a zone is not part of the address")
+        let servers = ResolverConfiguration(parsing: text).servers
+        #expect(servers.map(\.description) == ["192.0.2.53", "2001:db8::53", "fe80::1%eth0"], "glibc asks three")
+        #expect(servers[2].address.description == "fe80::1" && servers[2].zone == "eth0", "the zone is the link it is asked on")
+    }
+
+    /// A zone names a link, by name or number; glibc ignores one on IPv4,
+    /// and an empty one is none.
+    @Test func aZoneIsKeptForIPv6Only() {
+        #expect(NameServer("fe80::1%2")?.zone == "2")
+        #expect(NameServer("192.0.2.53%eth0").map { $0.zone == nil && $0.description == "192.0.2.53" } == true)
+        #expect(NameServer("fe80::1%")?.zone == nil)
+        #expect(NameServer("fe80::zz%eth0") == nil)
+        let eth0 = LinkRecord(index: 2, name: "eth0", isUp: true, hasCarrier: true, isLoopback: false, operationalState: .up)
+        #expect(NameServer("fe80::1%eth0")?.linkIndex(in: [2: eth0]) == 2)
+        #expect(NameServer("fe80::1%wlan0")?.linkIndex(in: [2: eth0]) == 0, "no such link: one the kernel refuses")
+        #expect(NameServer("fe80::1")?.linkIndex(in: [2: eth0]) == nil)
     }
 
     @Test func whatDoesNotParseIsSkippedAsTheResolverSkipsIt() {

@@ -50,7 +50,7 @@ package final class NetworkWatcher {
     /// The name servers the resolver asks (``ResolverConfiguration``): each
     /// judged by its route at every evaluation. Set with
     /// ``setResolverServers(_:)``.
-    package private(set) var resolverServers: [IPAddress] = []
+    package private(set) var resolverServers: [NameServer] = []
 
     /// What a connectivity check found about the paths published so far (the
     /// daemon's checker, fed back through ``apply(_:)``); `nil` where no check
@@ -127,7 +127,7 @@ package final class NetworkWatcher {
 
     /// Takes in the resolver's servers (its configuration changed, or before
     /// ``start()``): the status to publish when their verdict changed it.
-    package func setResolverServers(_ servers: [IPAddress]) throws(NetlinkError) -> NetworkStatus? {
+    package func setResolverServers(_ servers: [NameServer]) throws(NetlinkError) -> NetworkStatus? {
         guard servers != resolverServers else { return nil }
         resolverServers = servers
         guard publisher.current != nil else { return nil }
@@ -242,21 +242,22 @@ package final class NetworkWatcher {
     /// The status to publish, `nil` when unchanged, and the lookups it rests on.
     private static func evaluate(
         _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
-        findings: inout ConnectivityFindings?, resolverServers: [IPAddress],
+        findings: inout ConnectivityFindings?, resolverServers: [NameServer],
         metering: (LinkRecord) -> Metering
     ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult?]) {
         // The families' probes and each name server in one pass: a route
         // going under the resolver changes the verdict with the status.
+        // A scoped server is asked on its link, as glibc sends to it.
         let lookups = try queries.lookupRoutes(
-            to: [ReachabilityEvaluator.probeDestinations[.ipv4]!, ReachabilityEvaluator.probeDestinations[.ipv6]!]
-                + resolverServers)
+            [RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv4]!), RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv6]!)]
+                + resolverServers.map { RouteQuery($0.address, outputInterface: $0.linkIndex(in: table.links)) })
         // The probes are the first batch's first replies, queued before any
         // that could overrun it: lost, the socket itself is failing.
         guard let ipv4Lookup = lookups[0], let ipv6Lookup = lookups[1] else {
             throw NetlinkError("look up the route out", errno: ENOBUFS)
         }
         let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
-            DestinationEvaluator.evaluate(server, lookup: lookup, table: table)
+            DestinationEvaluator.evaluate(server.address, lookup: lookup, table: table)
         }
         let ipv4 = ReachabilityEvaluator.evaluate(.ipv4, table: table, lookup: ipv4Lookup)
         let ipv6 = ReachabilityEvaluator.evaluate(.ipv6, table: table, lookup: ipv6Lookup)

@@ -234,6 +234,12 @@ final class NetlinkQuerySocket {
         if let uid = query.uid {
             try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
         }
+        if let link = query.outputInterface {
+            // The kernel reads 0 as no link at all: an index no link has is
+            // asked as one it refuses.
+            let index = link > 0 ? UInt32(exactly: link) ?? UInt32.max : UInt32.max
+            try libnl("build a route request", nla_put_u32(message, Int32(RTA_OIF.rawValue), index))
+        }
         if let port = query.tcpPort {
             try libnl("build a route request", nla_put_u8(message, Int32(RTA_IP_PROTO.rawValue), UInt8(IPPROTO_TCP)))
             // Network byte order, as the kernel reads RTA_DPORT.

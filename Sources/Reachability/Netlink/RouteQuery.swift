@@ -12,11 +12,21 @@ struct RouteQuery: Sendable, Hashable {
     /// The address the packet is sent from (RTA_SRC), for rules that
     /// select on it (`from`); `nil`: as a new socket's, chosen by the route.
     var source: IPAddress?
+    /// The link it must leave by (RTA_OIF), as a socket bound to it or an
+    /// IPv6 link-local address's scope makes it; `nil`: any. 0, or an
+    /// index no link has, is asked as a link the kernel refuses (ENODEV):
+    /// the kernel reads 0 as "any", and a server scoped to a link that is
+    /// not there is unreachable, not reachable by any other.
+    var outputInterface: Int?
 
-    init(_ destination: IPAddress, uid: UInt32? = nil, tcpPort: UInt16? = nil, source: IPAddress? = nil) {
+    init(
+        _ destination: IPAddress, uid: UInt32? = nil, tcpPort: UInt16? = nil, source: IPAddress? = nil,
+        outputInterface: Int? = nil
+    ) {
         self.destination = destination
         self.uid = uid
         self.tcpPort = tcpPort
         self.source = source
+        self.outputInterface = outputInterface
     }
 }

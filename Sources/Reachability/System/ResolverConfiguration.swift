@@ -1,7 +1,7 @@
 /// The name servers a resolver configuration (`resolv.conf(5)`) names.
 ///
 /// Only the first three count: glibc's resolver asks no more (`MAXNS`).
-/// An address with a zone (`fe80::1%eth0`) is taken without it.
+/// An address with a zone (`fe80::1%eth0`) keeps it: it is asked on that link.
 package struct ResolverConfiguration: Equatable, Sendable {
     /// glibc's `MAXNS`.
     package static let serversAsked = 3
@@ -10,9 +10,9 @@ package struct ResolverConfiguration: Equatable, Sendable {
     /// Where systemd-resolved writes the servers it uses.
     package static let resolvedServersFile = "/run/systemd/resolve/resolv.conf"
 
-    package var servers: [IPAddress]
+    package var servers: [NameServer]
 
-    package init(servers: [IPAddress]) {
+    package init(servers: [NameServer]) {
         self.servers = servers
     }
 
@@ -21,12 +21,11 @@ package struct ResolverConfiguration: Equatable, Sendable {
     /// `limit`: how many count (glibc asks three; systemd-resolved all of
     /// those it lists).
     package init(parsing text: String, limit: Int = serversAsked) {
-        var servers: [IPAddress] = []
+        var servers: [NameServer] = []
         for line in text.split(whereSeparator: \.isNewline) {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard words.count >= 2, words[0] == "nameserver", servers.count < limit else { continue }
-            let address = words[1].split(separator: "%", maxSplits: 1).first.map(String.init) ?? ""
-            if let parsed = IPAddress(address) { servers.append(parsed) }
+            if let parsed = NameServer(words[1]) { servers.append(parsed) }
         }
         self.servers = servers
     }
@@ -47,6 +46,6 @@ package struct ResolverConfiguration: Equatable, Sendable {
     /// Whether every server is systemd-resolved's stub: then the servers
     /// that answer are in ``resolvedServersFile``.
     package var pointsAtResolvedStub: Bool {
-        !servers.isEmpty && servers.allSatisfy { Self.resolvedStubs.contains($0.description) }
+        !servers.isEmpty && servers.allSatisfy { Self.resolvedStubs.contains($0.address.description) }
     }
 }

@@ -115,6 +115,41 @@ struct NameResolutionTests {
         #expect(local.dns.servers.map(\.interface) == ["lo"])
     }
 
+    /// `nameserver fe80::1%vh2` (NetworkManager writes such lines) is asked
+    /// on vh2, as glibc sends to it: judged there, `interface` vh2, and
+    /// unroutable once vh2 goes down, whatever other link has a route to
+    /// fe80::/64. Before, it was judged on the first such link: `ok via vh`,
+    /// and still `ok` with vh2 down.
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aScopedLinkLocalServerIsJudgedOnItsOwnLink(throughDaemon: Bool) async throws {
+        let network = try await TestNetwork()
+        try await TestNetwork.sh("ip link add vh2 netns \(network.host) type veth peer name vg2 netns \(network.gateway)")
+        try await network.inGateway("link set vg2 up")
+        try await network.bringUpIPv4(defaultRoute: true)
+        try await network.inHost("link set vh2 up")
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "fe80::53%vh2")
+        let daemon = throughDaemon ? try await network.startDaemon(etc: etc) : nil
+        defer { daemon?.signal(SIGTERM) }
+        // In-process, the command reads the same files.
+        let command = network.inHost(etc: throughDaemon ? nil : etc) + [
+            Reachd.binary, "status", "--json", throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"]
+        func dns() async throws -> DNSStatus? {
+            let line = try await Subprocess.run(command).output.split(separator: "\n").first.map { Array($0.utf8) } ?? []
+            guard case .status(let status) = try? DaemonMessage.decode(line) else { return nil }
+            return status.dns
+        }
+        let judged = try await eventually("judged on vh2", timeout: .seconds(10)) {
+            try await dns().flatMap { $0.servers.first?.interface == "vh2" ? $0 : nil }
+        }
+        #expect(judged.state == .ok && judged.servers.map(\.address) == ["fe80::53"], "\(judged)")
+
+        try await network.inHost("link set vh2 down")
+        let down = try await eventually("not ok with vh2 down", timeout: .seconds(2)) {
+            try await dns().flatMap { $0.state != .ok ? $0 : nil }
+        }
+        #expect(down.state == .unroutable && down.servers.first?.interface == nil, "\(down)")
+    }
+
     /// At boot the daemon may start before systemd-resolved: /etc/resolv.conf
     /// links into a /run/systemd/resolve that does not exist yet. Once
     /// resolved makes it and writes its files, the daemon judges its
