@@ -2,19 +2,22 @@ import Logging
 
 /// What a ``FollowSession`` logs of daemon failures: each once until the
 /// daemon answers again, so that a refusing daemon costs one warning, not
-/// one per retry. Pure: failures in, the line to log out.
-struct DaemonFailureLog {
+/// one per retry. Pure: failures in, the line to log out. The `reachd`
+/// command holds one too, to say on its terminal what a session would log.
+package struct DaemonFailureLog {
     /// The last failure warned about since the daemon last answered.
     private var lastWarned: String?
 
+    package init() {}
+
     /// The daemon answered: its next failure is news.
-    mutating func daemonAnswered() {
+    package mutating func daemonAnswered() {
         lastWarned = nil
     }
 
     /// The line to log for `error`, met by a session following `source`;
     /// `nil`: nothing.
-    mutating func entry(for error: DaemonClientError, source: ReachabilityMonitor.Source)
+    package mutating func entry(for error: DaemonClientError, source: ReachabilityMonitor.Source)
         -> (level: Logger.Level, message: String, metadata: Logger.Metadata)?
     {
         let description = "\(error)"

@@ -146,8 +146,19 @@ struct ConnectionOptions: ParsableArguments {
         configuration.traceDatagrams = traceDatagrams
         var refused: ReachabilityError?
         var followingDaemon: Bool?
+        // The command says each daemon failure that is news, and each
+        // change of source, once, in its own words: the session's warnings
+        // would say them again, in another form. The same policy decides
+        // what is news.
+        var failureLog = DaemonFailureLog()
+        // Since the last change of source: whether a warning said why, and
+        // the failures too common to warn of (no socket, a hang-up).
+        var toldWhy = false
+        var quietFailures: [DaemonClientError] = []
+        var logger = Logger(label: "reachd.monitor")
+        if announcingSource { logger.logLevel = .error }
         do {
-            let session = try FollowSession(configuration, logger: Logger(label: "reachd.monitor"))
+            let session = try FollowSession(configuration, logger: logger)
             for key in destinations { session.remote.follow(key) }
             try session.run(until: deadline) { update in
                 switch update {
@@ -156,15 +167,36 @@ struct ConnectionOptions: ParsableArguments {
                     if announcingSource, fromDaemon, followingDaemon != nil {
                         Console.error("reachd: following the daemon again")
                     }
-                    if announcingSource, !fromDaemon, !noDaemon {
-                        Console.error("reachd: no daemon answers; following netlink in-process")
+                    if announcingSource, !fromDaemon, !noDaemon, !toldWhy {
+                        let why = quietFailures.isEmpty
+                            ? "no daemon answers" : quietFailures.map(\.briefDescription).joined(separator: "; ")
+                        Console.error("reachd: \(why); following netlink in-process")
                     }
+                    if fromDaemon { failureLog.daemonAnswered() }
+                    (toldWhy, quietFailures) = (false, [])
                     followingDaemon = fromDaemon
                     return true
                 case .destinationFailed(_, let error):
                     refused = error
                     return false
-                case .status, .destination, .problem:
+                case .problem(let problem):
+                    guard announcingSource else { return deliver(update) }
+                    switch problem {
+                    case .noDaemonAnswered(let failures):
+                        for failure in failures {
+                            guard let entry = failureLog.entry(for: failure, source: configuration.source) else { continue }
+                            if entry.level >= .warning {
+                                Console.error("reachd: \(entry.message)")
+                                toldWhy = true
+                            } else {
+                                quietFailures.append(failure)
+                            }
+                        }
+                    case .inProcessFailed, .waitFailed:
+                        Console.error("reachd: \(problem); trying again")
+                    }
+                    return deliver(update)
+                case .status, .destination:
                     return deliver(update)
                 }
             }

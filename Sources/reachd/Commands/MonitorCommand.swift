@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Logging
 import Reachability
 
@@ -42,6 +47,8 @@ struct MonitorCommand: ParsableCommand {
     func run() throws {
         let trace: (@Sendable ([UInt8]) -> Void)? = traceNetlink ? { @Sendable bytes in Self.traceDatagram(bytes) } : nil
         let detail: StatusDetail = output.json && !summary ? .full : .summary
+        // The last line printed: its state, and the time it showed.
+        var printed: (state: String, at: Date)?
         try connection.follow(status: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
             guard case .status(let update) = update else { return true }
             if output.json, let line = update.line {
@@ -53,7 +60,15 @@ struct MonitorCommand: ParsableCommand {
             if output.json {
                 Console.json(StatusFormatter.jsonLine(status))
             } else {
-                Console.out(StatusFormatter.changeLine(status))
+                // A new source's first status (stderr says the switch) in
+                // the state last printed is no news. A line's time never
+                // goes back: a daemon back from a stop says its state
+                // changed before the lines computed in-process meanwhile.
+                let state = StatusFormatter.oneLine(status)
+                if status.changes.isEmpty, let printed, printed.state == state { return true }
+                let at = max(status.changedAt, printed?.at ?? status.changedAt)
+                Console.out(StatusFormatter.changeLine(status, at: at))
+                printed = (state, at)
             }
             return true
         }

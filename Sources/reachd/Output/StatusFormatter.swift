@@ -88,8 +88,8 @@ enum StatusFormatter {
     /// One line per status, for `monitor` and the daemon's log: the state,
     /// then what changed (``NetworkStatus/changes``), so that two lines never
     /// look alike. `timed`: led by the time of the change (the log has its own).
-    static func changeLine(_ status: NetworkStatus, timed: Bool = true) -> String {
-        let line = (timed ? Timestamp.format(status.changedAt) + " " : "") + "#\(status.seq) \(oneLine(status))"
+    static func changeLine(_ status: NetworkStatus, timed: Bool = true, at time: Date? = nil) -> String {
+        let line = (timed ? Timestamp.format(time ?? status.changedAt) + " " : "") + "#\(status.seq) \(oneLine(status))"
         let changed = status.changes.map { describe($0, in: status) }
         return (changed.isEmpty ? line : line + " | " + changed.joined(separator: "; ")).escapingControlCharacters
     }

@@ -173,7 +173,7 @@ struct QuietClientTests {
         daemon.signal(SIGSTOP)
         try await network.inHost("route del default")
         _ = try await eventually("following netlink", timeout: .seconds(5)) {
-            client.errorOutput.contains("following netlink in-process") ? true : nil
+            client.errorOutput.contains("following the network in-process meanwhile") ? true : nil
         }
         try await Self.settled(client.pid)
         let calls = try await Self.systemCalls(of: client.pid)

@@ -30,7 +30,7 @@ struct StoppedDaemonTests {
         let noticed = ContinuousClock.now - changed
         #expect(offline.ipv4.reason == .noRoute)
         #expect(monitor.errorOutput.contains("did not answer within 1 s"), "says why: \(monitor.errorOutput)")
-        #expect(monitor.errorOutput.contains("following netlink in-process"), "\(monitor.errorOutput)")
+        #expect(monitor.errorOutput.contains("following the network in-process meanwhile"), "\(monitor.errorOutput)")
         print("a stopped daemon was noticed, and the change shown, \(noticed) after the route was deleted")
 
         daemon.signal(SIGCONT)
@@ -49,6 +49,45 @@ struct StoppedDaemonTests {
         // `seq` as stale, as PROTOCOL.md allows, drops nothing here.
         let numbers = monitor.statuses.map(\.seq)
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "over the fallback and back: \(numbers)")
+    }
+
+    /// The text monitor over a stop and back, with no change meanwhile:
+    /// the fallback is told once, in one line that says why, and nothing
+    /// else is printed until something changes. Before, the session's
+    /// warning and the command's line both told it, and each source's
+    /// first status printed the same state again, the daemon's with the
+    /// time of its last change, before the line computed in-process.
+    @Test func theTextMonitorTellsAFallbackOnceAndItsTimesNeverGoBack() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let daemon = try await network.startDaemon()
+        defer { daemon.signal(SIGCONT) }
+        let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor")
+        defer { monitor.signal(SIGTERM) }
+        _ = try await eventually("the first line") { monitor.outputLines.first }
+
+        daemon.signal(SIGSTOP)
+        // A change the kernel reports that moves no status: the client asks
+        // the daemon whether it is there, and hears nothing.
+        try await network.inHost("route add 10.99.0.0/24 via 10.77.0.1 table 200")
+        _ = try await eventually("the fallback", timeout: .seconds(5)) {
+            monitor.errorOutput.contains("in-process") ? true : nil
+        }
+        daemon.signal(SIGCONT)
+        _ = try await eventually("the daemon again", timeout: .seconds(10)) {
+            monitor.errorOutput.contains("following the daemon again") ? true : nil
+        }
+        try await network.inHost("route del default")
+        _ = try await eventually("the change") { monitor.outputLines.last { $0.contains("IPv4 online → local") } }
+
+        let told = monitor.errorOutput.split(separator: "\n")
+        #expect(told.count == 2 && told[0].hasPrefix("reachd: the reachd daemon at ")
+                && told[0].hasSuffix("did not answer within 1 s (stopped or overloaded); following the network in-process meanwhile"),
+                "once, with why: \(told)")
+        let lines = monitor.outputLines
+        #expect(lines.count == 2, "the first status and the change, nothing between: \(lines)")
+        let times = lines.map { $0.prefix(24) }
+        #expect(times == times.sorted(), "times never go back: \(lines)")
     }
 
     @Test func waitOnlineIsNotHeldByAStoppedDaemon() async throws {
