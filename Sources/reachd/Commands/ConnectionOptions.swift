@@ -155,8 +155,9 @@ struct ConnectionOptions: ParsableArguments {
         // the failures too common to warn of (no socket, a hang-up).
         var toldWhy = false
         var quietFailures: [DaemonClientError] = []
+        // Not announcing (`--quiet`), it says none of them.
         var logger = Logger(label: "reachd.monitor")
-        if announcingSource { logger.logLevel = .error }
+        logger.logLevel = .error
         do {
             let session = try FollowSession(configuration, logger: logger)
             for key in destinations { session.remote.follow(key) }

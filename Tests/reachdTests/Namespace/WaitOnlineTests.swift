@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Reachability
 @testable import reachd
 
@@ -53,6 +54,22 @@ struct WaitOnlineTests {
         let other = try await network.reachd("wait-online", "--interface", "eth9", "--timeout", "0.3", "--quiet")
         #expect(other.status == 1)
         #expect(other.error.isEmpty && other.output.isEmpty, "--quiet prints nothing")
+    }
+
+    /// `--quiet` is quiet whatever the daemon does: one at the socket path
+    /// that serves another network namespace was a warning on stderr.
+    @Test func quietSaysNothingOfADaemonOfAnotherNetwork() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let other = try await TestNetwork()
+        let daemon = try await other.startDaemon()
+        defer { daemon.signal(SIGTERM) }
+        let quiet = try await network.reachd(
+            defaultSocket: other.socketPath, "wait-online", "--interface", "eth9", "--timeout", "0.3", "--quiet")
+        #expect(quiet.status == 1 && quiet.error.isEmpty && quiet.output.isEmpty, "--quiet prints nothing: \(quiet)")
+        let told = try await network.reachd(defaultSocket: other.socketPath, "wait-online", "--interface", "eth9", "--timeout", "0.3")
+        #expect(told.error.split(separator: "\n").filter { $0.contains("serves another network namespace") }.count == 1,
+                "without it, said once: \(told.error)")
     }
 
     @Test func severalInterfacesAndIgnoreOnARealLink() async throws {
