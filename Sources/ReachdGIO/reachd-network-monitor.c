@@ -408,14 +408,13 @@ await_sockets (ReachdNetworkMonitor *self)
   return TRUE;
 }
 
-/* At once the first time (under reachd.socket the connection restarts the
- * daemon), then after waits that double up to RETRY_MAX_MS. */
+/* After RETRY_FIRST_MS the first time (under reachd.socket the connection
+ * restarts the daemon), then after waits that double up to RETRY_MAX_MS:
+ * the Swift client's schedule (RetrySchedule, ReachabilityMonitor.Backoff). */
 static void
 schedule_retry (ReachdNetworkMonitor *self)
 {
-  guint delay = 0;
-  if (self->failures > 0)
-    delay = MIN (RETRY_MAX_MS, RETRY_FIRST_MS << MIN (self->failures - 1, 16u));
+  guint delay = MIN (RETRY_MAX_MS, RETRY_FIRST_MS << MIN (self->failures, 16u));
   self->failures++;
   self->retry = reachd_attach_source (g_timeout_source_new (delay), on_retry, self, "[reachd-gio] reconnect", self->context);
 }

@@ -73,7 +73,10 @@ extension DNSEvaluatorTests {
     /// subscribers too: the servers' routes moving alone is a `dns` change
     /// with the same state.
     @Test func aDNSChangeAloneIsPublished() throws {
-        guard case .status(var before) = try DaemonMessage.decode(Array(FakeDaemonLine.withoutDNS.utf8)) else { return }
+        guard case .status(var before) = try DaemonMessage.decode(Array(FakeDaemonLine.withoutDNS.utf8)) else {
+            Issue.record("the fixture line is not a status")
+            return
+        }
         before.dns = DNSEvaluator.evaluate([Self.routed(Self.first)])
         var after = before
         after.dns.servers[0].interface = "tun0"

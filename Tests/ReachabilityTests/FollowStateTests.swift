@@ -309,6 +309,36 @@ struct FollowStateTests {
         #expect(back.effects == ["stop engine"])
     }
 
+    /// A daemon that answers and hangs up at once, over and over (a crash
+    /// loop), is asked again with backoff, each wait doubling: it answered,
+    /// but did not work. One whose subscription lasted a second worked, and
+    /// its end (a restart) is retried after the shortest wait. Before, any
+    /// answer reset the schedule: every 100 ms a connection, and the
+    /// in-process engine restarted. The GIO module's rule (STABLE_US).
+    @Test func aDaemonThatAnswersAndHangsUpBacksOffAndOneThatLastedDoesNot() {
+        var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
+        var waits: [Duration] = []
+        for _ in 0..<4 {
+            session.feed(.daemonFailed(.closed(path: Self.socket)))
+            session.feed(.engineStarted(lastStatus: nil))
+            guard let due = session.state.nextDeadline else {
+                Issue.record("no retry scheduled")
+                return
+            }
+            waits.append(due - session.now)
+            session.now = due
+            #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe"])
+            session.feed(Self.connected(Self.socket))
+            #expect(session.feed(.daemonLines([Self.statusLine])).updates.first == "following daemon")
+        }
+        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)])
+        session.now += .seconds(1)
+        session.feed(.daemonFailed(.closed(path: Self.socket)))
+        session.feed(.engineStarted(lastStatus: nil))
+        #expect(session.state.nextDeadline == session.now + .milliseconds(100), "a subscription that lasted: the shortest wait")
+    }
+
     @Test func whatInProcessComputedMeanwhileIsDeliveredUntilTheDaemonAnswers() {
         var session = Driver(.automatic)
         _ = session.follow("api.example.com:443")

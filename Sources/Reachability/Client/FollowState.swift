@@ -103,6 +103,14 @@ struct FollowState {
     private(set) var engineRunning = false
     /// When to try the daemon again or, in-process, to start netlink again.
     private var retry: RetrySchedule
+    /// When the daemon followed now first answered: a subscription that
+    /// lasted ``stableSubscription`` was a daemon that worked, and its end
+    /// (a restart) is retried after the shortest wait. One that ended
+    /// sooner, answer or not, backs off, so a daemon that answers and
+    /// hangs up (a crash loop) cannot spin the client, nor restart its
+    /// in-process engine every 100 ms. The GIO module's rule too.
+    private var answeredAt: ContinuousClock.Instant?
+    static let stableSubscription = Duration.seconds(1)
     /// Every daemon asked since the last attempt began had no socket at
     /// all (ENOENT). A socket there that refuses (ECONNREFUSED) may be one
     /// bound a moment before its daemon listens, which no watch would
@@ -368,7 +376,7 @@ struct FollowState {
                 updates.append(.status(update))
                 return update
             case .answered(let status, let line):
-                daemonAnswered()
+                daemonAnswered(now)
                 offer(status, line: line)
             case .status(let status, let line):
                 offer(status, line: line)
@@ -406,8 +414,8 @@ struct FollowState {
 
     /// The daemon's first answer: the next failure is news, and in-process
     /// can stop, but for what the daemon refused.
-    private mutating func daemonAnswered() {
-        retry.succeeded()
+    private mutating func daemonAnswered(_ now: ContinuousClock.Instant) {
+        answeredAt = now
         failures.daemonAnswered()
         say(following: .daemon)
         if followed.anyRefusedByDaemon { holdInProcess() } else { stopEngine() }
@@ -416,6 +424,8 @@ struct FollowState {
     /// The daemon failed: drop it, say so, retry on the schedule, and follow
     /// in-process meanwhile where the source allows.
     private mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
+        if let answeredAt, now - answeredAt >= Self.stableSubscription { retry.succeeded() }
+        answeredAt = nil
         dropDaemon()
         if configuration.daemonRequired { return end(.noDaemonAnswered([error])) }
         if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
