@@ -12,7 +12,8 @@ marks its end: the daemon reads in order, so once the full subscriber has
 the flip, the churn is behind it, and each summary subscriber must have
 exactly that one line.
 
-Needs root. Usage: python3 bench/containers.py [PAIRS] [SUMMARY_SUBSCRIBERS]
+Needs root. Usage: python3 bench/containers.py [--tiny] [PAIRS] [SUMMARY_SUBSCRIBERS]
+--tiny (make test): 3 pairs, 10 summary subscribers.
 """
 import resource
 import select
@@ -107,8 +108,9 @@ def churn(pairs=100, summaries=1000):
 
 
 def main():
-    pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    summaries = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    argv, tiny = reachd_bench.arguments()
+    pairs = int(argv[0]) if argv else (3 if tiny else 100)
+    summaries = int(argv[1]) if len(argv) > 1 else (10 if tiny else 1000)
     print("a container host (summary subscriptions):")
     print("\n".join(churn(pairs, summaries)))
 

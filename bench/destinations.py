@@ -12,7 +12,8 @@
 3. Idle: system calls of a daemon holding 1,024 watches over 10 s (strace -c -f),
    and wake-ups of a waiting `reachd reach --watch`.
 
-Needs root. Usage: python3 bench/destinations.py [ROUTES]
+Needs root. Usage: python3 bench/destinations.py [--tiny] [ROUTES]
+--tiny (make test): 8 watches, 100 routes, 2 flips, 1 s idle.
 """
 import json
 import os
@@ -28,8 +29,11 @@ import reachd_bench
 from reachd_bench import REACHD
 
 WATCHES = 1024
-LIMITS = ["--max-watches-per-connection", str(WATCHES), "--max-watches-per-user", str(WATCHES),
-          "--max-watches", str(WATCHES)]
+
+
+def limits():
+    return ["--max-watches-per-connection", str(WATCHES), "--max-watches-per-user", str(WATCHES),
+            "--max-watches", str(WATCHES)]
 
 
 def target(i):
@@ -38,9 +42,9 @@ def target(i):
 
 def watch_all(net):
     """One connection watching WATCHES literal destinations (via the default
-    route), with every first answer read."""
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(net.sock)
+    route), with every first answer read; from the host namespace, as
+    the daemon watches only for its own network's peers."""
+    s = reachd_bench.connect_inside(net, net.sock)
     requests = "".join(json.dumps({"op": "watch", "id": str(i), "target": target(i)}) + "\n" for i in range(WATCHES))
     # Sent beside the reading: the daemon reads no more requests while its
     # answers wait to be read, so writing them all first would deadlock.
@@ -57,7 +61,7 @@ def watch_all(net):
 def flood(n):
     net = reachd_bench.Network()
     try:
-        daemon, _ = reachd_bench.start_daemon(net, "--no-check", "--log-level", "debug", *LIMITS)
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check", "--log-level", "debug", *limits())
         s, f = watch_all(net)
         start = time.monotonic()
         net.batch([f"route add 172.{16 + i // 65536}.{i // 256 % 256}.{i % 256}/32 via 10.77.0.1 table 300"
@@ -92,12 +96,11 @@ def flood(n):
 def idle(seconds=10):
     net = reachd_bench.Network()
     try:
-        daemon, _ = reachd_bench.start_daemon(net, "--no-check", *LIMITS)
+        daemon, _ = reachd_bench.start_daemon(net, "--no-check", *limits())
         s, f = watch_all(net)
-        watcher = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "reach", "--watch", "--socket", net.sock,
-                                    "192.0.2.80"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        inprocess = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "reach", "--watch", "--no-daemon",
-                                      "192.0.2.80", "api.example.invalid"],
+        watcher = subprocess.Popen(net.exec(REACHD, "reach", "--watch", "--socket", net.sock, "192.0.2.80"),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        inprocess = subprocess.Popen(net.exec(REACHD, "reach", "--watch", "--no-daemon", "192.0.2.80", "api.example.invalid"),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1)
         trace = subprocess.run(["timeout", "-s", "INT", str(seconds), "strace", "-c", "-f", "-p", str(daemon.pid)],
@@ -118,18 +121,23 @@ def idle(seconds=10):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    global WATCHES
+    argv, tiny = reachd_bench.arguments()
+    n = int(argv[0]) if argv else (100 if tiny else 100_000)
+    if tiny:
+        WATCHES = 8
+    flips, seconds = (2, 1) if tiny else (40, 10)
     print(f"{WATCHES} watched destinations, {n:,} routes added to table 300 and deleted:")
     print("  " + json.dumps(flood(n)))
     print("\nwatched destination after a default-route flip, against ip monitor route (same run):")
-    for row in latency.measure(40, [
+    for row in latency.measure(flips, [
         ("reachd reach --watch, through the daemon",
          [REACHD, "reach", "--watch", "--json", "--socket", latency.SOCKET, "192.0.2.80"]),
         ("reachd reach --watch, in-process", [REACHD, "reach", "--watch", "--json", "--no-daemon", "192.0.2.80"]),
     ]):
         print(row)
     print("\nidle:")
-    for row in idle():
+    for row in idle(seconds):
         print(row)
 
 

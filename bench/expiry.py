@@ -9,7 +9,8 @@ subscriber of the daemon, and `reachd monitor --json --no-daemon`, say IPv6
 is no longer online. Each is reported as its difference from the lookup's
 failure, never as an absolute time.
 
-Needs root. Usage: python3 bench/expiry.py [ROUNDS]
+Needs root. Usage: python3 bench/expiry.py [--tiny] [ROUNDS]
+--tiny (make test): 1 round.
 """
 import json
 import os
@@ -96,7 +97,8 @@ def main():
     if len(sys.argv) == 4 and sys.argv[1] == "inside":
         print(json.dumps(round_inside(sys.argv[2], sys.argv[3])))
         return
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    argv, tiny = reachd_bench.arguments()
+    rounds = int(argv[0]) if argv else (1 if tiny else 5)
     print(f"Route expiry to subscriber ({rounds} rounds): an IPv6 default route added with expires 2,"
           " against the kernel's lookup starting to fail")
     net = reachd_bench.Network()
@@ -106,8 +108,8 @@ def main():
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         results = []
         for _ in range(rounds):
-            run = subprocess.run(["ip", "netns", "exec", net.host, sys.executable, os.path.abspath(__file__), "inside",
-                                  net.sock, reachd_bench.REACHD], capture_output=True, text=True, check=True)
+            run = subprocess.run(net.exec(sys.executable, os.path.abspath(__file__), "inside", net.sock, reachd_bench.REACHD),
+                                 capture_output=True, text=True, check=True)
             results.append(json.loads(run.stdout))
         for name in ("daemon subscriber", "monitor --no-daemon"):
             values = sorted(r[name] for r in results)

@@ -21,7 +21,9 @@ GLib's netlink backend (GIO_USE_NETWORK_MONITOR=netlink). Reported:
   once both apps listen: the module notices within a second of the first
   change (its liveness question) and follows GLib's backend meanwhile.
 
-Needs root. Usage: python3 bench/gio.py [FLIPS] [ROUTES]
+Needs root. Usage: python3 bench/gio.py [--tiny] [FLIPS] [ROUTES]
+--tiny (make test): 2 flips and 2 handovers, 100 routes, 1 s idle, 2 flips
+with the daemon stopped; the module found under the package (.build/gio).
 """
 import os
 import select
@@ -49,7 +51,7 @@ def signals(watcher):
     return [line for _, line in watcher.lines if line.startswith("network-changed")]
 
 
-def flood_and_idle(specs, routes):
+def flood_and_idle(specs, routes, seconds=10):
     net = reachd_bench.Network()
     rows = []
     try:
@@ -87,7 +89,7 @@ def flood_and_idle(specs, routes):
                         + ("heard" if heard else "NOT HEARD"))
 
         for w in watchers:
-            rows.append(f"  idle, {w.name:36} {latency.wakeups(w.owner.pid):4} wake-ups in 10 s")
+            rows.append(f"  idle, {w.name:36} {latency.wakeups(w.owner.pid, seconds):4} wake-ups in {seconds} s")
         for w in watchers:
             w.owner.kill()
         daemon.terminate()
@@ -98,8 +100,12 @@ def flood_and_idle(specs, routes):
 
 
 def main():
-    flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    routes = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    global MODULES
+    argv, tiny = reachd_bench.arguments()
+    flips = int(argv[0]) if argv else (2 if tiny else 100)
+    routes = int(argv[1]) if len(argv) > 1 else (100 if tiny else 100_000)
+    if tiny and "REACHD_GIO_MODULES" not in os.environ:
+        MODULES = os.path.join(reachd_bench.ROOT, ".build", "gio")
     python = latency.glib_python()
     if python is None or not os.path.exists(os.path.join(MODULES, "libgioreachd.so")):
         sys.exit("needs python3-gi and the module (make gio-module): make bench provides both")
@@ -112,9 +118,9 @@ def main():
     print("\n".join(latency.measure(flips, specs, flip=(
         "route replace default via 10.77.0.254", "route replace default via 10.77.0.1"))))
     print()
-    print("\n".join(flood_and_idle(specs, routes)))
+    print("\n".join(flood_and_idle(specs, routes, 1 if tiny else 10)))
     print()
-    stopped = max(4, flips // 10)
+    stopped = 2 if tiny else max(4, flips // 10)
     print(f"GLib apps with the daemon stopped (SIGSTOP) once both listen, {stopped} flips"
           " (the first waits for the module's liveness question, 1 s at most):")
     print("\n".join(latency.measure(stopped, specs, daemon_stopped=True)))

@@ -23,7 +23,11 @@ event to first and to last subscriber. And idle wake-ups: context switches of
 every thread of a waiting `reachd monitor` (in-process, through the daemon)
 and of a ReachabilityMonitor library client, over 10 s.
 
-Needs root. Usage: python3 bench/latency.py [FLIPS] [hop|dns]
+Needs root. Usage: python3 bench/latency.py [--tiny] [FLIPS] [hop|dns]
+--tiny (make test): 2 flips, one round of the hop, fan-out to 10
+subscribers once, 1 s idle; the library client REACHD_BANNER names, else
+OnlineBanner under the package (.build/release, else .build/debug). Where
+there is no C compiler ($CC, else gcc), what needs one is skipped, saying so.
 """
 import json
 import shutil
@@ -42,6 +46,7 @@ import reachd_bench
 
 REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
 HERE = os.path.dirname(os.path.abspath(__file__))
+CC = os.environ.get("CC", "gcc")
 GLIB_WATCHER = r"""
 import sys
 import gi
@@ -96,8 +101,7 @@ SOCKET = "@SOCKET@"
 
 def start(net, name, argv):
     argv = [word.replace(SOCKET, net.sock) for word in argv]
-    process = subprocess.Popen(["ip", "netns", "exec", net.host] + argv, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(net.exec(*argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     return Watcher(name, process.stdout.fileno(), process)
 
 
@@ -250,11 +254,18 @@ def compiled(source):
     build = tempfile.mkdtemp(prefix="reachd-bench-c-")
     binary = os.path.join(build, os.path.splitext(source)[0])
     try:
-        subprocess.run(["gcc", "-O2", "-o", binary, os.path.join(HERE, source)], check=True)
+        subprocess.run([CC, "-O2", "-o", binary, os.path.join(HERE, source)], check=True)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
     return build, binary
+
+
+def no_compiler():
+    """In a tiny run without a C compiler, the note that says what is skipped; else None."""
+    if reachd_bench.TINY and shutil.which(CC) is None:
+        return f"  (no C compiler here ({CC}): bench/relay.c and bench/fanout.c skipped)"
+    return None
 
 
 def hop(flips, runs=3):
@@ -268,12 +279,14 @@ def hop(flips, runs=3):
     change one process further with nothing of ours (a blocking read, a
     write, a blocking read), against the same program printing it at once.
     The median over `runs` rounds of each run's p50."""
-    build, relay = compiled("relay.c")
+    skipped = no_compiler()
+    build, relay = compiled("relay.c") if skipped is None else (None, None)
     floor_direct = ("floor: the kernel to one process", [relay, "direct"])
     floor_hop = ("floor: the kernel to one process, to another", [relay, "hop"])
-    watchers = [IN_PROCESS, THROUGH_DAEMON, ("daemon socket, bare subscriber", "bare"), floor_direct, floor_hop]
+    watchers = [IN_PROCESS, THROUGH_DAEMON, ("daemon socket, bare subscriber", "bare")]
+    watchers += [floor_direct, floor_hop] if skipped is None else []
     medians = {name: [] for name, _ in watchers}
-    rows = []
+    rows = [skipped] if skipped else []
     try:
         for run in range(runs):
             for spec in watchers:
@@ -284,7 +297,8 @@ def hop(flips, runs=3):
                 if differences:
                     medians[spec[0]].append(statistics.median(differences))
     finally:
-        shutil.rmtree(build, ignore_errors=True)
+        if build:
+            shutil.rmtree(build, ignore_errors=True)
     p50 = {name: statistics.median(values) for name, values in medians.items() if values}
     for name, value in p50.items():
         rows.append(f"  {name:44} {value / 1e6:+.3f} ms, median of {len(medians[name])} rounds' p50")
@@ -334,11 +348,12 @@ def timeline_hop(flips):
     write waking the second, to the second's write waking this script)."""
     if shutil.which("perf") is None:
         return ["  (no perf here: `make bench` installs linux-perf)"]
-    build, relay = compiled("relay.c")
+    skipped = no_compiler()
+    build, relay = compiled("relay.c") if skipped is None else (None, None)
     reader = os.getpid()
-    rows, p50 = [], {}
+    rows, p50 = [skipped] if skipped else [], {}
     try:
-        for name, argv in (THROUGH_DAEMON, ("floor: bench/relay.c hop", [relay, "hop"])):
+        for name, argv in (THROUGH_DAEMON, ("floor: bench/relay.c hop", [relay, "hop"]))[:1 if skipped else 2]:
             timeline = {}
             measure(flips, [(name, argv)], timeline=timeline)
             try:
@@ -359,7 +374,8 @@ def timeline_hop(flips):
             else:
                 rows.append(f"  {name:44} no wake-ups recorded")
     finally:
-        shutil.rmtree(build, ignore_errors=True)
+        if build:
+            shutil.rmtree(build, ignore_errors=True)
     if len(p50) == 2:
         ours, floor = p50[THROUGH_DAEMON[0]], p50["floor: bench/relay.c hop"]
         rows.append(f"  the hop above the floor, on the timeline:       {(ours - floor) / 1e3:+.3f} ms")
@@ -367,7 +383,7 @@ def timeline_hop(flips):
 
 
 def print_hop(flips):
-    print("\n".join(hop(flips)))
+    print("\n".join(hop(flips, 1 if reachd_bench.TINY else 3)))
     print("the same hop on the scheduler's timeline (perf sched):")
     print("\n".join(timeline_hop(flips)))
 
@@ -393,6 +409,8 @@ def drain(poller, watchers, seconds):
 def fanout(flips, subscribers=1000):
     """Flips while `subscribers` follow the daemon through bench/fanout.c:
     event (ip monitor's line) to the first and to the last subscriber."""
+    if skipped := no_compiler():
+        return [skipped]
     build, reader = compiled("fanout.c")
     net = None
     try:
@@ -463,6 +481,11 @@ def idle(seconds=10):
             ("reachd wait-online -6 (never satisfied)", [REACHD, "wait-online", "-6", "-t", "0", "--socket", net.sock]),
         ]
         example = os.environ.get("REACHD_BANNER")
+        if reachd_bench.TINY:
+            example = reachd_bench.built("REACHD_BANNER", ".build/release/OnlineBanner", ".build/debug/OnlineBanner")
+            if not os.access(example, os.X_OK):
+                rows.append(f"  (no library client at {example}: the ReachabilityMonitor app skipped)")
+                example = None
         if example:
             clients.append(("a ReachabilityMonitor app (onChange)", ["env", f"REACHD_SOCKET={net.sock}", example]))
         for name, argv in clients:
@@ -470,8 +493,7 @@ def idle(seconds=10):
                 pid = int(subprocess.check_output(["pgrep", "-f", f"daemon --socket {net.sock}"]).split()[-1])
                 process = None
             else:
-                process = subprocess.Popen(["ip", "netns", "exec", net.host] + argv, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL)
+                process = subprocess.Popen(net.exec(*argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1)  # past start-up
                 pid = process.pid  # ip netns exec and env exec what they run: the same process
             rows.append(f"  {name:42} {wakeups(pid, seconds):4} wake-ups in {seconds} s")
@@ -486,7 +508,9 @@ def idle(seconds=10):
 
 
 def main():
-    flips = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    argv, tiny = reachd_bench.arguments()
+    flips = int(argv[0]) if argv else (2 if tiny else 100)
+    seconds = 1 if tiny else 10
     # The stamps are taken here: real-time too, like the reference, so that
     # a line is stamped when it arrives, not when a core is free. Not
     # inherited: the daemon and the watchers run as they would anywhere.
@@ -498,10 +522,10 @@ def main():
         # must not need it either, and the figures say so.
         REFERENCE = REFERENCE[REFERENCE.index("ip"):]
         print("note: no real-time scheduling here; `ip monitor` and the stamps run at normal priority")
-    if len(sys.argv) > 2 and sys.argv[2] == "hop":
+    if len(argv) > 1 and argv[1] == "hop":
         print_hop(flips)
         return
-    if len(sys.argv) > 2 and sys.argv[2] == "dns":
+    if len(argv) > 1 and argv[1] == "dns":
         print("\n".join(dns_verdict(flips)))
         return
     print(f"the daemon's hop: `reachd monitor --json` through it and in-process, each after `ip monitor route`:")
@@ -513,10 +537,13 @@ def main():
     print("\n... and all watchers in one run (six processes woken per flip on this machine's cores):")
     print("\n".join(latency(flips, together=True)))
     print("\nfan-out, event to subscribers, after `ip monitor route` in the same run:")
-    print("\n".join(fanout(flips)))
-    print("\n".join(fanout(flips, 10000)))
+    if tiny:
+        print("\n".join(fanout(flips, 10)))
+    else:
+        print("\n".join(fanout(flips)))
+        print("\n".join(fanout(flips, 10000)))
     print("\nidle wake-ups (context switches of every thread; 0 is the goal):")
-    print("\n".join(idle()))
+    print("\n".join(idle(seconds)))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ that ten minutes hold about 120 checks), and a subscriber counts every
 status that says `dns` other than `ok` or `connectivity` other than `full`.
 The claim: none, while the network works.
 
-Needs root and dnsmasq. Usage: python3 bench/lossy.py [SECONDS]
+Needs root and dnsmasq. Usage: python3 bench/lossy.py [--tiny] [SECONDS]
+--tiny (make test): 10 s (two checks).
 """
 import json
 import os
@@ -20,16 +21,17 @@ import reachd_bench
 
 
 def main():
-    seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
+    argv, tiny = reachd_bench.arguments()
+    seconds = int(argv[0]) if argv else (10 if tiny else 600)
     if os.geteuid() != 0:
         sys.exit("bench: needs root for network namespaces")
     dnsmasq = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
     net = reachd_bench.Network()
     processes = []
     try:
-        with open(os.path.join(net.netns_etc, "resolv.conf"), "w") as f:
+        with open(os.path.join(net.etc, "resolv.conf"), "w") as f:
             f.write("nameserver 10.77.0.1\n")  # glibc's own timeouts: 5 s a try
-        with open(os.path.join(net.netns_etc, "hosts"), "w") as f:
+        with open(os.path.join(net.etc, "hosts"), "w") as f:
             f.write("127.0.0.1 localhost\n")
         processes.append(reachd_bench.subprocess.Popen(
             ["ip", "netns", "exec", net.gw, dnsmasq, "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv",

@@ -13,7 +13,8 @@ an idle one.
    calls over 10 s under strace -c -f.
 
 The daemon watches WATCHED targets, so that the exposition has their series.
-Needs root. Usage: python3 bench/metrics.py [SCRAPES] [WATCHED]
+Needs root. Usage: python3 bench/metrics.py [--tiny] [SCRAPES] [WATCHED]
+--tiny (make test): 20 scrapes, 2 watched targets, 1 s idle.
 """
 import json
 import os
@@ -70,8 +71,10 @@ def summary(times):
 
 
 def main():
-    scrapes = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    watched = int(sys.argv[2]) if len(sys.argv) > 2 else 32
+    argv, tiny = reachd_bench.arguments()
+    scrapes = int(argv[0]) if argv else (20 if tiny else 2000)
+    watched = int(argv[1]) if len(argv) > 1 else (2 if tiny else 32)
+    idle = 1 if tiny else 10
     if os.geteuid() != 0:
         sys.exit("bench: needs root for network namespaces")
     targets = [f"10.77.{1 + i // 250}.{1 + i % 250}:443" for i in range(watched)]
@@ -84,12 +87,14 @@ def main():
         daemon, _ = reachd_bench.start_daemon(net, *flags)
         time.sleep(0.3)
         # Warm: the first scrape builds what later ones reuse.
+        # This file's directory, wherever the bench was started from.
         inside = [sys.executable, "-c",
-                  "import sys, json; sys.path.insert(0, 'bench'); import metrics; "
+                  "import sys, json; sys.path.insert(0, sys.argv[2]); import metrics; "
                   "t, n = metrics.scrape_inside(int(sys.argv[1])); print(json.dumps([t, n]))"]
-        subprocess.run(["ip", "netns", "exec", net.host] + inside + ["20"], check=True, capture_output=True)
+        here = os.path.dirname(os.path.abspath(__file__))
+        subprocess.run(["ip", "netns", "exec", net.host] + inside + ["20", here], check=True, capture_output=True)
         cpu_before = reachd_bench.cpu_seconds(daemon.pid)
-        result = subprocess.run(["ip", "netns", "exec", net.host] + inside + [str(scrapes)],
+        result = subprocess.run(["ip", "netns", "exec", net.host] + inside + [str(scrapes), here],
                                 check=True, capture_output=True, text=True)
         cpu_after = reachd_bench.cpu_seconds(daemon.pid)
         times, size = json.loads(result.stdout)
@@ -101,8 +106,8 @@ def main():
         print(f"  floor (kernel's part alone): median {floor_median:7.1f} µs, p99 {floor_p99:7.1f} µs")
         print(f"  daemon CPU per scrape: {(cpu_after - cpu_before) / scrapes * 1e6:.1f} µs "
               f"({cpu_after - cpu_before:.2f} s over {scrapes}; clock ticks of {1e3 / os.sysconf('SC_CLK_TCK'):.0f} ms)")
-        lines = reachd_bench.syscalls(daemon.pid)
-        print("  idle with metrics on, no scrape, 10 s under strace -c -f (system calls made):")
+        lines = reachd_bench.syscalls(daemon.pid, idle)
+        print(f"  idle with metrics on, no scrape, {idle} s under strace -c -f (system calls made):")
         print("\n".join("    " + l for l in lines) if lines else "    none")
         daemon.terminate()
         daemon.wait()

@@ -10,7 +10,11 @@
 4. In-process `reachd status` with N routes.
 5. The connectivity check: the daemon's start-up and RSS without it, and with
    it on after a probe against a server in the gateway namespace.
+
+Needs root. Usage: python3 bench/reachd_bench.py [--tiny] [ROUTES]
+--tiny (make test): 100 routes and 1 s under strace.
 """
+import ctypes
 import itertools
 import json
 import shutil
@@ -23,6 +27,32 @@ import threading
 import time
 
 REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# --tiny (make test runs each bench once, at its smallest, so that none rots
+# unseen): its figures mean nothing, its run to the end does. A tiny bench
+# leaves /etc alone (see Network).
+TINY = False
+
+
+def arguments():
+    """sys.argv[1:] less --tiny, and whether it was there (which sets TINY)."""
+    global TINY
+    TINY = "--tiny" in sys.argv[1:]
+    return [a for a in sys.argv[1:] if a != "--tiny"], TINY
+
+
+def built(variable, release, debug):
+    """The binary `variable` names, else `release` (under the package); in a
+    tiny run, `debug` where there is no `release`, as make test builds only
+    debug. Either path may not exist: the caller says what it skips."""
+    path = os.environ.get(variable)
+    if path:
+        return os.path.abspath(path)
+    release = os.path.join(ROOT, release)
+    if TINY and not os.access(release, os.X_OK):
+        return os.path.join(ROOT, debug)
+    return release
 
 
 def sh(command):
@@ -43,10 +73,15 @@ class Network:
         self.host, self.gw = f"rdb-{os.getpid()}-{serial}-h", f"rdb-{os.getpid()}-{serial}-g"
         self.dir = tempfile.mkdtemp(prefix="reachd-bench-")
         self.sock = os.path.join(self.dir, "reachd.sock")
+        self.daemons = []  # killed on close, if a failed run left them
         # A name server routed as the Internet is, whatever the machine's own:
         # `ip netns exec` mounts this file over /etc/resolv.conf, so the
-        # daemon's dns verdict moves with the default route.
-        self.netns_etc = f"/etc/netns/{self.host}" if resolver else None
+        # daemon's dns verdict moves with the default route. In a tiny run
+        # the files are the network's own (`etc`), mounted over /etc's by
+        # `exec` in a mount namespace of the process's own: /etc/netns is
+        # never made.
+        self.netns_etc = f"/etc/netns/{self.host}" if resolver and not TINY else None
+        self.etc = self.netns_etc or (os.path.join(self.dir, "etc") if resolver else None)
         try:
             self._set_up()
         except BaseException:
@@ -55,9 +90,9 @@ class Network:
             raise
 
     def _set_up(self):
-        if self.netns_etc:
-            os.makedirs(self.netns_etc, exist_ok=True)
-            with open(os.path.join(self.netns_etc, "resolv.conf"), "w") as f:
+        if self.etc:
+            os.makedirs(self.etc, exist_ok=True)
+            with open(os.path.join(self.etc, "resolv.conf"), "w") as f:
                 f.write("nameserver 192.0.2.53\n")
         # No duplicate address detection: its completion a second later would be a
         # real change in the middle of a measurement.
@@ -68,6 +103,16 @@ class Network:
            f"ip -n {self.host} link set vh up && ip -n {self.host} addr add 10.77.0.2/24 dev vh && "
            f"ip -n {self.host} route add default via 10.77.0.1")
 
+    def exec(self, *argv):
+        """The command that runs `argv` in the host namespace with the
+        network's resolver files over /etc's (the process is argv's: each
+        wrapper execs the next)."""
+        prefix = ["ip", "netns", "exec", self.host]
+        if self.etc and not self.netns_etc:
+            prefix += ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       'for f in "$0"/*; do mount --bind "$f" "/etc/${f##*/}" || exit; done; exec "$@"', self.etc]
+        return prefix + list(argv)
+
     def batch(self, lines):
         path = os.path.join(self.dir, "batch")
         with open(path, "w") as f:
@@ -75,6 +120,10 @@ class Network:
         sh(f"ip -n {self.host} -batch {path}")
 
     def close(self):
+        for daemon in self.daemons:
+            if daemon.poll() is None:
+                daemon.kill()
+                daemon.wait()
         for ns in (self.host, self.gw):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
         if self.netns_etc:
@@ -97,6 +146,30 @@ def connect(path):
     return s
 
 
+def connect_inside(net, path):
+    """A connection to `path` from the host namespace, as the daemon answers
+    reach and watch only to peers of its own network (the kernel makes the
+    accepted socket in the namespace of the socket that connected)."""
+    made = []
+
+    def make():
+        # setns moves the calling thread only: this one, which ends here.
+        libc = ctypes.CDLL(None, use_errno=True)
+        with open(f"/run/netns/{net.host}") as namespace:
+            if libc.setns(namespace.fileno(), 0x40000000) != 0:  # CLONE_NEWNET
+                made.append(OSError(ctypes.get_errno(), f"setns into {net.host}"))
+                return
+        made.append(socket.socket(socket.AF_UNIX))
+
+    thread = threading.Thread(target=make)
+    thread.start()
+    thread.join()
+    if isinstance(made[0], OSError):
+        raise made[0]
+    made[0].connect(path)
+    return made[0]
+
+
 def read_status(f):
     return json.loads(f.readline())
 
@@ -104,8 +177,8 @@ def read_status(f):
 def start_daemon(net, *extra):
     start = time.monotonic()
     log = open(os.path.join(net.dir, "daemon.log"), "w")
-    daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock, *extra],
-                              stderr=log)
+    daemon = subprocess.Popen(net.exec(REACHD, "daemon", "--socket", net.sock, *extra), stderr=log)
+    net.daemons.append(daemon)
     while True:
         try:
             s = connect(net.sock)
@@ -114,6 +187,8 @@ def start_daemon(net, *extra):
             s.close()
             break
         except (FileNotFoundError, ConnectionRefusedError):
+            if daemon.poll() is not None:
+                raise RuntimeError(f"the daemon exited ({daemon.returncode}) before it answered: see {log.name}")
             time.sleep(0.002)
     elapsed = time.monotonic() - start
     return daemon, elapsed
@@ -143,8 +218,7 @@ def startup(n):
         rss = rss_kib(daemon.pid)
         embedded_start = time.monotonic()
         # In-process: --socket names a daemon that must answer, and fails otherwise.
-        subprocess.run(["ip", "netns", "exec", net.host, REACHD, "status", "--json", "--no-daemon"],
-                       check=True, capture_output=True)
+        subprocess.run(net.exec(REACHD, "status", "--json", "--no-daemon"), check=True, capture_output=True)
         embedded = time.monotonic() - embedded_start
         daemon.terminate()
         daemon.wait()
@@ -191,12 +265,12 @@ def flood(n):
         net.close()
 
 
-def idle_syscalls():
+def idle_syscalls(seconds=10):
     net = Network()
     try:
         daemon, _ = start_daemon(net)
         time.sleep(0.2)
-        lines = syscalls(daemon.pid)
+        lines = syscalls(daemon.pid, seconds)
         daemon.terminate()
         daemon.wait()
         return lines
@@ -278,7 +352,7 @@ def connectivity_check_cost():
             time.sleep(0.3)
             start = time.monotonic()
             log = open(os.path.join(net.dir, "daemon.log"), "w")
-            daemon = subprocess.Popen(["ip", "netns", "exec", net.host, REACHD, "daemon", "--socket", net.sock] + extra, stderr=log)
+            daemon = subprocess.Popen(net.exec(REACHD, "daemon", "--socket", net.sock, *extra), stderr=log)
             while True:
                 try:
                     s = connect(net.sock)
@@ -302,7 +376,9 @@ def connectivity_check_cost():
 
 
 def main():
-    routes_count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    argv, tiny = arguments()
+    routes_count = int(argv[0]) if argv else (100 if tiny else 100_000)
+    idle_seconds = 1 if tiny else 10
     if os.geteuid() != 0:
         sys.exit("bench: needs root for network namespaces")
     if not os.access(REACHD, os.X_OK):
@@ -323,8 +399,8 @@ def main():
     for label, elapsed, rss, threads, connectivity in connectivity_check_cost():
         print(f"  {label:18} first answer after {elapsed * 1000:5.1f} ms, RSS {rss / 1024:5.1f} MiB "
               f"after a check (connectivity {connectivity}), {threads} thread(s)")
-    print("\nidle daemon, 10 s under strace -c -f (system calls made):")
-    lines = idle_syscalls()
+    print(f"\nidle daemon, {idle_seconds} s under strace -c -f (system calls made):")
+    lines = idle_syscalls(idle_seconds)
     print("\n".join("  " + l for l in lines) if lines else "  none")
 
 

@@ -17,7 +17,10 @@ Each scenario runs in throw-away network namespaces against REACHD (default
    reconnects, its CPU, how much it logs, whether it follows netlink meanwhile.
 5. `seq` across a daemon restart.
 
-Usage: python3 bench/torture.py [flood|descriptors|stopped|refused|sequence ...]
+Usage: python3 bench/torture.py [--tiny] [flood|descriptors|stopped|refused|sequence ...]
+--tiny (make test): 4 flips to 2 subscribers, 100 connections held where
+1,100 were, and 2 s (refused, monitor) or 3 s (wait-online) where a
+scenario waited 3 to 10 s.
 """
 import datetime
 import json
@@ -36,6 +39,8 @@ import reachd_bench
 
 REACHD = os.path.abspath(os.environ.get("REACHD", ".build/dist/release/reachd"))
 NOBODY, OTHER = 65534, 65533
+# The holder runs as `nobody`, who may not enter root's home (a pyenv python3 first on root's PATH).
+SYSTEM_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 HOLDER = r"""
 import json, socket, sys, time
 path, count, subscribe = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
@@ -85,7 +90,7 @@ class Network(reachd_bench.Network):
         return child
 
     def reachd(self, *args, prefix=(), **kw):
-        return self.spawn(list(prefix) + ["ip", "netns", "exec", self.host, REACHD] + list(args), **kw)
+        return self.spawn(list(prefix) + self.exec(REACHD, *args), **kw)
 
     def daemon(self, *extra, prefix=()):
         log = open(os.path.join(self.dir, "daemon.log"), "a")
@@ -108,7 +113,7 @@ class Network(reachd_bench.Network):
         environment = ["env", f"REACHD_SOCKET={default_socket}"] if default_socket else []
         start = time.monotonic()
         try:
-            done = subprocess.run(["ip", "netns", "exec", self.host] + as_user + environment + [REACHD] + list(args),
+            done = subprocess.run(self.exec(*as_user, *environment, REACHD, *args),
                                   capture_output=True, text=True, timeout=timeout)
             return done.returncode, time.monotonic() - start, done.stdout, done.stderr
         except subprocess.TimeoutExpired:
@@ -290,6 +295,7 @@ reading_flooder = flooder_process(reading=True)
 
 
 def flood():
+    flips, subscribers = (4, 2) if reachd_bench.TINY else (20, 10)
     rows = []
     for name, flooder in (("no flood (reference)", None), ("flood, never reads", never_reading_flooder),
                           ("flood, reads everything", reading_flooder)):
@@ -305,7 +311,7 @@ def flood():
                     peak[0] = max(peak[0], rss_mib(pid))
                     time.sleep(0.05)
             threading.Thread(target=sample, daemon=True).start()
-            latencies, missed = flips_seen(net, flooder)
+            latencies, missed = flips_seen(net, flooder, flips, subscribers)
             cpu = (reachd_bench.cpu_seconds(pid) - cpu_before) / (time.monotonic() - start)
             sampling.set()
             late = get(net.sock, timeout=5) is not None
@@ -324,7 +330,7 @@ def flood():
 
 def hold(net, count, user=NOBODY, subscribe=False):
     holder = net.spawn(["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
-                        "python3", "-c", HOLDER, net.sock, str(count), "1" if subscribe else "0"],
+                        SYSTEM_PYTHON, "-c", HOLDER, net.sock, str(count), "1" if subscribe else "0"],
                        stdout=subprocess.PIPE, text=True)
     return json.loads(holder.stdout.readline())
 
@@ -338,9 +344,11 @@ def status_line(result):
 
 def descriptors():
     rows = []
+    # Tiny: still past the daemon's 64 clients per user.
+    many = 100 if reachd_bench.TINY else 1100
     for title, limit, count, subscribe in (("96-descriptor limit, nobody holds 200 idle", 96, 200, False),
-                                           ("default limit, nobody holds 1100 idle", None, 1100, False),
-                                           ("default limit, nobody holds 1100 subscribed", None, 1100, True)):
+                                           (f"default limit, nobody holds {many} idle", None, many, False),
+                                           (f"default limit, nobody holds {many} subscribed", None, many, True)):
         net = Network()
         try:
             prefix = ["prlimit", f"--nofile={limit}:{limit}"] if limit else []
@@ -362,6 +370,8 @@ def descriptors():
 # 3. A stopped daemon -------------------------------------------------------
 
 def stopped():
+    # Tiny: still past the 1 s a client gives the daemon before it goes in-process.
+    wait, watch = (3, 2) if reachd_bench.TINY else (10, 3)
     rows = []
     for title, fill_queue in (("SIGSTOP", False), ("SIGSTOP and a full listen queue", True)):
         net = Network()
@@ -381,14 +391,14 @@ def stopped():
                         break
             rows.append(f"  {title}" + (f" ({len(queued)} queued)" if fill_queue else "") + ":")
             rows.append(f"    status:      {status_line(net.run('status', '--json', default_socket=net.sock, timeout=15))}")
-            code, elapsed, _, err = net.run("wait-online", "--timeout", "10", default_socket=net.sock, timeout=15)
-            rows.append(f"    wait-online --timeout 10 (host online): exit {code} after {elapsed:.2f} s")
+            code, elapsed, _, err = net.run("wait-online", "--timeout", str(wait), default_socket=net.sock, timeout=15)
+            rows.append(f"    wait-online --timeout {wait} (host online): exit {code} after {elapsed:.2f} s")
             monitor = net.reachd("monitor", "--json", prefix=["env", f"REACHD_SOCKET={net.sock}"], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True)
-            time.sleep(3)
+            time.sleep(watch)
             monitor.kill()
             lines = monitor.stdout.read().splitlines()
-            rows.append(f"    monitor, 3 s: {len(lines)} lines" +
+            rows.append(f"    monitor, {watch} s: {len(lines)} lines" +
                         (f", first from {json.loads(lines[0])['source']}" if lines else ""))
             os.kill(pid, signal.SIGCONT)
         finally:
@@ -399,6 +409,7 @@ def stopped():
 # 4. A refusing daemon ------------------------------------------------------
 
 def refused():
+    seconds = 2 if reachd_bench.TINY else 6
     net = Network()
     try:
         path = os.path.join(net.dir, "refusing.sock")
@@ -420,7 +431,7 @@ def refused():
         monitor = net.reachd("monitor", "--json", prefix=["env", f"REACHD_SOCKET={path}"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         t0 = time.monotonic()
-        time.sleep(6)
+        time.sleep(seconds)
         cpu, elapsed, connects = reachd_bench.cpu_seconds(monitor.pid), time.monotonic() - t0, accepts[0]
         monitor.kill()
         out, err = monitor.communicate()
@@ -428,7 +439,7 @@ def refused():
         listener.close()
         return [f"  `reachd monitor` against a daemon that answers too_many_clients: "
                 f"{connects} connects in {elapsed:.0f} s, CPU {cpu / elapsed * 100:.0f}%, "
-                f"{len(err)} bytes on stderr in 6 s, "
+                f"{len(err)} bytes on stderr in {seconds} s, "
                 f"{len(lines)} statuses printed" + (f" (from {json.loads(lines[0])['source']})" if lines else "")]
     finally:
         net.close()
@@ -461,7 +472,7 @@ def main():
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print(f"reachd under a hostile local user ({REACHD})\n")
-    chosen = sys.argv[1:]
+    chosen, _ = reachd_bench.arguments()
     for title, scenario in (("1. one connection floods the daemon with gets", flood),
                             ("2. descriptors and users", descriptors),
                             ("3. a stopped daemon", stopped),
