@@ -148,6 +148,12 @@ test: test-deps
 # The GTK 4 example, in its own package: it depends on this one by path.
 gtk-example:
 	$(call apt_install,$(GTK_DEPS))
+	# SwiftPM lists a path dependency's files when it plans, and plans again
+	# only when a manifest changes: a file added to Sources since was missed
+	# ("cannot find type" in the example's build). A directory under Sources
+	# newer than the example's last plan makes it plan again.
+	@if [ -n "$$(find Sources -type d -newer Examples/GtkListViewer/.build/debug.yaml 2>/dev/null | head -1)" ]; then \
+	  touch Examples/GtkListViewer/Package.swift; fi
 	$(SWIFT) build --package-path Examples/GtkListViewer
 
 # docs/images: the GTK example in each state, pictured by its own tests in
