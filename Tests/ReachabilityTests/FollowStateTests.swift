@@ -448,7 +448,7 @@ struct FollowStateTests {
         #expect(session.feed(.tick).effects == ["start engine"])
         let failed = session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM)))
         #expect(failed.updates == ["problem: netlink"])
-        #expect(failed.effects == ["stop engine", "log warning"])
+        #expect(failed.effects == ["stop engine", "log error"])
         #expect(session.state.nextDeadline == session.now + .milliseconds(100))
         session.now += .milliseconds(100)
         #expect(session.feed(.tick).effects == ["start engine"])

@@ -425,7 +425,6 @@ struct FollowState {
     /// in-process meanwhile where the source allows.
     private mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
         if let answeredAt, now - answeredAt >= Self.stableSubscription { retry.succeeded() }
-        answeredAt = nil
         dropDaemon()
         if configuration.daemonRequired { return end(.noDaemonAnswered([error])) }
         if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
@@ -474,6 +473,7 @@ struct FollowState {
     }
 
     private mutating func dropDaemon() {
+        answeredAt = nil
         daemon = nil
         daemonUnresponsive = false
         effects.append(.dropDaemon)
@@ -542,7 +542,7 @@ struct FollowState {
         stopEngine()
         guard configuration.retryingInProcess else { return end(.inProcessFailed(error, daemonFailures: [])) }
         updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
-        effects.append(.log(.warning, "in-process network monitor failed; retrying", ["error": "\(error)"]))
+        effects.append(.log(.error, "in-process network monitor failed; retrying", ["error": "\(error)"]))
         if !retry.isScheduled { retry.failed(now: now) }
     }
 

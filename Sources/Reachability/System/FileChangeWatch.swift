@@ -26,6 +26,10 @@ package final class FileChangeWatch {
     /// each, watched for the next name down the path, and those names.
     private var descentWatches: [String: Int32] = [:]
     private var descentNames: Set<String> = []
+    /// The directories watched for themselves, whose watch a descent never removes.
+    private let watchedDirectories: Set<String>
+    /// Descent watches removed, whose IN_IGNORED is ours and no change.
+    private var removedWatches: Set<Int32> = []
 
     /// Files written, replaced or removed: what a reader of their contents
     /// must see.
@@ -48,7 +52,8 @@ package final class FileChangeWatch {
         fileDescriptor = fd
         self.names = names
         self.mask = mask
-        self.awaited = awaiting
+        self.awaited = { awaiting().map(Self.normalised) }
+        watchedDirectories = Set(directories.map(Self.normalised))
         _ = descend()
     }
 
@@ -92,26 +97,52 @@ package final class FileChangeWatch {
     private func descend() -> Bool {
         let paths = awaited()
         var nowReached: Set<String> = []
-        var ancestors: [String: String] = [:]
-        for (path, nearest) in zip(paths, Self.nearestExisting(paths)) {
-            if access(path, F_OK) == 0, inotify_add_watch(fileDescriptor, path, mask) >= 0 {
-                nowReached.insert(path)
-            } else {
-                ancestors[nearest.directory] = nearest.name
+        var ancestors: [String: Set<String>] = [:]
+        // A directory made between finding it missing and watching its
+        // parent sends the parent no event: looked for again once watched.
+        for _ in 0..<8 {
+            let before = Self.nearestExisting(paths)
+            nowReached = []
+            ancestors = [:]
+            for (path, nearest) in zip(paths, before) {
+                if access(path, F_OK) == 0, inotify_add_watch(fileDescriptor, path, mask) >= 0 {
+                    nowReached.insert(path)
+                } else {
+                    ancestors[nearest.directory, default: []].insert(nearest.name)
+                }
             }
-        }
-        for (directory, _) in ancestors where descentWatches[directory] == nil {
-            // Added to whatever else watches that directory, never in its place.
-            let watch = inotify_add_watch(fileDescriptor, directory, UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD))
-            if watch >= 0 { descentWatches[directory] = watch }
+            for directory in ancestors.keys where descentWatches[directory] == nil {
+                // Added to whatever else watches that directory, never in its place.
+                let watch = inotify_add_watch(fileDescriptor, directory, UInt32(IN_CREATE | IN_MOVED_TO | IN_MASK_ADD))
+                if watch >= 0 { descentWatches[directory] = watch }
+            }
+            if Self.nearestExisting(paths).elementsEqual(before, by: ==) { break }
         }
         for (directory, watch) in descentWatches where ancestors[directory] == nil {
-            if !nowReached.contains(directory) { inotify_rm_watch(fileDescriptor, watch) }
             descentWatches[directory] = nil
+            // One inotify watch per directory, whoever asked for it: kept
+            // while it is watched for itself, reached, or another's ancestor.
+            let stillWanted = watchedDirectories.contains(directory) || nowReached.contains(directory)
+                || descentWatches.values.contains(watch)
+            if !stillWanted, inotify_rm_watch(fileDescriptor, watch) == 0 { removedWatches.insert(watch) }
         }
-        descentNames = Set(ancestors.values)
+        descentNames = ancestors.values.reduce(into: []) { $0.formUnion($1) }
         defer { reached = nowReached }
         return !nowReached.subtracting(reached).isEmpty
+    }
+
+    /// `path` with `.` and `..` taken lexically (`/etc/../run` is `/run`),
+    /// so that one directory has one name here.
+    static func normalised(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") {
+            switch part {
+            case ".": continue
+            case "..": _ = parts.popLast()
+            default: parts.append(part)
+            }
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// Where the daemons' sockets at `paths` would appear: each one's
@@ -174,16 +205,18 @@ package final class FileChangeWatch {
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= count {
-                let (mask, length) = buffer.withUnsafeBytes { raw in
+                let (watch, mask, length) = buffer.withUnsafeBytes { raw in
                     let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                    return (event.mask, Int(event.len))
+                    return (event.wd, event.mask, Int(event.len))
                 }
                 let nameBytes = buffer[(offset + headerSize)..<min(offset + headerSize + length, count)]
                 let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
                 // A watched directory went (removed, moved, or its file system
                 // unmounted): what it held may come back anywhere below.
                 let directoryWent = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
-                if mask & (UInt32(IN_Q_OVERFLOW) | directoryWent) != 0 || names.contains(name) { changed = true }
+                // But a descent watch this removed itself ended, and no more.
+                let ours = mask & UInt32(IN_IGNORED) != 0 && removedWatches.remove(watch) != nil
+                if !ours, mask & (UInt32(IN_Q_OVERFLOW) | directoryWent) != 0 || names.contains(name) { changed = true }
                 if descentNames.contains(name) { descended = true }
                 offset += headerSize + length
             }

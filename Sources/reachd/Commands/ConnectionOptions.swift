@@ -188,13 +188,17 @@ struct ConnectionOptions: ParsableArguments {
                             guard let entry = failureLog.entry(for: failure, source: configuration.source) else { continue }
                             if entry.level >= .warning {
                                 Console.error("reachd: \(entry.message)")
-                                toldWhy = true
+                                // A watch refused beside a daemon that answers is
+                                // no word on why the daemon itself went.
+                                if case .rejected = failure {} else { toldWhy = true }
                             } else {
                                 quietFailures.append(failure)
                             }
                         }
                     case .inProcessFailed, .waitFailed:
-                        Console.error("reachd: \(problem); trying again")
+                        // The session says these itself, as errors; a wait
+                        // that failed ends the command with its message.
+                        break
                     }
                     return deliver(update)
                 case .status, .destination:

@@ -19,9 +19,14 @@ enum CheckHostResolution {
     /// What the resolver said, by the deadline.
     enum Outcome: Equatable, Sendable {
         case addresses([CheckServerAddress])
-        /// The resolver answered that the name has no address (NXDOMAIN,
-        /// no record of the family): names work, this one has none.
+        /// The resolver answered that the name has no address of the
+        /// family, and has one of another: names work, and this family has
+        /// nothing to ask (a check host with no AAAA).
         case noAddress
+        /// The resolver answered that the name has no address at all
+        /// (NXDOMAIN, a mistyped URL, a filter): names work, the check's
+        /// host is not there.
+        case noSuchName
         /// No answer by the deadline, or the resolver failed (EAI_AGAIN,
         /// EAI_FAIL): names fail.
         case failed
@@ -46,6 +51,17 @@ enum CheckHostResolution {
         }
     }
 
+    /// Whether the check's host has an address of any family.
+    private static func existsInAnyFamily(_ check: ConnectivityCheck) -> Bool {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(check.host, String(check.port), &hints, &list) == 0, let list else { return false }
+        freeaddrinfo(list)
+        return true
+    }
+
     /// One blocking `getaddrinfo` for the check's host and port in `family`.
     private static func lookUp(_ check: ConnectivityCheck, family: AddressFamily) -> Outcome {
         var hints = addrinfo()
@@ -55,7 +71,11 @@ enum CheckHostResolution {
         let result = getaddrinfo(check.host, String(check.port), &hints, &list)
         guard result == 0, let list else {
             let answered = [EAI_NONAME, GetAddressInfoError.noData, GetAddressInfoError.addressFamily]
-            return answered.contains(result) ? .noAddress : .failed
+            guard answered.contains(result) else { return .failed }
+            // glibc says EAI_NONAME both for a name of the other family only
+            // (from /etc/hosts) and for one that does not exist: asked for
+            // any family, the name tells which.
+            return existsInAnyFamily(check) ? .noAddress : .noSuchName
         }
         defer { freeaddrinfo(list) }
         var addresses: [CheckServerAddress] = []

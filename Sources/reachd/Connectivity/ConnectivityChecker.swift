@@ -162,7 +162,11 @@ final class ConnectivityChecker {
     /// A probe under way started before it: its answer is stale. Returns
     /// whether the verdict changed.
     func gatewayFailed(_ family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
-        guard var state = families[family], state.path != nil, !state.gatewayDead else { return false }
+        // A family the check cannot ask (no address of it) has no verdict
+        // to lose, and a probe would find nothing to ask again.
+        guard var state = families[family], state.path != nil, !state.gatewayDead,
+            state.verdict?.connectivity != Connectivity.none
+        else { return false }
         // Limited already (a probe found it so): its schedule stands, and
         // the gateway's return is news all the same.
         guard state.verdict?.connectivity != .limited else {
@@ -211,7 +215,7 @@ final class ConnectivityChecker {
     /// Returns whether a probe was asked for.
     func connectionsFail(_ family: AddressFamily, now: ContinuousClock.Instant) -> Bool {
         guard let state = families[family], state.path != nil, state.verdict?.connectivity != .limited,
-            state.probeInFlight == nil, !state.confirming, !state.suspected
+            state.verdict?.connectivity != Connectivity.none, state.probeInFlight == nil, !state.confirming, !state.suspected
         else { return false }
         logger.info("connectivity check", metadata: [
             "check.family": "\(family)", "check.answer": "connections through this path fail",

@@ -37,16 +37,16 @@ final class GatewayNeighbourWatch {
         // the old filter dropped the news: the kernel's routine re-resolve
         // at the app's next packet takes milliseconds. Its entry as it is
         // now closes that gap; missed, the return waited for the retry.
-        for egress in gateways.values {
-            guard let gateway = egress.gateway else { continue }
-            try socket.ask(about: gateway, interfaceIndex: egress.index)
+        for egress in Set(gateways.values.map { [$0.index: $0.gateway] }).compactMap({ $0.first }) {
+            guard let gateway = egress.value else { continue }
+            try socket.ask(about: gateway, interfaceIndex: egress.key)
         }
     }
 
     /// What the kernel said of the watched gateways since the last call.
     func take() throws(NetlinkError) -> [(family: AddressFamily, state: NeighbourRecord.State)] {
-        try socket.read().compactMap { record in
-            Self.family(of: record, gateways: gateways).map { ($0, record.state) }
+        try socket.read().flatMap { record in
+            Self.families(of: record, gateways: gateways).map { ($0, record.state) }
         }
     }
 
@@ -56,8 +56,12 @@ final class GatewayNeighbourWatch {
         PathEgress.of(status).filter { $0.value.gateway != nil }
     }
 
-    /// The family whose gateway `record` is, if any: the same address on the same link.
-    static func family(of record: NeighbourRecord, gateways: [AddressFamily: PathEgress]) -> AddressFamily? {
-        gateways.first { $0.value.index == record.interfaceIndex && $0.value.gateway == record.address }?.key
+    /// The families whose gateway `record` is: the same address on the
+    /// same link. Both, where an IPv4 route goes via the IPv6 router's
+    /// link-local address (RTA_VIA) as IPv6's does.
+    static func families(of record: NeighbourRecord, gateways: [AddressFamily: PathEgress]) -> [AddressFamily] {
+        [AddressFamily.ipv4, .ipv6].filter { family in
+            gateways[family].map { $0.index == record.interfaceIndex && $0.gateway == record.address } ?? false
+        }
     }
 }

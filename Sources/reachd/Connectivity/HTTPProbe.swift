@@ -56,8 +56,12 @@ enum HTTPProbe {
         case .addresses(let resolved):
             addresses = resolved
         case .noAddress:
-            // The resolver answered: names work, the check's has no address.
+            // The resolver answered: names work, the check's host has
+            // another family's address and none of this one.
             return ProbeReport(.noAddress)
+        case .noSuchName:
+            // The resolver answered: names work, the check's host is not there.
+            return ProbeReport(.failed(.dns))
         case .failed:
             guard let kept, ContinuousClock.now < deadline else { return ProbeReport(.failed(.dns)) }
             let outcome = attempt(kept, check, interface: interface, deadline: deadline)

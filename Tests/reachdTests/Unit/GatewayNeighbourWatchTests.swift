@@ -13,14 +13,23 @@ struct GatewayNeighbourWatchTests {
             ipv6: FamilyStatus(reachability: .online, reason: nil, path: ipv6),
             interfaces: [], seq: 1, changedAt: .init(timeIntervalSince1970: 0), source: .daemon)
         let gateways = GatewayNeighbourWatch.gateways(of: status)
-        func family(_ index: Int, _ address: String) -> AddressFamily? {
-            GatewayNeighbourWatch.family(
+        func families(
+            _ index: Int, _ address: String, in gateways: [AddressFamily: PathEgress] = gateways
+        ) -> [AddressFamily] {
+            GatewayNeighbourWatch.families(
                 of: NeighbourRecord(interfaceIndex: index, address: IPAddress(address)!, state: .failed), gateways: gateways)
         }
-        #expect(family(2, "192.0.2.1") == .ipv4)
-        #expect(family(3, "fe80::1") == .ipv6)
-        #expect(family(3, "192.0.2.1") == nil, "the same address on another link is another neighbour")
-        #expect(family(2, "192.0.2.9") == nil, "a peer on the link, not the gateway")
+        #expect(families(2, "192.0.2.1") == [.ipv4])
+        #expect(families(3, "fe80::1") == [.ipv6])
+        #expect(families(3, "192.0.2.1").isEmpty, "the same address on another link is another neighbour")
+        #expect(families(2, "192.0.2.9").isEmpty, "a peer on the link, not the gateway")
+        // IPv4 via the IPv6 router's link-local (RTA_VIA): one neighbour, both families' gateway.
+        let via = NetworkStatus(
+            ipv4: FamilyStatus(reachability: .online, reason: nil,
+                               path: NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "fe80::1")),
+            ipv6: FamilyStatus(reachability: .online, reason: nil, path: ipv6),
+            interfaces: [], seq: 1, changedAt: .init(timeIntervalSince1970: 0), source: .daemon)
+        #expect(families(3, "fe80::1", in: GatewayNeighbourWatch.gateways(of: via)) == [.ipv4, .ipv6])
         let onLink = NetworkPath(interface: "wg0", index: 4, family: .ipv4, gateway: nil)
         let tunnel = NetworkStatus(
             ipv4: FamilyStatus(reachability: .online, reason: nil, path: onLink),
