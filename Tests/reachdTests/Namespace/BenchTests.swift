@@ -7,17 +7,19 @@ import TestSupport
 /// minutes), so that none rots unseen, as bench/latency.py's fan-out once
 /// did (a NameError nobody ran). The figures are `make bench`'s and are not
 /// asserted here; the run to its end, and the line that says it measured,
-/// are. One at a time: each loads the machine as a bench does.
-@Suite("Every bench, tiny", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
-struct BenchTests {
+/// are. Two suites, each one bench at a time: one suite alone was make
+/// test's longest by 50 s.
+enum Benches {
     /// Each script and a line its tiny run prints once it has measured.
-    static let benches: [(script: String, measured: String)] = [
+    static let daemonAndClients: [(script: String, measured: String)] = [
         ("reachd_bench.py", "overrun resyncs:"),
         ("torture.py", "seq before a restart"),
         ("containers.py", "got the route flip after it"),
         ("destinations.py", "watches, 1 s under strace -c -f:"),
         ("gio.py", "spurious signals; the removal afterwards:"),
         ("monitor_cost.py", "destinations: +"),
+    ]
+    static let pathsAndLatency: [(script: String, measured: String)] = [
         ("expiry.py", "after the lookup failed"),
         ("metrics.py", "daemon CPU per scrape:"),
         ("deadgateway.py", "entry fresh when it died: verdict p50"),
@@ -25,33 +27,48 @@ struct BenchTests {
         ("passive.py", "passive: verdict p50"),
         ("latency.py", "wake-ups in 1 s"),
     ]
+    static let all = daemonAndClients + pathsAndLatency
 
     static let folder = packageRoot.appendingPathComponent("bench")
 
-    @Test(.timeLimit(.minutes(2)), arguments: benches.map(\.script))
-    func runsToItsEnd(script: String) async throws {
-        let measured = try #require(Self.benches.first { $0.script == script }?.measured)
+    static func runTiny(_ script: String) async throws {
+        let measured = try #require(all.first { $0.script == script }?.measured)
         let bench = try await Subprocess.run(
-            ["/usr/bin/env", "REACHD=\(Reachd.binary)", "/usr/bin/python3", Self.folder.appendingPathComponent(script).path,
+            ["/usr/bin/env", "REACHD=\(Reachd.binary)", "/usr/bin/python3", folder.appendingPathComponent(script).path,
              "--tiny"],
             timeout: .seconds(110))
         #expect(bench.status == 0, "\(script): \(bench.output.suffix(3000))\n\(bench.error.suffix(3000))")
         #expect(bench.output.contains(measured), "\(script) said what it measured: \(bench.output.suffix(3000))")
-        // Its network namespaces are its own to remove.
-        let left = try await Subprocess.run(["/usr/bin/env", "ip", "netns", "list"])
-        #expect(!left.output.contains("rdb-"), "\(script) left \(left.output)")
+    }
+}
+
+@Suite("Every bench, tiny: the daemon and its clients", .serialized,
+       .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct DaemonBenchTests {
+    @Test(.timeLimit(.minutes(2)), arguments: Benches.daemonAndClients.map(\.script))
+    func runsToItsEnd(script: String) async throws {
+        try await Benches.runTiny(script)
     }
 
-    /// `make bench` runs every script (bench/run.sh), and this suite runs
+    /// `make bench` runs every script (bench/run.sh), and these suites run
     /// each of those: a new bench is run tiny too, or this fails.
     @Test func everyBenchMakeBenchRunsIsRunTiny() throws {
-        let runner = try String(contentsOf: Self.folder.appendingPathComponent("run.sh"), encoding: .utf8)
+        let runner = try String(contentsOf: Benches.folder.appendingPathComponent("run.sh"), encoding: .utf8)
         let run = Set(runner.split(separator: "\n").compactMap { line -> String? in
             let words = line.split(separator: " ")
             guard let script = words.first(where: { $0.hasPrefix("bench/") && $0.hasSuffix(".py") }) else { return nil }
             return String(script.dropFirst("bench/".count))
         })
         #expect(!run.isEmpty, "read the scripts run.sh runs")
-        #expect(run == Set(Self.benches.map(\.script)), "run by make bench: \(run.sorted())")
+        #expect(run == Set(Benches.all.map(\.script)), "run by make bench: \(run.sorted())")
+    }
+}
+
+@Suite("Every bench, tiny: paths, checks and latency", .serialized,
+       .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct PathBenchTests {
+    @Test(.timeLimit(.minutes(2)), arguments: Benches.pathsAndLatency.map(\.script))
+    func runsToItsEnd(script: String) async throws {
+        try await Benches.runTiny(script)
     }
 }
