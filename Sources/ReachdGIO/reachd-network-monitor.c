@@ -59,9 +59,10 @@
 #define INIT_BACKEND_WAIT_US G_TIME_SPAN_SECOND
 #define RETRY_FIRST_MS 100
 #define RETRY_MAX_MS 5000
-/* A subscription that lasted this long was a daemon that worked: its end (a
- * restart) is retried at once. One that ended sooner, status or not, backs
- * off, so a daemon that answers and hangs up can't spin the app's loop. */
+/* A subscription that lasted this long after its first status was a daemon
+ * that worked: its end (a restart) is retried after the shortest wait. One
+ * that ended sooner, or never answered, backs off, so a daemon that answers
+ * and hangs up can't spin the app's loop. */
 #define STABLE_US G_TIME_SPAN_SECOND
 
 struct _ReachdNetworkMonitor
@@ -85,7 +86,8 @@ struct _ReachdNetworkMonitor
   /* In place of `retry` while nothing listens at any socket: where the
    * sockets would appear. */
   ReachdSocketWatch *sockets;
-  /* When the subscription began. */
+  /* When the subscription's first status came (0: none yet): the Swift
+   * client's clock for STABLE_US too (FollowState.answeredAt). */
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
   gboolean first_pending;
@@ -282,7 +284,7 @@ follow (ReachdNetworkMonitor *self, int fd, gint path)
   reachd_liveness_follow (self->liveness, reachd_daemon_paths_path (self->paths, path), fd, &self->lines);
   self->followed = path;
   self->fd = fd;
-  self->followed_since = g_get_monotonic_time ();
+  self->followed_since = 0;
   self->first_pending = TRUE;
   self->readable = reachd_attach_source (g_unix_fd_source_new (fd, G_IO_IN | G_IO_HUP | G_IO_ERR),
                                          G_SOURCE_FUNC (on_subscription_readable), self,
@@ -295,7 +297,7 @@ static void
 lose (ReachdNetworkMonitor *self, const GError *error)
 {
   g_debug ("reachd: %s; keeping the last state and reconnecting", error->message);
-  if (g_get_monotonic_time () - self->followed_since >= STABLE_US)
+  if (self->followed_since != 0 && g_get_monotonic_time () - self->followed_since >= STABLE_US)
     self->failures = 0;
   drop_subscription (self);
   reachd_liveness_follow (self->liveness, NULL, -1, NULL);
@@ -322,6 +324,8 @@ on_subscription_readable (int fd, GIOCondition condition, gpointer user_data)
   gboolean open = reachd_read_available (fd, &self->lines, REACHD_READ_PER_WAKEUP, &read_error);
   /* What came before the end, or before a bad line, still counts. */
   gboolean usable = reachd_line_buffer_take_statuses (&self->lines, &newest, &have_status, &reconfigured, &handover, &line_error);
+  if (have_status && self->followed_since == 0)
+    self->followed_since = g_get_monotonic_time ();
   if (have_status && self->first_pending)
     {
       self->first_pending = FALSE;
@@ -472,6 +476,8 @@ reachd_network_monitor_initable_init (GInitable *initable, GCancellable *cancell
           store (self, &host);
           self->daemon_state = host;
           follow (self, fd, path);
+          if (answered)
+            self->followed_since = g_get_monotonic_time ();
           return TRUE;
         }
       tried++;
