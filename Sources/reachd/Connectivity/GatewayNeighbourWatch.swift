@@ -37,9 +37,10 @@ final class GatewayNeighbourWatch {
         // the old filter dropped the news: the kernel's routine re-resolve
         // at the app's next packet takes milliseconds. Its entry as it is
         // now closes that gap; missed, the return waited for the retry.
-        for egress in Set(gateways.values.map { [$0.index: $0.gateway] }).compactMap({ $0.first }) {
-            guard let gateway = egress.value else { continue }
-            try socket.ask(about: gateway, interfaceIndex: egress.key)
+        // Once per neighbour: both families' paths may share one (RTA_VIA).
+        for egress in Set(gateways.values) {
+            guard let gateway = egress.gateway else { continue }
+            try socket.ask(about: gateway, interfaceIndex: egress.index)
         }
     }
 

@@ -4,7 +4,7 @@ import Reachability
 /// kernel's notifications and route lookups name them (an index, an
 /// address). What the neighbour watch and the closed-connection watch
 /// judge the kernel's word against.
-struct PathEgress: Equatable {
+struct PathEgress: Hashable {
     var index: Int
     /// `nil` for a path with no gateway (a point-to-point link).
     var gateway: IPAddress?
