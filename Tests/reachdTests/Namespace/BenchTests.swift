@@ -7,8 +7,8 @@ import TestSupport
 /// minutes), so that none rots unseen, as bench/latency.py's fan-out once
 /// did (a NameError nobody ran). The figures are `make bench`'s and are not
 /// asserted here; the run to its end, and the line that says it measured,
-/// are. Two suites, each one bench at a time: one suite alone was make
-/// test's longest by 50 s.
+/// are. Two groups, each one bench at a time: one sequence alone was make
+/// test's longest suite by 50 s.
 enum Benches {
     /// Each script and a line its tiny run prints once it has measured.
     static let daemonAndClients: [(script: String, measured: String)] = [
@@ -42,15 +42,15 @@ enum Benches {
     }
 }
 
-@Suite("Every bench, tiny: the daemon and its clients", .serialized,
-       .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
-struct DaemonBenchTests {
-    @Test(.timeLimit(.minutes(2)), arguments: Benches.daemonAndClients.map(\.script))
-    func runsToItsEnd(script: String) async throws {
-        try await Benches.runTiny(script)
+/// The two groups run beside each other, each one bench at a time.
+@Suite("Every bench, tiny", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
+struct BenchTests {
+    @Test(.timeLimit(.minutes(3)), arguments: [Benches.daemonAndClients, Benches.pathsAndLatency])
+    func eachRunsToItsEnd(group: [(script: String, measured: String)]) async throws {
+        for bench in group { try await Benches.runTiny(bench.script) }
     }
 
-    /// `make bench` runs every script (bench/run.sh), and these suites run
+    /// `make bench` runs every script (bench/run.sh), and this suite runs
     /// each of those: a new bench is run tiny too, or this fails.
     @Test func everyBenchMakeBenchRunsIsRunTiny() throws {
         let runner = try String(contentsOf: Benches.folder.appendingPathComponent("run.sh"), encoding: .utf8)
@@ -61,14 +61,5 @@ struct DaemonBenchTests {
         })
         #expect(!run.isEmpty, "read the scripts run.sh runs")
         #expect(run == Set(Benches.all.map(\.script)), "run by make bench: \(run.sorted())")
-    }
-}
-
-@Suite("Every bench, tiny: paths, checks and latency", .serialized,
-       .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
-struct PathBenchTests {
-    @Test(.timeLimit(.minutes(2)), arguments: Benches.pathsAndLatency.map(\.script))
-    func runsToItsEnd(script: String) async throws {
-        try await Benches.runTiny(script)
     }
 }
