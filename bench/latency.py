@@ -362,10 +362,11 @@ def timeline_hop(flips):
                 if argv[0] == relay:
                     # `ip netns exec` execs the relay, which writes; the process it forks prints.
                     writer = started
-                    printer = next(woken for at, waker, woken in events if waker == writer and woken != reader)
+                    # None where perf lost the wake-up (it drops events on a loaded machine).
+                    printer = next((woken for at, waker, woken in events if waker == writer and woken != reader), None)
                 else:
                     writer, printer = timeline["daemon"], started
-                hops = relayed(events, writer, printer, reader)
+                hops = relayed(events, writer, printer, reader) if printer is not None else []
             finally:
                 shutil.rmtree(os.path.dirname(timeline["perf"]), ignore_errors=True)
             if hops:
