@@ -181,18 +181,25 @@ struct HostileClientTests {
         // What the stopped daemon costs: the command's time less the same
         // command's where no daemon's socket exists, in the same run, so
         // that a loaded machine's start-up of `ip netns exec` and the
-        // command (CI once took 1.53 s in all) counts on neither side.
-        var started = ContinuousClock.now
-        _ = try await network.reachd(defaultSocket: network.directory.appendingPathComponent("none.sock").path, "status", "--json")
-        let alone = ContinuousClock.now - started
-        started = ContinuousClock.now
-        let status = try await network.reachd(defaultSocket: network.socketPath, "status", "--json")
-        let cost = ContinuousClock.now - started - alone
-        #expect(cost < .milliseconds(1300), "status took \(alone + cost), \(alone) of it with no daemon at all")
+        // command (CI once took 1.53 s in all) counts on neither side. The
+        // quicker of two runs each: a machine's load only ever adds (beside
+        // four busy loops one run cost 1.375 s).
+        var alone = Duration.seconds(60), took = Duration.seconds(60)
+        var status: (status: Int32, output: String, error: String) = (0, "", "")
+        for _ in 0..<2 {
+            var started = ContinuousClock.now
+            _ = try await network.reachd(defaultSocket: network.directory.appendingPathComponent("none.sock").path, "status", "--json")
+            alone = min(alone, ContinuousClock.now - started)
+            started = ContinuousClock.now
+            status = try await network.reachd(defaultSocket: network.socketPath, "status", "--json")
+            took = min(took, ContinuousClock.now - started)
+        }
+        let cost = took - alone
+        #expect(cost < .milliseconds(1300), "status took \(took), \(alone) with no daemon at all")
         #expect(status.status == 0 && status.output.contains(#""source":"embedded""#))
         #expect(status.error.contains("did not answer within 1 s"), "says why: \(status.error)")
 
-        started = ContinuousClock.now
+        let started = ContinuousClock.now
         let wait = try await network.reachd(defaultSocket: network.socketPath, "wait-online", "--timeout", "10")
         #expect(wait.status == 0, "an online host is online whatever the daemon does: \(wait.error)")
         #expect(ContinuousClock.now - started < .seconds(3))
