@@ -28,7 +28,7 @@ struct InterfaceTableTests {
 
     @Test func onlyIgnoredMessagesAskForNoReevaluation() {
         var table = InterfaceTable()
-        let answers = [table.apply(.ignored(type: 28)), table.apply(.routesChanged), table.apply(.rulesChanged)]
+        let answers = [table.apply(.ignored(type: 28)), table.apply(.routesChanged(nil)), table.apply(.rulesChanged)]
         #expect(answers == [false, true, true])
         #expect(table == InterfaceTable(), "route and rule events leave the table alone: routes are never mirrored")
     }

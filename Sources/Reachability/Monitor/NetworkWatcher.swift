@@ -13,8 +13,9 @@ import Logging
 /// (the daemon's, or a client session's, through a ``NetworkEngine``).
 ///
 /// Memory and start-up cost depend on links and addresses only: routes are
-/// never dumped or stored; any route or rule notification just means "ask the
-/// kernel's route lookup again", once per batch of messages read.
+/// never dumped or stored. A route notification means "ask the kernel's
+/// route lookup again" for the addresses its prefix holds, once per batch
+/// of messages read (``LookupScope``); a link, address or rule, every lookup.
 package final class NetworkWatcher {
     private var events: NetlinkEventSocket
     private var queries: NetlinkQuerySocket
@@ -40,6 +41,15 @@ package final class NetworkWatcher {
     /// (and the resynchronisations), whether or not the host's status
     /// changed: watched destinations are evaluated again when it moves.
     package private(set) var generation: UInt64 = 0
+
+    /// The lookups the published status rests on, and their questions:
+    /// an evaluation asks again only those a batch can have moved.
+    private var lastLookups: (queries: [RouteQuery], answers: [RouteLookupResult?])?
+
+    /// Route lookups asked for the status (the families' and the name
+    /// servers'), since the start: what a test counts where a timing
+    /// would be noise.
+    package private(set) var routeLookupsAsked = 0
 
     /// Interfaces whose metering the configuration says (`[metered]`), by name.
     package var meteredOverrides: [String: Bool] = [:]
@@ -106,13 +116,11 @@ package final class NetworkWatcher {
             try events.discardQueued()
             return try resynchronise()
         }
-        var relevant = false
-        for event in batch.events {
-            relevant = table.apply(event) || relevant
-        }
-        guard relevant else { return nil }
+        for event in batch.events { table.apply(event) }
+        let scope = LookupScope(batch.events)
+        guard scope != .nothing else { return nil }
         generation += 1
-        return try evaluate()
+        return try evaluate(scope)
     }
 
     /// Replaces both sockets and resynchronises from a fresh dump, keeping the
@@ -196,10 +204,12 @@ package final class NetworkWatcher {
         var publisher = StatusPublisher(
             source: source, firstSeq: firstSequenceNumber(), network: .current(socket: queries.fileDescriptor))
         var findings: ConnectivityFindings?
-        return try evaluate(
-            table, queries, &publisher, findings: &findings, resolverServers: ResolverConfiguration.current().servers,
-            metering: guessMetering(of:)
-        ).status!
+        let servers = ResolverConfiguration.current().servers
+        let lookups = try queries.lookupRoutes(questions(resolverServers: servers, table: table))
+        guard lookups[0] != nil, lookups[1] != nil else { throw NetlinkError("look up the route out", errno: ENOBUFS) }
+        return evaluate(
+            table, lookups: lookups, &publisher, findings: &findings, resolverServers: servers, metering: guessMetering(of:)
+        )!
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
@@ -209,15 +219,44 @@ package final class NetworkWatcher {
         return try evaluate()
     }
 
-    private func evaluate() throws(NetlinkError) -> NetworkStatus? {
+    /// Evaluates the table and the lookups `scope` can have moved; the
+    /// others are the answers last asked. `nil` when the status is as
+    /// published, and at once when a batch of routes moved no lookup.
+    private func evaluate(_ scope: LookupScope = .everything) throws(NetlinkError) -> NetworkStatus? {
         // Links come and go (a container host's veths, each with a new index):
         // keep guesses only for the links there are, or the cache would grow
         // for as long as the daemon runs. Pruned only when it outgrew them.
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        let (status, lookups) = try Self.evaluate(
-            table, queries, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
+        let questions = Self.questions(resolverServers: resolverServers, table: table)
+        var lookups: [RouteLookupResult?]
+        if scope != .everything, let last = lastLookups, last.queries == questions {
+            // An answer lost, or resting on a route that expires, is asked
+            // again: its deadline counts from its own asking.
+            lookups = last.answers
+            let moved = questions.indices.filter {
+                lookups[$0]?.lifetime != nil || lookups[$0] == nil || scope.covers(questions[$0].destination)
+            }
+            // Only routes changed (``LookupScope``), so the table is as it was too.
+            guard !moved.isEmpty else { return nil }
+            for (position, answer) in zip(moved, try queries.lookupRoutes(moved.map { questions[$0] })) {
+                lookups[position] = answer
+            }
+            routeLookupsAsked += moved.count
+        } else {
+            lookups = try queries.lookupRoutes(questions)
+            routeLookupsAsked += questions.count
+        }
+        // The probes are the first batch's first replies, queued before any
+        // that could overrun it: lost, the socket itself is failing.
+        guard lookups[0] != nil, lookups[1] != nil else {
+            lastLookups = nil
+            throw NetlinkError("look up the route out", errno: ENOBUFS)
+        }
+        lastLookups = (questions, lookups)
+        let status = Self.evaluate(
+            table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
         ) { self.metering(of: $0) }
         routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
         logLost(lookups.count { $0 == nil }, of: "name servers")
@@ -239,23 +278,24 @@ package final class NetworkWatcher {
             hardwareType: link.hardwareType, kind: link.kind, deviceType: facts.deviceType, driver: facts.driver)
     }
 
-    /// The status to publish, `nil` when unchanged, and the lookups it rests on.
+    /// The lookups a status rests on, asked in one pass: the families'
+    /// probes, then each name server's (a route going under the resolver
+    /// changes the verdict with the status). A scoped server is asked on
+    /// its link, as glibc sends to it.
+    private static func questions(resolverServers: [NameServer], table: InterfaceTable) -> [RouteQuery] {
+        [RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv4]!), RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv6]!)]
+            + resolverServers.map { RouteQuery($0.address, outputInterface: $0.linkIndex(in: table.links)) }
+    }
+
+    /// The status to publish from the table and the answers to
+    /// ``questions(resolverServers:table:)`` (the probes' found), `nil`
+    /// when unchanged.
     private static func evaluate(
-        _ table: InterfaceTable, _ queries: NetlinkQuerySocket, _ publisher: inout StatusPublisher,
+        _ table: InterfaceTable, lookups: [RouteLookupResult?], _ publisher: inout StatusPublisher,
         findings: inout ConnectivityFindings?, resolverServers: [NameServer],
         metering: (LinkRecord) -> Metering
-    ) throws(NetlinkError) -> (status: NetworkStatus?, lookups: [RouteLookupResult?]) {
-        // The families' probes and each name server in one pass: a route
-        // going under the resolver changes the verdict with the status.
-        // A scoped server is asked on its link, as glibc sends to it.
-        let lookups = try queries.lookupRoutes(
-            [RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv4]!), RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv6]!)]
-                + resolverServers.map { RouteQuery($0.address, outputInterface: $0.linkIndex(in: table.links)) })
-        // The probes are the first batch's first replies, queued before any
-        // that could overrun it: lost, the socket itself is failing.
-        guard let ipv4Lookup = lookups[0], let ipv6Lookup = lookups[1] else {
-            throw NetlinkError("look up the route out", errno: ENOBUFS)
-        }
+    ) -> NetworkStatus? {
+        let ipv4Lookup = lookups[0]!, ipv6Lookup = lookups[1]!
         let servers = zip(resolverServers, lookups.dropFirst(2)).map { server, lookup in
             DestinationEvaluator.evaluate(server.address, lookup: lookup, table: table)
         }
@@ -269,6 +309,6 @@ package final class NetworkWatcher {
             ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, connectivityReason: findings?.reason(ipv4: ipv4, ipv6: ipv6),
             dns: dns, at: Date())
-        return (status, lookups)
+        return status
     }
 }

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// Turns rtnetlink messages into reachd's plain values. Links and addresses are
-/// parsed with libnl's own parsers (`nl_msg_parse`); routes in the event stream
-/// are recognised by type alone and never parsed, which keeps a route flood cheap.
+/// parsed with libnl's own parsers (`nl_msg_parse`); of a route in the event
+/// stream only its prefix is read, by hand, which keeps a route flood cheap.
 enum NetlinkDecoder {
     // IFF_* from <linux/if.h>, which clashes with glibc's <net/if.h> in one module.
     private static let flagUp: UInt32 = 0x1
@@ -31,12 +31,47 @@ enum NetlinkDecoder {
         case RTM_DELADDR:
             return address(in: frame).map(NetlinkEvent.addressRemoved) ?? ignored
         case RTM_NEWROUTE, RTM_DELROUTE:
-            return .routesChanged
+            return .routesChanged(routePrefix(in: frame.bytes))
         case RTM_NEWRULE, RTM_DELRULE:
             return .rulesChanged
         default:
             return ignored
         }
+    }
+
+    /// The prefix a route notification names, read from its header and
+    /// RTA_DST by hand: a route flood is thousands of these, and libnl's
+    /// parser would build a whole route object for each. `nil` where the
+    /// family is not IPv4 or IPv6, or the message is not framed as the
+    /// kernel frames it.
+    static func routePrefix(in message: UnsafeRawBufferPointer) -> RoutePrefix? {
+        let header = NetlinkFrame.headerLength
+        guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
+        let family: AddressFamily
+        switch Int32(message[header + MemoryLayout<rtmsg>.offset(of: \.rtm_family)!]) {
+        case AF_INET: family = .ipv4
+        case AF_INET6: family = .ipv6
+        default: return nil
+        }
+        let width = family == .ipv4 ? 4 : 16
+        let length = Int(message[header + MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!])
+        var destination: [UInt8]?
+        var offset = header + MemoryLayout<rtmsg>.size
+        while offset + 4 <= message.count {
+            let attributeLength = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+            let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
+            guard attributeLength >= 4, offset + attributeLength <= message.count else { return nil }
+            if type == UInt16(RTA_DST.rawValue) {
+                guard attributeLength - 4 == width else { return nil }
+                destination = Array(message[(offset + 4)..<(offset + 4 + width)])
+            }
+            offset += (attributeLength + 3) & ~3
+        }
+        // The default route has no RTA_DST; any other prefix has one.
+        guard let bytes = destination ?? (length == 0 ? [UInt8](repeating: 0, count: width) : nil),
+            let address = IPAddress(family: family, bytes: bytes)
+        else { return nil }
+        return RoutePrefix(address: address, length: length)
     }
 
     /// Decodes the kernel's answer to an RTM_GETROUTE request: a route, or an error.

@@ -9,9 +9,11 @@ enum NetlinkEvent: Sendable, Hashable {
     case addressChanged(AddressRecord)
     /// RTM_DELADDR.
     case addressRemoved(AddressRecord)
-    /// RTM_NEWROUTE or RTM_DELROUTE. Deliberately carries nothing: reachd never
-    /// mirrors the routing table, it asks the kernel again.
-    case routesChanged
+    /// RTM_NEWROUTE or RTM_DELROUTE: the prefix it names, and nothing else.
+    /// reachd never mirrors the routing table; it asks the kernel again for
+    /// the addresses within the prefix. `nil`: a route whose prefix could
+    /// not be read (a family reachd does not know), which may move anything.
+    case routesChanged(RoutePrefix?)
     /// RTM_NEWRULE or RTM_DELRULE: policy routing changed; same treatment as routes.
     case rulesChanged
     /// A message reachd does not act on (bridge port notifications, newer types).

@@ -1,0 +1,45 @@
+/// Which of the kernel's route lookups a batch of netlink events can have
+/// moved, so that an evaluation asks again only those: a route decides a
+/// lookup only for the addresses its prefix holds (``RoutePrefix``).
+///
+/// A link, an address or a policy rule can move any lookup (a link going
+/// down takes its routes with it without a word), and so can a route whose
+/// prefix could not be read.
+enum LookupScope: Sendable, Equatable {
+    /// Only messages reachd ignores: nothing to ask.
+    case nothing
+    /// The addresses within these prefixes.
+    case within(Set<RoutePrefix>)
+    case everything
+
+    init(_ events: some Sequence<NetlinkEvent>) {
+        self = .nothing
+        for event in events { widen(by: event) }
+    }
+
+    mutating func widen(by event: NetlinkEvent) {
+        switch event {
+        case .ignored:
+            return
+        case .routesChanged(let prefix?):
+            switch self {
+            case .nothing: self = .within([prefix])
+            case .within(var prefixes):
+                prefixes.insert(prefix)
+                self = .within(prefixes)
+            case .everything: return
+            }
+        case .routesChanged(nil), .rulesChanged, .linkChanged, .linkRemoved, .addressChanged, .addressRemoved:
+            self = .everything
+        }
+    }
+
+    /// Whether the kernel's answer for `destination` may have changed.
+    func covers(_ destination: IPAddress) -> Bool {
+        switch self {
+        case .nothing: false
+        case .within(let prefixes): prefixes.contains { $0.contains(destination) }
+        case .everything: true
+        }
+    }
+}
