@@ -118,9 +118,12 @@ def on_stdin(fd, condition):
 
 monitor.connect("network-changed", lambda m, available: emit("network-changed", argument=available))
 monitor.connect("notify", lambda m, spec: emit("notify", property=spec.name))
-emit("ready", type=type(monitor).__gtype__.name, chosen_ms=chosen_ms)
 # Read and write both: the test's writes come and go without an end of file.
+# Opened before "ready": the test sends once it reads that, and a FIFO no
+# one has open for reading refuses a writer that will not wait (ENXIO, seen
+# on a loaded make test).
 commands = os.open(sys.argv[1], os.O_RDWR | os.O_NONBLOCK) if len(sys.argv) > 1 else 0
+emit("ready", type=type(monitor).__gtype__.name, chosen_ms=chosen_ms)
 GLib.unix_fd_add_full(GLib.PRIORITY_DEFAULT, commands, GLib.IOCondition.IN | GLib.IOCondition.HUP, on_stdin)
 loop = GLib.MainLoop()
 loop.run()
