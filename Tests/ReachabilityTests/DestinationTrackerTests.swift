@@ -68,6 +68,43 @@ struct DestinationTrackerTests {
         #expect(blackholed.addresses.map(\.reason) == [.route(.blackholeRoute)])
     }
 
+    /// A route decides a lookup only for the addresses its prefix holds: a
+    /// batch of routes elsewhere asks nothing, one over a watched address
+    /// asks for that address, and a lost answer is asked again whatever
+    /// the batch held.
+    @Test func aRouteChangeAsksOnlyForTheWatchedAddressesItsPrefixHolds() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let vpnServer = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        let lanServer = DestinationTracker.Key(try Destination(host: "192.0.2.80", port: 443), uid: nil, family: nil)
+        tracker.add(vpnServer, now: .now)
+        tracker.add(lanServer, now: .now)
+        #expect(Set(try tracker.evaluate(now: .now, judge: lookup.judge)) == [vpnServer, lanServer])
+        let prefix = { (text: String, length: Int) in LookupScope.within([RoutePrefix(address: IPAddress(text)!, length: length)!]) }
+
+        lookup.asked = []
+        #expect(try tracker.evaluate(moved: prefix("172.16.0.0", 12), now: .now, judge: lookup.judge).isEmpty)
+        #expect(try tracker.evaluate(moved: .nothing, now: .now, judge: lookup.judge).isEmpty)
+        #expect(lookup.asked.isEmpty, "routes elsewhere ask nothing: \(lookup.asked)")
+
+        lookup.path = Self.vpn
+        #expect(try tracker.evaluate(moved: prefix("10.8.0.0", 16), now: .now, judge: lookup.judge) == [vpnServer])
+        #expect(lookup.asked == [[RouteQuery(IPAddress("10.8.0.10")!, tcpPort: 443)]])
+        #expect(tracker.status(of: lanServer)?.via?.interface == "eth0", "its answer stands")
+
+        // A default route holds both.
+        lookup.asked = []
+        #expect(try tracker.evaluate(moved: prefix("0.0.0.0", 0), now: .now, judge: lookup.judge) == [lanServer])
+        #expect(lookup.asked.first?.count == 2)
+
+        // A route that expires is asked again at its expiry, whatever the batch.
+        lookup.lifetime = .seconds(30)
+        _ = try tracker.evaluate(now: .now, judge: lookup.judge)
+        lookup.asked = []
+        _ = try tracker.evaluate(moved: .nothing, now: .now, judge: lookup.judge)
+        #expect(lookup.asked.first?.count == 2, "an expiring answer is never kept as it stands")
+    }
+
     @Test func watchesOfOneAddressShareOneLookup() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()

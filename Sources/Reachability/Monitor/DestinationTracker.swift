@@ -5,7 +5,8 @@
 ///
 /// Routes are never stored: after each batch of netlink notifications the
 /// owner calls ``evaluate(judge:)``, which asks the kernel's lookup again for
-/// every address watched and reports only the entries whose answer changed.
+/// the addresses watched that the batch can have moved (``LookupScope``)
+/// and reports only the entries whose answer changed.
 /// Nothing here reads a clock or a socket; the owner passes `now` and the
 /// lookup.
 package final class DestinationTracker {
@@ -188,31 +189,44 @@ package final class DestinationTracker {
     }
 
     /// Asks the kernel's lookup, through `watcher`'s socket and against its
-    /// interface table, about every address watched, at `now`, and returns
-    /// the entries whose answer changed, with the new answer stored.
+    /// interface table, about the addresses watched that `moved` holds, at
+    /// `now`, and returns the entries whose answer changed, with the new
+    /// answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
-    package func evaluate(
-        with watcher: NetworkWatcher, only keys: [Key]? = nil, now: ContinuousClock.Instant
+    func evaluate(
+        with watcher: NetworkWatcher, only keys: [Key]? = nil, moved: LookupScope = .everything,
+        now: ContinuousClock.Instant
     ) throws(NetlinkError) -> [Key] {
-        try evaluate(keys, now: now, judge: watcher.judge, answeredAt: { .now })
+        try evaluate(keys, moved: moved, now: now, judge: watcher.judge, answeredAt: { .now })
     }
 
-    /// Asks `judge` about every address watched, once per distinct address,
-    /// uid and port: the pure core of ``evaluate(with:)``, which tests drive
-    /// with recorded answers. A route's lifetime counts from `answeredAt()`
-    /// (`now` without it), read once the lookups are answered: a thousand
-    /// of them take longer than the margin a re-lookup is given.
+    /// Asks `judge` about every address watched that `moved` holds, once
+    /// per distinct address, uid and port: the pure core of
+    /// ``evaluate(with:only:moved:now:)``, which tests drive with recorded
+    /// answers. An entry whose answer was lost, or rests on a route that
+    /// expires, is asked whatever `moved` holds. A route's lifetime counts
+    /// from `answeredAt()` (`now` without it), read once the lookups are
+    /// answered: a thousand of them take longer than the margin a re-lookup
+    /// is given.
     func evaluate(
-        _ keys: [Key]? = nil, now: ContinuousClock.Instant, judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
+        _ keys: [Key]? = nil, moved: LookupScope = .everything, now: ContinuousClock.Instant,
+        judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
         answeredAt: (() -> ContinuousClock.Instant)? = nil
     ) throws(NetlinkError) -> [Key] {
         var queries: [RouteQuery] = []
         var positions: [RouteQuery: Int] = [:]
         var plans: [(Key, Plan)] = []
         plans.reserveCapacity(entries.count)
-        for key in keys ?? Array(entries.keys) where entries[key] != nil {
+        for key in keys ?? Array(entries.keys) {
+            guard let entry = entries[key] else { continue }
             var plan = plan(for: key)
             if case .lookUp(let addresses, _) = plan {
+                // Its answer stands: nothing read since can have moved it.
+                if moved != .everything, entry.status != nil, entry.routesExpire == nil,
+                    !addresses.contains(where: moved.covers)
+                {
+                    continue
+                }
                 let asked = addresses.map { address in
                     let query = RouteQuery(address, uid: key.uid, tcpPort: UInt16(key.destination.port))
                     if let position = positions[query] { return position }

@@ -34,6 +34,15 @@ enum LookupScope: Sendable, Equatable {
         }
     }
 
+    /// Adds what `other` can have moved: the scope of several batches.
+    mutating func formUnion(_ other: LookupScope) {
+        switch (self, other) {
+        case (_, .nothing), (.everything, _): return
+        case (.nothing, _), (_, .everything): self = other
+        case (.within(let mine), .within(let theirs)): self = .within(mine.union(theirs))
+        }
+    }
+
     /// Whether the kernel's answer for `destination` may have changed.
     func covers(_ destination: IPAddress) -> Bool {
         switch self {

@@ -35,11 +35,9 @@ package final class NetworkEngine {
     private let logger: Logger
     /// Descriptors an epoll owner has not been told of yet.
     private var newDescriptors: [(input: Input, fd: Int32)] = []
-    /// The watcher's ``NetworkWatcher/generation`` when the destinations were
-    /// last evaluated.
-    private var evaluatedGeneration: UInt64 = 0
-    /// A name's addresses changed, or a resolution timed out, since then.
-    private var resolutionsChanged = false
+    /// A name's addresses changed since the destinations were last evaluated:
+    /// its entries are asked again whatever netlink said.
+    private var namesChanged = false
 
     /// Subscribes to netlink at once (see ``NetworkWatcher/init(source:logger:)``);
     /// ``start()`` takes the first snapshot.
@@ -60,7 +58,7 @@ package final class NetworkEngine {
         _ = try watcher.setResolverServers(ResolverConfiguration.current().servers)
         let first = try watcher.start()
         published(first)
-        evaluatedGeneration = watcher.generation
+        watcher.destinationsEvaluated()
         return first
     }
 
@@ -97,7 +95,7 @@ package final class NetworkEngine {
         case .netlink:
             return try reopeningOnFailure { () throws(NetlinkError) in try watcher.handleReadable() }
         case .resolver:
-            if tracker.collectResolutions() { resolutionsChanged = true }
+            if tracker.collectResolutions() { namesChanged = true }
             return Outcome()
         case .resolverFiles:
             guard resolverFiles?.takeChanges() == true else { return Outcome() }
@@ -208,12 +206,14 @@ package final class NetworkEngine {
     /// answer changed, or `nil` when nothing moved and nothing was looked
     /// up. A failed lookup is thrown and tried again at the next call.
     package func evaluateDestinations(now: ContinuousClock.Instant) throws(NetlinkError) -> [DestinationTracker.Key]? {
-        if let due = tracker.nextDeadline, now >= due, tracker.takeDue(now: now) { resolutionsChanged = true }
-        guard resolutionsChanged || watcher.generation != evaluatedGeneration else { return nil }
-        let generation = watcher.generation
-        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher, now: now)
-        resolutionsChanged = false
-        evaluatedGeneration = generation
+        // A wait for a name timed out, or a route an answer rests on expired
+        // (those answers are asked again whatever the scope).
+        let due = tracker.nextDeadline.map { now >= $0 } == true && tracker.takeDue(now: now)
+        let moved = namesChanged ? .everything : watcher.movedForDestinations
+        guard due || moved != .nothing else { return nil }
+        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher, moved: moved, now: now)
+        namesChanged = false
+        watcher.destinationsEvaluated()
         return changed
     }
 }

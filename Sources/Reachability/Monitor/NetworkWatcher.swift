@@ -37,10 +37,15 @@ package final class NetworkWatcher {
     /// `nil` while no such route expires: no timer.
     package private(set) var routesExpire: ContinuousClock.Instant?
 
-    /// Counts the batches that could have changed a route lookup's answer
-    /// (and the resynchronisations), whether or not the host's status
-    /// changed: watched destinations are evaluated again when it moves.
-    package private(set) var generation: UInt64 = 0
+    /// What the batches read (and the resynchronisations) can have moved
+    /// since ``destinationsEvaluated()``, whether or not the host's status
+    /// changed: the watched destinations it holds are evaluated again.
+    private(set) var movedForDestinations: LookupScope = .nothing
+
+    /// The watched destinations were evaluated against everything read so far.
+    func destinationsEvaluated() {
+        movedForDestinations = .nothing
+    }
 
     /// The lookups the published status rests on, and their questions:
     /// an evaluation asks again only those a batch can have moved.
@@ -119,7 +124,7 @@ package final class NetworkWatcher {
         for event in batch.events { table.apply(event) }
         let scope = LookupScope(batch.events)
         guard scope != .nothing else { return nil }
-        generation += 1
+        movedForDestinations.formUnion(scope)
         return try evaluate(scope)
     }
 
@@ -215,7 +220,7 @@ package final class NetworkWatcher {
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
     private func resynchronise() throws(NetlinkError) -> NetworkStatus? {
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
-        generation += 1
+        movedForDestinations = .everything
         return try evaluate()
     }
 
