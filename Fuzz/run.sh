@@ -91,7 +91,11 @@ for target in "${targets[@]}"; do
   # The Swift runtime's backtracer waits on a crashing fuzzer; libFuzzer reports itself.
   # GLib's many small allocations filled ASan's 256 MB quarantine of freed
   # memory and took a third of the speed: 8 MB still holds a line's frees.
-  if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=quarantine_size_mb=8 "$out/$target" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
+  # A target's dictionary of tokens, where it has one (Fuzz/TARGET.dict).
+  dictionary=()
+  [ ! -f "Fuzz/$target.dict" ] || dictionary=(-dict="Fuzz/$target.dict")
+  if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=quarantine_size_mb=8 "$out/$target" "${budget[@]}" "${dictionary[@]}" \
+      -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" \
       > "$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log" >&2
