@@ -34,6 +34,7 @@ import json
 import shutil
 import os
 import random
+import re
 import select
 import signal
 import socket
@@ -322,6 +323,10 @@ def hop(flips, rounds=4):
     return rows
 
 
+# The end of a task as `perf sched timehist` writes it: "[pid/tid]" or "[pid]".
+TASK = re.compile(r"\[(\d+)(?:/\d+)?\]$")
+
+
 def scheduler_wakeups(recording):
     """(time in µs, waker's pid, wakee's pid) of each wake-up in a `perf sched
     record`ing, in order: from the kernel's own scheduler events."""
@@ -329,10 +334,16 @@ def scheduler_wakeups(recording):
     found = []
     for line in text.splitlines():
         # "  2625.994443 [0001]  relay[8766]    awakened: relay[8768]"
+        # A name may hold brackets and spaces of its own (a thread named
+        # "[pango] fontcon": make test's GTK window ran beside this once),
+        # so the pids are read from the end of each task: "name[pid/tid]".
         parts = line.split()
-        if len(parts) >= 5 and parts[3] == "awakened:" and parts[2].endswith("]") and parts[4].endswith("]"):
-            pid = lambda task: int(task[task.rindex("[") + 1:-1].split("/")[0])
-            found.append((float(parts[0]) * 1e6, pid(parts[2]), pid(parts[4])))
+        if len(parts) < 5 or "awakened:" not in parts:
+            continue
+        at = parts.index("awakened:")
+        waker, wakee = TASK.search(" ".join(parts[2:at])), TASK.search(" ".join(parts[at + 1:]))
+        if waker and wakee:
+            found.append((float(parts[0]) * 1e6, int(waker.group(1)), int(wakee.group(1))))
     return found
 
 
