@@ -66,8 +66,10 @@ struct GtkListViewerTests {
         let viewer = try Self.viewer(in: network, on: display, refresh: "0.5")
         defer { viewer.signal(SIGTERM) }
 
-        // Started with the link down (no address, no route).
-        try await display.waitUntil(reads: "No network", "no network with the link down")
+        // Started with the link down (no address, no route). The first
+        // screen waits for GTK's start too, which in make test's first
+        // storm once showed nothing readable in 30 s.
+        try await display.waitUntil(reads: "No network", "no network with the link down", timeout: .seconds(90))
         try await Self.keep(display, as: "no-network")
 
         // The link comes back: the rows, with no click.
@@ -141,7 +143,8 @@ struct GtkListViewerTests {
         let viewer = try Self.viewer(in: network, on: display, refresh: "3600", environment: handler, socket: network.socketPath)
         defer { viewer.signal(SIGTERM) }
 
-        try await display.waitUntil(reads: "Sign in to the network", "the sign-in page")
+        // The first screen: GTK's start too (see above).
+        try await display.waitUntil(reads: "Sign in to the network", "the sign-in page", timeout: .seconds(90))
         try await Self.keep(display, as: "sign-in-required")
         try await display.click("Sign In")
         let page = try? await eventually("the portal's page opened") {
