@@ -211,7 +211,7 @@ package final class NetworkWatcher {
         var findings: ConnectivityFindings?
         let servers = ResolverConfiguration.current().servers
         let lookups = try queries.lookupRoutes(questions(resolverServers: servers, table: table))
-        guard lookups[0] != nil, lookups[1] != nil else { throw NetlinkError("look up the route out", errno: ENOBUFS) }
+        try requireProbes(lookups)
         return evaluate(
             table, lookups: lookups, &publisher, findings: &findings, resolverServers: servers, metering: guessMetering(of:)
         )!
@@ -253,12 +253,8 @@ package final class NetworkWatcher {
             lookups = try queries.lookupRoutes(questions)
             routeLookupsAsked += questions.count
         }
-        // The probes are the first batch's first replies, queued before any
-        // that could overrun it: lost, the socket itself is failing.
-        guard lookups[0] != nil, lookups[1] != nil else {
-            lastLookups = nil
-            throw NetlinkError("look up the route out", errno: ENOBUFS)
-        }
+        lastLookups = nil
+        try Self.requireProbes(lookups)
         lastLookups = (questions, lookups)
         let status = Self.evaluate(
             table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
@@ -290,6 +286,12 @@ package final class NetworkWatcher {
     private static func questions(resolverServers: [NameServer], table: InterfaceTable) -> [RouteQuery] {
         [RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv4]!), RouteQuery(ReachabilityEvaluator.probeDestinations[.ipv6]!)]
             + resolverServers.map { RouteQuery($0.address, outputInterface: $0.linkIndex(in: table.links)) }
+    }
+
+    /// The probes are the first batch's first replies, queued before any
+    /// that could overrun it: lost, the socket itself is failing.
+    private static func requireProbes(_ lookups: [RouteLookupResult?]) throws(NetlinkError) {
+        guard lookups[0] != nil, lookups[1] != nil else { throw NetlinkError("look up the route out", errno: ENOBUFS) }
     }
 
     /// The status to publish from the table and the answers to
