@@ -418,5 +418,65 @@ extension SessionsInThisProcess {
             #expect(Self.request(daemon.requests(of: 0).first ?? "")["op"] as? String == "get")
             #expect(delivered.statuses.withLock { $0 }.isEmpty, "no statuses when none were asked for")
         }
+
+        /// The status updates a session delivered, as they came (not
+        /// Sendable: the session's thread appends, under the lock).
+        final class Received: @unchecked Sendable {
+            private let lock = Mutex(())
+            private nonisolated(unsafe) var updates: [StatusUpdate] = []
+            func append(_ update: StatusUpdate) { lock.withLock { _ in updates.append(update) } }
+            var all: [StatusUpdate] { lock.withLock { _ in updates } }
+        }
+
+        /// A subscription's first status, then `news`, in one answer.
+        static func subscribed(then news: String) -> ScriptedDaemon.Responder {
+            { _, line in Self.request(line)["op"] as? String == "subscribe" ? [FakeDaemon.newerDaemonsLine, news] : [] }
+        }
+
+        /// A reader that prints the daemon's bytes (`reachd monitor --json`)
+        /// costs no decoding: news passes through as it came, and is decoded
+        /// only when a later status must be compared with it.
+        @Test(.timeLimit(.minutes(1)))
+        func newsItsReaderPrintsAsItCameIsNeverDecoded() async throws {
+            let news = FakeDaemon.newerDaemonsLine.replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#)
+            let daemon = try ScriptedDaemon(respond: Self.subscribed(then: news))
+            let session = try Self.session(.daemon, [daemon.path], status: .full)
+            let received = Received()
+            let ended = Mutex(false)
+            nonisolated(unsafe) let running = session
+            startDetachedThread {
+                try? running.run { update in
+                    if case .status(let status) = update { received.append(status) }
+                    return true
+                }
+                ended.withLock { $0 = true }
+            }
+            _ = try await eventually("the news") { received.all.count >= 2 ? true : nil }
+            // Stopped and ended before looking: whatever the session would
+            // decode after delivering, it has.
+            session.remote.stop()
+            _ = try await eventually("the session ends") { ended.withLock { $0 } ? true : nil }
+            let updates = received.all
+            // The daemon adds its network's identity to each line it sends.
+            let seq8 = Array(#""seq":8"#.utf8)
+            #expect(updates.count == 2 && updates[1].line?.firstRange(ofBytes: seq8) != nil, "not the news: \(updates.count)")
+            #expect(updates.last?.decodedResult == nil, "the news was decoded though nothing read what it says")
+        }
+
+        /// A reader that decodes each status still has it checked whole: news
+        /// that does not decode fails the daemon, and the session goes in-process.
+        @Test(.timeLimit(.minutes(1)))
+        func newsThatDoesNotDecodeFailsTheDaemonForAReaderThatDecodes() async throws {
+            let broken = #"{"seq":"eight","source":"daemon","type":"status","version":1}"#
+            let daemon = try ScriptedDaemon(respond: Self.subscribed(then: broken))
+            let session = try Self.session(.automatic, [daemon.path], status: .full)
+            let delivered = Self.start(session)
+            defer { Self.finish(session, delivered) }
+            let following = try await eventually("in-process after the broken news") {
+                delivered.following.withLock { $0 }.contains(.embedded) ? delivered.following.withLock { $0 } : nil
+            }
+            // It then tries the daemon again, which says the same.
+            #expect(Array(following.prefix(2)) == [.daemon, .embedded])
+        }
     }
 }

@@ -519,4 +519,30 @@ struct FollowStateTests {
             "the daemon's status is the one delivered last, from the same source: no news")
         #expect(session.state.daemonHasAnswered)
     }
+
+    /// The same with a reader that printed the line and never decoded it:
+    /// the session keeps it undecoded, and a later status is compared with
+    /// it all the same.
+    @Test func aStatusNobodyDecodedIsStillWhatALaterOneIsComparedWith() throws {
+        var session = Driver(.automatic, detail: .full)
+        _ = session.answeredByDaemon()
+        let offline = Array(FakeDaemon.newerDaemonsLine
+            .replacingOccurrences(
+                of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
+                with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
+            .replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+        let news = session.feed(.daemonLines([offline]))
+        #expect(news.updates == ["status from daemon"])
+        #expect(news.effects == ["decode, then 0 lines"])
+        let update = StatusUpdate(line: offline)
+        #expect(session.feed(.passedUndecoded(update)).effects.isEmpty)
+        #expect(update.decodedResult == nil, "nothing needed what it says yet")
+        session.feed(.daemonFailed(.closed(path: Self.socket)))
+        session.now += .milliseconds(100)
+        session.feed(.tick)
+        session.feed(Self.connected(Self.socket))
+        #expect(session.feed(.daemonLines([offline])).updates.isEmpty,
+            "the daemon's status is the one delivered last, from the same source: no news")
+        #expect(update.decodedResult != nil, "decoded once a later status was compared with it")
+    }
 }

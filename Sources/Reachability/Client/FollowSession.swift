@@ -316,6 +316,9 @@ package final class FollowSession {
                 return .then(.daemonFailed(error))
             }
         case .decode(let update, let lines):
+            // A reader's decoding is kept in the update: a status checked whole
+            // wherever anyone reads what it says, and decoded once.
+            guard update.decodedResult != nil || !lines.isEmpty else { return .then(.passedUndecoded(update)) }
             do throws(DaemonClientError) { return .then(.decoded(.success(try update.status()), then: lines)) } catch {
                 return .then(.decoded(.failure(error), then: lines))
             }

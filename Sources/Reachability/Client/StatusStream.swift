@@ -10,7 +10,7 @@ struct StatusStream {
     let detail: StatusDetail?
     /// The status delivered last: one describing the same network from the
     /// same source (a resubscription renumbers them) is not delivered again.
-    private(set) var current: NetworkStatus?
+    private var current: NetworkStatus?
     /// Where what is delivered comes from, as last said.
     private(set) var following: StatusSource?
     /// Added to the `seq` of the statuses followed now, so that `seq` never
@@ -47,9 +47,29 @@ struct StatusStream {
 
     private static let summaryMarker = Array(#""detail":"summary""#.utf8)
 
+    /// A line that passed through (``passesThrough(_:)``) and nobody
+    /// decoded: what was delivered last, decoded only when a later status
+    /// is compared with it (``offer(_:line:)``).
+    private var passedUndecoded: StatusUpdate?
+
     /// A line that passed through (``passesThrough(_:)``), once decoded.
     mutating func passed(_ status: NetworkStatus) {
         current = status
+        passedUndecoded = nil
+    }
+
+    /// A line that passed through, not decoded.
+    mutating func passed(_ update: StatusUpdate) {
+        passedUndecoded = update
+    }
+
+    /// What was delivered last, decoding it if it passed through undecoded.
+    /// One that does not decode (a broken daemon's, printed as it came)
+    /// leaves the status before it: the nearest known to what the reader saw.
+    private mutating func decodePassed() {
+        guard let update = passedUndecoded else { return }
+        passedUndecoded = nil
+        if let status = try? update.status() { current = status }
     }
 
     /// What to deliver of `status` (with the daemon's `line`, or `nil` when
@@ -64,6 +84,7 @@ struct StatusStream {
     /// handover while the daemon restarted is still one.
     mutating func offer(_ status: NetworkStatus, line: [UInt8]?) -> StatusUpdate? {
         guard let detail else { return nil }
+        decodePassed()
         var reduced = line == nil ? status.detailed(detail) : status
         var line = line
         var changesRewritten = false

@@ -21,6 +21,10 @@ package struct StatusUpdate {
         decoded = Decoded()
     }
 
+    /// What decoding the line found, once someone asked for ``status()``;
+    /// `nil` before that.
+    var decodedResult: Result<NetworkStatus, DaemonClientError>? { decoded.result }
+
     /// The status; decoding a daemon's line the first time.
     package func status() throws(DaemonClientError) -> NetworkStatus {
         if let result = decoded.result { return try result.get() }
