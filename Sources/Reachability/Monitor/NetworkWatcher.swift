@@ -57,7 +57,11 @@ package final class NetworkWatcher {
     package private(set) var routeLookupsAsked = 0
 
     /// Interfaces whose metering the configuration says (`[metered]`), by name.
-    package var meteredOverrides: [String: Bool] = [:]
+    /// Set before ``start()``; set later, the next evaluation lists the
+    /// links again, whatever moved.
+    package var meteredOverrides: [String: Bool] = [:] {
+        didSet { lastLookups = nil }
+    }
     /// Each link's guess, read from sysfs once per link (and name), never per
     /// route event.
     private var meteringGuesses: [Int: (name: String, guess: Metering)] = [:]
@@ -213,7 +217,8 @@ package final class NetworkWatcher {
         let lookups = try queries.lookupRoutes(questions(resolverServers: servers, table: table))
         try requireProbes(lookups)
         return evaluate(
-            table, lookups: lookups, &publisher, findings: &findings, resolverServers: servers, metering: guessMetering(of:)
+            table, lookups: lookups, &publisher, findings: &findings, resolverServers: servers, interfaces: nil,
+            metering: guessMetering(of:)
         )!
     }
 
@@ -236,6 +241,9 @@ package final class NetworkWatcher {
         }
         let questions = Self.questions(resolverServers: resolverServers, table: table)
         var lookups: [RouteLookupResult?]
+        // The links as last published, where only routes moved: the same
+        // array, which the comparisons after it find equal at once.
+        var interfaces: [InterfaceStatus]?
         if scope != .everything, let last = lastLookups, last.queries == questions {
             // An answer lost, or resting on a route that expires, is asked
             // again: its deadline counts from its own asking.
@@ -249,6 +257,7 @@ package final class NetworkWatcher {
                 lookups[position] = answer
             }
             routeLookupsAsked += moved.count
+            interfaces = publisher.current?.interfaces
         } else {
             lookups = try queries.lookupRoutes(questions)
             routeLookupsAsked += questions.count
@@ -257,7 +266,8 @@ package final class NetworkWatcher {
         try Self.requireProbes(lookups)
         lastLookups = (questions, lookups)
         let status = Self.evaluate(
-            table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers
+            table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers,
+            interfaces: interfaces
         ) { self.metering(of: $0) }
         routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
         logLost(lookups.count { $0 == nil }, of: "name servers")
@@ -296,10 +306,11 @@ package final class NetworkWatcher {
 
     /// The status to publish from the table and the answers to
     /// ``questions(resolverServers:table:)`` (the probes' found), `nil`
-    /// when unchanged.
+    /// when unchanged. `interfaces`: the links as listed already, where the
+    /// table did not change; `nil` lists them from it.
     private static func evaluate(
         _ table: InterfaceTable, lookups: [RouteLookupResult?], _ publisher: inout StatusPublisher,
-        findings: inout ConnectivityFindings?, resolverServers: [NameServer],
+        findings: inout ConnectivityFindings?, resolverServers: [NameServer], interfaces: [InterfaceStatus]?,
         metering: (LinkRecord) -> Metering
     ) -> NetworkStatus? {
         let ipv4Lookup = lookups[0]!, ipv6Lookup = lookups[1]!
@@ -313,7 +324,7 @@ package final class NetworkWatcher {
             DNSEvaluator.evaluate(servers), namesFail: findings?.namesFail(ipv4: ipv4, ipv6: ipv6) ?? false)
         let (verdict, portalURL) = findings?.connectivity(ipv4: ipv4, ipv6: ipv6) ?? (.unknown, nil)
         let status = publisher.publish(
-            ipv4: ipv4, ipv6: ipv6, interfaces: ReachabilityEvaluator.interfaces(in: table, metering: metering),
+            ipv4: ipv4, ipv6: ipv6, interfaces: interfaces ?? ReachabilityEvaluator.interfaces(in: table, metering: metering),
             connectivity: verdict, portalURL: portalURL, connectivityReason: findings?.reason(ipv4: ipv4, ipv6: ipv6),
             dns: dns, at: Date())
         return status
