@@ -17,7 +17,9 @@ package struct StatusLineWriter {
 
     package static func line(_ status: NetworkStatus) -> [UInt8] {
         var writer = StatusLineWriter()
-        writer.bytes.reserveCapacity(512 + 160 * status.interfaces.count)
+        // Room for the whole line: a status with two links and a handover
+        // is about 1.5 KB, and each growth copies what was written.
+        writer.bytes.reserveCapacity(1024 + 256 * status.interfaces.count + 256 * status.changes.count)
         writer.write(status)
         writer.bytes.append(UInt8(ascii: "\n"))
         return writer.bytes
@@ -329,11 +331,15 @@ package struct StatusLineWriter {
     /// has them, `\u00XX` for other control characters, everything else as is.
     private mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copied whole.
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: value.utf8)
-            return bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied whole from their storage.
+        let copied: Bool? = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
         }
+        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): raw("\\\"")
