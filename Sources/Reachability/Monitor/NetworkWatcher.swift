@@ -147,6 +147,7 @@ package final class NetworkWatcher {
     package func setResolverServers(_ servers: [NameServer]) throws(NetlinkError) -> NetworkStatus? {
         guard servers != resolverServers else { return nil }
         resolverServers = servers
+        lastLookups = nil
         guard publisher.current != nil else { return nil }
         return try evaluate()
     }
@@ -239,12 +240,20 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        let questions = Self.questions(resolverServers: resolverServers, table: table)
+        // Asked whole: what was asked before no longer stands for the
+        // table and the servers, even if this evaluation fails.
+        if scope == .everything { lastLookups = nil }
+        // Where only routes moved, the questions are the last ones: the
+        // servers and the links they name are as they were (a new server,
+        // a link or the metering evaluates everything, or forgets them).
+        let questions = scope != .everything
+            ? lastLookups?.queries ?? Self.questions(resolverServers: resolverServers, table: table)
+            : Self.questions(resolverServers: resolverServers, table: table)
         var lookups: [RouteLookupResult?]
         // The links as last published, where only routes moved: the same
         // array, which the comparisons after it find equal at once.
         var interfaces: [InterfaceStatus]?
-        if scope != .everything, let last = lastLookups, last.queries == questions {
+        if scope != .everything, let last = lastLookups {
             // An answer lost, or resting on a route that expires, is asked
             // again: its deadline counts from its own asking.
             lookups = last.answers
