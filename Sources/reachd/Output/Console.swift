@@ -36,8 +36,12 @@ enum Console {
 
     /// Our own line breaks stay line breaks; every other control is escaped.
     private static func escapingEachLine(_ text: String) -> [UInt8] {
-        var bytes = Array(text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map(\.escapingControlCharacters).joined(separator: "\n").utf8)
+        var bytes = Array(text.utf8)
+        // Printable ASCII and line breaks, as nearly every line is: as it is.
+        if !bytes.allSatisfy({ (0x20..<0x7F).contains($0) || $0 == UInt8(ascii: "\n") }) {
+            bytes = Array(text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.escapingControlCharacters }.joined(separator: "\n").utf8)
+        }
         if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
         return bytes
     }
