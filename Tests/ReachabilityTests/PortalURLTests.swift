@@ -99,4 +99,24 @@ struct ControlCharacterEscapingTests {
             #expect(!escaped.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(Array(text.unicodeScalars))")
         }
     }
+
+    /// The byte check escaping starts with finds exactly the scalars the
+    /// scalar rule escapes: every scalar of the Basic Multilingual Plane,
+    /// and a sample above it, between two letters.
+    @Test func theByteCheckFindsWhatTheScalarRuleEscapes() {
+        let values = Array(0...0xFFFF) + Array(stride(from: 0x10000, through: 0x10FFFF, by: 97))
+        var disagreements: [UInt32] = []
+        for value in values {
+            guard let scalar = Unicode.Scalar(UInt32(value)) else { continue }
+            var text = "a"
+            text.unicodeScalars.append(scalar)
+            text += "b"
+            let absent = text.utf8.withContiguousStorageIfAvailable { ControlCharacters.absent(from: $0) }
+            if absent != !scalar.needsEscaping { disagreements.append(scalar.value) }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements.prefix(10).map { String($0, radix: 16) })")
+        let lines = Array("one\ntwo".utf8)
+        #expect(lines.withUnsafeBufferPointer { ControlCharacters.absent(from: $0, newlines: true) })
+        #expect(!lines.withUnsafeBufferPointer { ControlCharacters.absent(from: $0) })
+    }
 }

@@ -14,12 +14,11 @@ extension StringProtocol {
     /// it is quoted passes a sink that escapes again unchanged. For example
     /// `http://x/` ESC `[31mred` becomes `http://x/\x1b[31mred`.
     package var escapingControlCharacters: String {
-        // Most text is printable ASCII, which needs nothing: one pass over
-        // its stored bytes. Walking the scalars (or the bytes through this
-        // generic view) was half the daemon's instructions per status,
-        // through its log line (callgrind).
-        let printable = utf8.withContiguousStorageIfAvailable { $0.allSatisfy { (0x20..<0x7F).contains($0) } }
-        if printable == true || !unicodeScalars.contains(where: \.needsEscaping) { return String(self) }
+        // Most text needs nothing: one pass over its stored bytes. Walking
+        // the scalars was half the daemon's instructions per status, through
+        // its log line (callgrind).
+        let clean = utf8.withContiguousStorageIfAvailable { ControlCharacters.absent(from: $0) }
+        if clean ?? !unicodeScalars.contains(where: \.needsEscaping) { return String(self) }
         var escaped = ""
         for scalar in unicodeScalars {
             guard scalar.needsEscaping else {
@@ -43,12 +42,48 @@ extension StringProtocol {
 }
 
 extension Unicode.Scalar {
-    fileprivate var needsEscaping: Bool {
+    /// Whether ``StringProtocol/escapingControlCharacters`` writes it escaped.
+    package var needsEscaping: Bool {
         switch value {
         case 0x00...0x1F, 0x7F...0x9F: true  // C0, DEL, C1
         case 0x202A...0x202E, 0x2066...0x2069: true  // bidirectional embeddings, overrides, isolates
         case 0x2028, 0x2029: true  // line and paragraph separators
         default: false
         }
+    }
+}
+
+/// The check ``StringProtocol/escapingControlCharacters`` starts with, on
+/// UTF-8 bytes: whether any scalar it escapes is there.
+package enum ControlCharacters {
+    /// Whether `utf8` (valid UTF-8, as a Swift string's) holds none of the
+    /// scalars that are escaped; with `newlines`, a line break is allowed.
+    /// Reads the bytes of each escaped range as UTF-8 spells it: C1 is
+    /// C2 80–9F; U+2028–202E is E2 80 A8–AE; U+2066–2069 is E2 81 A6–A9.
+    package static func absent(from utf8: UnsafeBufferPointer<UInt8>, newlines: Bool = false) -> Bool {
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            switch byte {
+            case 0x20..<0x7F:
+                break
+            case UInt8(ascii: "\n") where newlines:
+                break
+            case 0x00..<0x20, 0x7F:
+                return false
+            case 0xC2:
+                if index + 1 < utf8.count, (0x80...0x9F).contains(utf8[index + 1]) { return false }
+            case 0xE2:
+                if index + 2 < utf8.count {
+                    let (second, third) = (utf8[index + 1], utf8[index + 2])
+                    if second == 0x80, (0xA8...0xAE).contains(third) { return false }
+                    if second == 0x81, (0xA6...0xA9).contains(third) { return false }
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return true
     }
 }

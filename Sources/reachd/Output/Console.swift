@@ -37,8 +37,8 @@ enum Console {
     /// Our own line breaks stay line breaks; every other control is escaped.
     private static func escapingEachLine(_ text: String) -> [UInt8] {
         var bytes = Array(text.utf8)
-        // Printable ASCII and line breaks, as nearly every line is: as it is.
-        if !bytes.allSatisfy({ (0x20..<0x7F).contains($0) || $0 == UInt8(ascii: "\n") }) {
+        // Nothing to escape but our own line breaks, as nearly always: as it is.
+        if !bytes.withUnsafeBufferPointer({ ControlCharacters.absent(from: $0, newlines: true) }) {
             bytes = Array(text.split(separator: "\n", omittingEmptySubsequences: false)
                 .map { $0.escapingControlCharacters }.joined(separator: "\n").utf8)
         }
