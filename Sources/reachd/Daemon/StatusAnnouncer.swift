@@ -52,7 +52,8 @@ final class StatusAnnouncer {
         if journal != nil { waitOnJournal(poll) }
         if !entered { logger.info("\(StatusFormatter.changeLine(status, timed: false))") }
         announcedFirst = true
-        systemd.status(StatusFormatter.oneLine(status))
+        // Formatted only for a systemd that listens.
+        if systemd.isEnabled { systemd.status(StatusFormatter.oneLine(status)) }
     }
 
     /// journald's socket has room: what waited goes.
