@@ -51,6 +51,18 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     package var description: String {
+        // IPv4 by hand: glibc's inet_ntop writes it with sprintf, and every
+        // status names its gateways and sources (callgrind: 7k instructions
+        // of a route change's 143k).
+        if family == .ipv4, bytes.count == 4 {
+            var text = ""
+            text.reserveCapacity(15)
+            for (position, byte) in bytes.enumerated() {
+                if position > 0 { text.append(".") }
+                text.append(String(byte))
+            }
+            return text
+        }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == .ipv4 ? AF_INET : AF_INET6
         _ = bytes.withUnsafeBytes { inet_ntop(af, $0.baseAddress, &text, socklen_t(text.count)) }
