@@ -15,7 +15,8 @@
 # random loss at the gateway that must never be called broken (bench/lossy.py), and the
 # host's own connections as evidence: a dying path's verdict beside the neighbour path's,
 # the daemon's CPU per 10,000 closed connections with and without the kernel's filter, and
-# ten minutes of 2% loss that must raise no suspicion (bench/passive.py).
+# ten minutes of 2% loss that must raise no suspicion (bench/passive.py), and the
+# instructions one route change costs in-process, in the daemon and in GLib (bench/instructions.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,8 @@ echo
 python3 bench/gio.py
 echo
 python3 bench/monitor_cost.py
+echo
+python3 bench/instructions.py
 echo
 python3 bench/expiry.py
 echo

@@ -18,6 +18,7 @@ enum Benches {
         ("destinations.py", "watches, 1 s under strace -c -f:"),
         ("gio.py", "spurious signals; the removal afterwards:"),
         ("monitor_cost.py", "destinations: +"),
+        ("instructions.py", "daemon, one bare subscriber"),
     ]
     static let pathsAndLatency: [(script: String, measured: String)] = [
         ("expiry.py", "after the lookup failed"),
@@ -47,7 +48,7 @@ enum Benches {
 /// The two groups run beside each other, each one bench at a time.
 @Suite("Every bench, tiny", .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct BenchTests {
-    @Test(.timeLimit(.minutes(3)), arguments: [Benches.daemonAndClients, Benches.pathsAndLatency])
+    @Test(.timeLimit(.minutes(4)), arguments: [Benches.daemonAndClients, Benches.pathsAndLatency])
     func eachRunsToItsEnd(group: [(script: String, measured: String)]) async throws {
         for bench in group { try await Benches.runTiny(bench.script) }
     }
