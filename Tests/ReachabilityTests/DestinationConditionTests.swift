@@ -2,17 +2,15 @@ import Foundation
 import Testing
 @testable import Reachability
 @testable import ReachabilityPlaceholders
+import TestSupport
 
 /// The placeholder's network condition from the app's own destination.
 @Suite("Network condition of a destination")
 struct DestinationConditionTests {
     static func host(connectivity: Connectivity, online: Bool = true) -> NetworkStatus {
-        var status = NetworkStatus(
-            ipv4: FamilyStatus(
-                reachability: online ? .online : .local, reason: online ? nil : .noRoute,
-                path: online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil),
-            ipv6: FamilyStatus(reachability: .local, reason: .noRoute, path: nil),
-            interfaces: [], seq: 1, changedAt: Date(timeIntervalSince1970: 0), source: .daemon)
+        var status = NetworkStatus.built(
+            ipv4: .through(online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil, else: .local),
+            ipv6: .noRoute(.local))
         status.connectivity = connectivity
         return status
     }

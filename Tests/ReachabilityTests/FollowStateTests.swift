@@ -36,10 +36,7 @@ struct FollowStateTests {
 
     static func embeddedStatus(seq: UInt64) -> NetworkStatus {
         let path = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1", source: nil)
-        return NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [], seq: seq, changedAt: Date(timeIntervalSince1970: 0), source: .embedded)
+        return .built(ipv4: .through(path), seq: seq, source: .embedded)
     }
 
     static func embeddedAnswer(_ target: String, _ state: DestinationState) -> DestinationStatus {

@@ -600,12 +600,7 @@ struct PlaceholderControllerLoadTests {
 @Suite("PlaceholderController on the real clock")
 struct PlaceholderControllerTests {
     static func status(_ path: NetworkPath?, changes: [StatusChange]) -> NetworkStatus {
-        var status = NetworkStatus(
-            ipv4: FamilyStatus(reachability: path == nil ? .local : .online, reason: path == nil ? .noRoute : nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [], seq: 1, changedAt: Date(), source: .daemon)
-        status.changes = changes
-        return status
+        .built(ipv4: .through(path, else: .local), changedAt: Date(), changes: changes)
     }
 
     /// Following a monitor's statuses: the network's return asks for one

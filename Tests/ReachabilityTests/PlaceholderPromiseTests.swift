@@ -1,6 +1,7 @@
 import Testing
 @testable import Reachability
 @testable import ReachabilityPlaceholders
+import TestSupport
 
 /// Issue 8: each promise the README makes about placeholders, as a regression
 /// test named after what broke. Driven on explicit instants (`Screen`); only
@@ -327,10 +328,7 @@ struct PlaceholderConnectivityTests {
         let family = FamilyStatus(
             reachability: reachability, reason: nil,
             path: reachability == .online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil)
-        let other = FamilyStatus(reachability: .offline, reason: .noRoute, path: nil)
-        return NetworkStatus(
-            ipv4: family, ipv6: other, connectivity: connectivity, portalURL: portalURL, interfaces: [], seq: 1,
-            changedAt: .now, source: .daemon)
+        return .built(ipv4: family, connectivity: connectivity, portalURL: portalURL, changedAt: .now)
     }
 
     @Test func aStatusBecomesTheConditionTheCheckFound() {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Reachability
+import TestSupport
 
 /// What a session delivers of the status over changes of source, without a
 /// socket: PROTOCOL.md's promises to a reader, kept by ``StatusStream``.
@@ -10,10 +11,7 @@ struct StatusStreamTests {
     static let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil, source: "10.8.0.2")
 
     static func status(_ path: NetworkPath?, seq: UInt64, source: StatusSource) -> NetworkStatus {
-        NetworkStatus(
-            ipv4: FamilyStatus(reachability: path == nil ? .local : .online, reason: path == nil ? .noRoute : nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [], seq: seq, changedAt: Date(timeIntervalSince1970: 0), source: source)
+        .built(ipv4: .through(path, else: .local), seq: seq, source: source)
     }
 
     @Test func theSameNetworkFromTheSameSourceIsDeliveredOnce() throws {

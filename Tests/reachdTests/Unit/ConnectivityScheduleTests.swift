@@ -6,6 +6,7 @@ import Glibc
 #endif
 @testable import Reachability
 @testable import reachd
+import TestSupport
 
 /// When the checker means to probe, on a clock the test sets: no probe is
 /// started here, so nothing waits for one.
@@ -15,10 +16,7 @@ struct ConnectivityScheduleTests {
     static let wlan0 = NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "198.51.100.1")
 
     static func status(ipv4 path: NetworkPath?) -> NetworkStatus {
-        NetworkStatus(
-            ipv4: FamilyStatus(reachability: path == nil ? .offline : .online, reason: path == nil ? .noRoute : nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [], seq: 1, changedAt: .init(timeIntervalSince1970: 0), source: .daemon)
+        .built(ipv4: .through(path, else: .offline))
     }
 
     /// A 5 s check against a server that is never asked (`probe` stands in).

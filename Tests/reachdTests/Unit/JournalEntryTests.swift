@@ -18,13 +18,9 @@ struct JournalEntryTests {
         watched: [DestinationStatus] = [], seq: UInt64 = 7
     ) -> NetworkStatus {
         let path = ipv4 == .online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil
-        var status = NetworkStatus(
+        return .built(
             ipv4: FamilyStatus(reachability: ipv4, reason: ipv4 == .online ? nil : .noRoute, path: path),
-            ipv6: FamilyStatus(reachability: .local, reason: .noRoute, path: nil),
-            connectivity: connectivity, portalURL: portal, interfaces: [], seq: seq,
-            changedAt: Date(timeIntervalSince1970: 0), source: .daemon)
-        status.watched = watched
-        return status
+            ipv6: .noRoute(.local), connectivity: connectivity, portalURL: portal, seq: seq, watched: watched)
     }
 
     static func target(_ state: DestinationState, reason: DestinationReason? = nil) -> DestinationStatus {

@@ -117,10 +117,7 @@ struct MetricsTests {
         let metrics = DaemonMetrics(watching: [try Destination(parsing: "db.internal:5432")])
         let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
         let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
-        var status = NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil, path: eth0),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [], seq: 1, changedAt: Date(), source: .daemon)
+        var status = NetworkStatus.built(ipv4: .through(eth0), changedAt: Date())
         metrics.observe(status)
         status.ipv4.path = tun0
         status.changes = [

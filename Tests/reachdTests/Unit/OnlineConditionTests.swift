@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Reachability
 @testable import reachd
+import TestSupport
 
 /// `wait-online`'s options, judged on statuses: systemd-networkd-wait-online's
 /// `--interface NAME[:STATE]`, `--any` and `--ignore`, in reachd's terms.
@@ -19,9 +20,7 @@ struct OnlineConditionTests {
             InterfaceStatus(name: link.0, index: index + 2, up: true, carrier: link.1, operstate: link.1 ? "up" : "down",
                             loopback: false, addresses: [])
         }
-        return NetworkStatus(
-            ipv4: family(.ipv4, ipv4Via), ipv6: family(.ipv6, ipv6Via), connectivity: .unknown, interfaces: links,
-            seq: 1, changedAt: Date(timeIntervalSince1970: 0), source: .daemon)
+        return .built(ipv4: family(.ipv4, ipv4Via), ipv6: family(.ipv6, ipv6Via), interfaces: links)
     }
 
     static func condition(_ arguments: [String]) throws -> OnlineCondition {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Reachability
 @testable import reachd
+import TestSupport
 
 /// The lines a status is sent as: news with its changes, a reader's first
 /// with none, and, for a reader too slow to be sent every status, one line
@@ -12,15 +13,12 @@ struct PublishedLinesTests {
     static let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil, source: "10.8.0.2")
 
     static func status(_ path: NetworkPath, links: [String] = [], seq: UInt64, changes: [StatusChange]) -> NetworkStatus {
-        var status = NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+        .built(
+            ipv4: .through(path),
             interfaces: links.enumerated().map {
                 InterfaceStatus(name: $1, index: $0 + 1, up: true, carrier: true, operstate: "up", loopback: false, addresses: [])
             },
-            seq: seq, changedAt: Date(timeIntervalSince1970: 1_800_000_000), source: .daemon)
-        status.changes = changes
-        return status
+            seq: seq, changedAt: Date(timeIntervalSince1970: 1_800_000_000), changes: changes)
     }
 
     static func decoded(_ line: [UInt8]) throws -> NetworkStatus {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Reachability
 @testable import reachd
+import TestSupport
 
 @Suite("What a change line says")
 struct StatusFormatterTests {
@@ -10,10 +11,9 @@ struct StatusFormatterTests {
         interfaces: [InterfaceStatus]
     ) -> NetworkStatus {
         let path = ipv4 == .online ? NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1") : nil
-        return NetworkStatus(
+        return .built(
             ipv4: FamilyStatus(reachability: ipv4, reason: ipv4 == .online ? nil : reason, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            connectivity: connectivity, interfaces: interfaces, seq: 1, changedAt: Date(timeIntervalSince1970: 0), source: .daemon)
+            connectivity: connectivity, interfaces: interfaces)
     }
 
     static func link(_ name: String, _ index: Int, carrier: Bool = true, addresses: [String] = []) -> InterfaceStatus {
