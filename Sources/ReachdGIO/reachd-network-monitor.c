@@ -135,12 +135,6 @@ store (ReachdNetworkMonitor *self, const ReachdHostState *host)
   g_atomic_int_set (&self->metered, host->metered);
 }
 
-gboolean
-reachd_network_monitor_get_network_available (ReachdNetworkMonitor *self)
-{
-  return g_atomic_int_get (&self->available);
-}
-
 /* Takes `host` in; `reconfigured`: the daemon said the configuration
  * changed, whatever the properties do. */
 static void
@@ -519,7 +513,7 @@ reachd_network_monitor_can_reach (GNetworkMonitor *monitor, GSocketConnectable *
       if (asked)
         return through_glib;
     }
-  return reachd_reach_sync (self, self->paths, connectable, cancellable, error);
+  return reachd_reach_sync (monitor, self->paths, connectable, cancellable, error);
 }
 
 static void

@@ -16,8 +16,4 @@ G_DECLARE_FINAL_TYPE (ReachdNetworkMonitor, reachd_network_monitor, REACHD, NETW
 
 void reachd_network_monitor_register (GIOModule *module);
 
-/* The network-available property, read atomically as its getter does: for
- * a can_reach query (reachd-reach.c), from any thread. */
-gboolean reachd_network_monitor_get_network_available (ReachdNetworkMonitor *self);
-
 G_END_DECLS

@@ -94,7 +94,7 @@ targets_of (GSocketConnectable *connectable, gboolean *needs_srv)
 typedef struct
 {
   /* Held as long as the query, and with it `paths`, which are its. */
-  ReachdNetworkMonitor *monitor;
+  GNetworkMonitor *monitor;
   ReachdDaemonPaths *paths;
   GStrv targets;
   guint count;
@@ -128,7 +128,7 @@ reach_query_free (ReachQuery *query)
 }
 
 static ReachQuery *
-reach_query_new (ReachdNetworkMonitor *monitor, ReachdDaemonPaths *paths, GStrv targets, gboolean host_available)
+reach_query_new (GNetworkMonitor *monitor, ReachdDaemonPaths *paths, GStrv targets, gboolean host_available)
 {
   ReachQuery *query = g_new0 (ReachQuery, 1);
   query->monitor = g_object_ref (monitor);
@@ -255,17 +255,17 @@ reach_query_result (ReachQuery *query, GError **error)
  * is reachable; with no daemon to ask (it went away after init), the
  * host's state answers, as GLib's base monitor does. Takes `targets`. */
 static ReachQuery *
-reach_begin (ReachdNetworkMonitor *self, ReachdDaemonPaths *paths, GStrv targets, gboolean *answer, GError **error)
+reach_begin (GNetworkMonitor *self, ReachdDaemonPaths *paths, GStrv targets, gboolean *answer, GError **error)
 {
   *answer = TRUE;
   if (targets == NULL)
     return NULL;
-  ReachQuery *query = reach_query_new (self, paths, targets, reachd_network_monitor_get_network_available (self));
+  ReachQuery *query = reach_query_new (self, paths, targets, g_network_monitor_get_network_available (self));
   g_autoptr (GError) unavailable = NULL;
   if (reach_query_start (query, &unavailable))
     return query;
   reach_query_free (query);
-  *answer = reachd_network_monitor_get_network_available (self);
+  *answer = g_network_monitor_get_network_available (self);
   if (!*answer)
     g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NETWORK_UNREACHABLE, "the network is unreachable");
   return NULL;
@@ -274,7 +274,7 @@ reach_begin (ReachdNetworkMonitor *self, ReachdDaemonPaths *paths, GStrv targets
 /* ---- can_reach ---- */
 
 gboolean
-reachd_reach_sync (ReachdNetworkMonitor *self, ReachdDaemonPaths *paths, GSocketConnectable *connectable,
+reachd_reach_sync (GNetworkMonitor *self, ReachdDaemonPaths *paths, GSocketConnectable *connectable,
                    GCancellable *cancellable, GError **error)
 {
   gboolean needs_srv;
@@ -398,7 +398,7 @@ on_reach_cancelled (GCancellable *cancellable, gpointer user_data)
 static void
 async_reach_start (GTask *task, GStrv targets)
 {
-  ReachdNetworkMonitor *self = g_task_get_source_object (task);
+  GNetworkMonitor *self = g_task_get_source_object (task);
   AsyncReach *reach = g_task_get_task_data (task);
   gboolean answer;
   GError *error = NULL;

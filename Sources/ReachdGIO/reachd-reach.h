@@ -12,14 +12,16 @@
  * instead. */
 #pragma once
 
+/* Of the monitor it needs only GIO's interface (network-available, read
+ * through the property, which the monitor reads atomically): no cycle
+ * with reachd-network-monitor.c, which calls it. */
 #include "reachd-daemon-socket.h"
-#include "reachd-network-monitor.h"
 
 G_BEGIN_DECLS
 
 /* GNetworkMonitor's can_reach, asked of a daemon of `paths`, the monitor's
  * (the query holds the monitor, and so them). From any thread. */
-gboolean reachd_reach_sync (ReachdNetworkMonitor *self, ReachdDaemonPaths *paths, GSocketConnectable *connectable,
+gboolean reachd_reach_sync (GNetworkMonitor *self, ReachdDaemonPaths *paths, GSocketConnectable *connectable,
                             GCancellable *cancellable, GError **error);
 
 /* can_reach_async's: returns a boolean on `task` (its source object the

@@ -135,4 +135,38 @@ struct FolderDependencyTests {
         // The test's own check that it reads imports at all.
         #expect(importersFound["CNetlink", default: 0] >= 5 && importersFound["CSystemd"] == 1, "\(importersFound)")
     }
+
+    /// The GIO module's files include each other one way, as glib-networking's
+    /// do: `reachd-reach.c` needs only GIO's GNetworkMonitor of the monitor
+    /// that calls it, not the monitor's own header.
+    @Test func theGIOModulesFilesIncludeEachOtherOneWay() throws {
+        let folder = TestInstallation.packageRoot.appendingPathComponent("Sources/ReachdGIO")
+        // A file and its header are one unit: "reachd-reach".
+        var includes: [String: Set<String>] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        where name.hasSuffix(".c") || name.hasSuffix(".h") {
+            let unit = String(name.dropLast(2))
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.hasPrefix("#include \"") {
+                let included = line.dropFirst("#include \"".count).prefix { $0 != "\"" }
+                if included.hasSuffix(".h"), String(included.dropLast(2)) != unit {
+                    includes[unit, default: []].insert(String(included.dropLast(2)))
+                }
+            }
+        }
+        // The test's own check that it reads includes at all.
+        #expect(includes["reachd-network-monitor"]?.contains("reachd-reach") == true, "\(includes)")
+        var cycles: [String] = []
+        func visit(_ unit: String, _ path: [String]) {
+            for next in includes[unit, default: []].sorted() {
+                if let start = path.firstIndex(of: next) {
+                    cycles.append((path[start...] + [next]).joined(separator: " → "))
+                } else {
+                    visit(next, path + [next])
+                }
+            }
+        }
+        for unit in includes.keys.sorted() { visit(unit, [unit]) }
+        #expect(cycles.isEmpty, "files that include each other: \(Set(cycles).sorted())")
+    }
 }
