@@ -498,14 +498,17 @@ struct FollowStateTests {
         #expect(session.feed(.tick).effects == ["end: failed"])
     }
 
+    /// The daemon's next status after `FakeDaemon.newerDaemonsLine`: IPv4 lost its route.
+    static let offlineNews = Array(FakeDaemon.newerDaemonsLine
+        .replacingOccurrences(
+            of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
+            with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
+        .replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+
     @Test func aStatusDecodedAfterTheDaemonWentCountsAsDelivered() throws {
         var session = Driver(.automatic, detail: .full)
         _ = session.answeredByDaemon()
-        let offline = Array(FakeDaemon.newerDaemonsLine
-            .replacingOccurrences(
-                of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
-                with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
-            .replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+        let offline = Self.offlineNews
         #expect(session.feed(.daemonLines([offline])).updates == ["status from daemon"])
         session.feed(.daemonFailed(.closed(path: Self.socket)))
         session.feed(.decoded(.success(try StatusUpdate(line: offline).status()), then: []))
@@ -523,11 +526,7 @@ struct FollowStateTests {
     @Test func aStatusNobodyDecodedIsStillWhatALaterOneIsComparedWith() throws {
         var session = Driver(.automatic, detail: .full)
         _ = session.answeredByDaemon()
-        let offline = Array(FakeDaemon.newerDaemonsLine
-            .replacingOccurrences(
-                of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
-                with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)
-            .replacingOccurrences(of: #""seq":7"#, with: #""seq":8"#).utf8)
+        let offline = Self.offlineNews
         let news = session.feed(.daemonLines([offline]))
         #expect(news.updates == ["status from daemon"])
         #expect(news.effects == ["decode, then 0 lines"])
