@@ -240,20 +240,19 @@ package final class NetworkWatcher {
         if meteringGuesses.count > table.links.count {
             meteringGuesses = meteringGuesses.filter { table.links[$0.key] != nil }
         }
-        // Asked whole: what was asked before no longer stands for the
-        // table and the servers, even if this evaluation fails.
-        if scope == .everything { lastLookups = nil }
-        // Where only routes moved, the questions are the last ones: the
-        // servers and the links they name are as they were (a new server,
-        // a link or the metering evaluates everything, or forgets them).
-        let questions = scope != .everything
-            ? lastLookups?.queries ?? Self.questions(resolverServers: resolverServers, table: table)
-            : Self.questions(resolverServers: resolverServers, table: table)
+        // Where only routes moved, the last lookups stand but for those the
+        // scope covers, and their questions with them: the servers and the
+        // links they name are as they were (a new server, a link or the
+        // metering evaluates everything, or forgets them). Taken now, so
+        // that a failure below leaves none.
+        let last = scope == .everything ? nil : lastLookups
+        lastLookups = nil
+        let questions = last?.queries ?? Self.questions(resolverServers: resolverServers, table: table)
         var lookups: [RouteLookupResult?]
         // The links as last published, where only routes moved: the same
         // array, which the comparisons after it find equal at once.
         var interfaces: [InterfaceStatus]?
-        if scope != .everything, let last = lastLookups {
+        if let last {
             // An answer lost, or resting on a route that expires, is asked
             // again: its deadline counts from its own asking.
             lookups = last.answers
@@ -261,7 +260,10 @@ package final class NetworkWatcher {
                 lookups[$0]?.lifetime != nil || lookups[$0] == nil || scope.covers(questions[$0].destination)
             }
             // Only routes changed (``LookupScope``), so the table is as it was too.
-            guard !moved.isEmpty else { return nil }
+            guard !moved.isEmpty else {
+                lastLookups = last
+                return nil
+            }
             for (position, answer) in zip(moved, try queries.lookupRoutes(moved.map { questions[$0] })) {
                 lookups[position] = answer
             }
@@ -271,7 +273,6 @@ package final class NetworkWatcher {
             lookups = try queries.lookupRoutes(questions)
             routeLookupsAsked += questions.count
         }
-        lastLookups = nil
         try Self.requireProbes(lookups)
         lastLookups = (questions, lookups)
         let status = Self.evaluate(
