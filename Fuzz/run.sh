@@ -62,11 +62,18 @@ fi
 failed=0
 for target in "${targets[@]}"; do
   files=$(sources "$target")
+  extra_seeds=()
   if [ "$target" = GIOLine ]; then
     # C, as the module is: the clang beside swiftc, which has libFuzzer.
     "$(dirname "$(readlink -f "$(command -v swiftc)")")/clang" -std=gnu11 -O1 -g -fsanitize=fuzzer,address -fuse-ld=lld \
       -Wall -Wextra -Werror -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/$target" \
       Fuzz/FuzzGIOLine.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
+    # Seeded from the client spec's lines too (Tests/ClientSpec), written by its own driver.
+    cc -std=gnu11 -O1 -Wall -Werror -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/spec-driver" \
+      Tests/ClientSpec/spec-driver.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
+    rm -rf "$out/spec-seeds" && mkdir -p "$out/spec-seeds"
+    "$out/spec-driver" --seeds "$out/spec-seeds" Tests/ClientSpec/status-lines.json
+    extra_seeds=("$out/spec-seeds")
   elif [ "$target" = NetlinkDecoder ]; then
     swiftc "${flags[@]}" -module-name Fuzz "${netlink[@]}" -o "$out/$target" "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files
   else
@@ -96,7 +103,7 @@ for target in "${targets[@]}"; do
   [ ! -f "Fuzz/$target.dict" ] || dictionary=(-dict="Fuzz/$target.dict")
   if ! SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=quarantine_size_mb=8 "$out/$target" "${budget[@]}" "${dictionary[@]}" \
       -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" \
+      -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" "${extra_seeds[@]}" \
       > "$out/$target.log" 2>&1; then
     echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log" >&2
     grep -E "ERROR|Fatal error|runtime failure|SUMMARY" "$out/$target.log" | head -5 >&2 || true

@@ -145,7 +145,11 @@ parse_status (JsonObject *object, ReachdHostState *host)
   host->metered = boolean_member (object, "metered");
   if (!verdict_known)
     connectivity = online ? "full" : "limited";
-  if ((!levels_known || !verdict_known) && said)
+  gboolean daemons_word = (!levels_known || !verdict_known) && said;
+  host->online = daemons_word ? online
+                              : host->available && (g_strcmp0 (connectivity, "full") == 0
+                                                    || g_strcmp0 (connectivity, "unknown") == 0);
+  if (daemons_word)
     {
       /* The daemon judged what this module can't: online is full access by
        * a family online by routes, and not online is never full. */
@@ -232,6 +236,15 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
     }
   JsonObject *object = json_node_get_object (root);
   gint64 version = integer_member (object, "version", -1);
+  const char *type = string_member (object, "type");
+  /* Every daemon line says both (docs/PROTOCOL.md); one that does not is
+   * not reachd's, whatever else it holds (Tests/ClientSpec). */
+  if (version < 0 || type == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           "reachd sent a line without its type or protocol version");
+      return FALSE;
+    }
   if (version != REACHD_PROTOCOL_VERSION)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
@@ -240,7 +253,6 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
                    version, REACHD_PROTOCOL_VERSION);
       return FALSE;
     }
-  const char *type = string_member (object, "type");
   if (g_strcmp0 (type, "error") == 0)
     {
       const char *code = string_member (object, "code");
@@ -248,6 +260,18 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
       g_autofree char *printable = g_strescape (message != NULL ? message : "", NULL);
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd refused: %s: %s", code != NULL ? code : "unknown",
                    printable);
+      return FALSE;
+    }
+  /* A status or an answer without what this module reads from it would be
+   * read as offline or unanswered: the Swift library fails the daemon on
+   * it, and so does this module (Tests/ClientSpec). */
+  if ((g_strcmp0 (type, "status") == 0
+       && (string_member (object, "ipv4") == NULL || string_member (object, "ipv6") == NULL
+           || string_member (object, "connectivity") == NULL))
+      || (g_strcmp0 (type, "destination") == 0
+          && (string_member (object, "state") == NULL || string_member (object, "target") == NULL)))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "reachd sent a %s line without its state", type);
       return FALSE;
     }
   if (g_strcmp0 (type, "status") == 0)

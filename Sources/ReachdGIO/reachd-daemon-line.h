@@ -25,9 +25,12 @@ typedef struct {
 } ReachdNamespace;
 
 /* The host's state, as GNetworkMonitor's three properties, and the network
- * it is about. */
+ * it is about. `online` is the Swift library's NetworkStatus.online, which
+ * GLib has no property for: what `connectivity` is made from, kept so that
+ * Tests/ClientSpec can hold both readers to one answer. */
 typedef struct {
   gboolean available;
+  gboolean online;
   GNetworkConnectivity connectivity;
   gboolean metered;
   ReachdNamespace network;

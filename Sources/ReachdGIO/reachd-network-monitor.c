@@ -57,13 +57,6 @@
  * took the connection but is silent: netlink's takes milliseconds, and
  * NetworkManager's a D-Bus round trip, unless it is busy (at boot). */
 #define INIT_BACKEND_WAIT_US G_TIME_SPAN_SECOND
-#define RETRY_FIRST_MS 100
-#define RETRY_MAX_MS 5000
-/* A subscription that lasted this long after its first status was a daemon
- * that worked: its end (a restart) is retried after the shortest wait. One
- * that ended sooner, or never answered, backs off, so a daemon that answers
- * and hangs up can't spin the app's loop. */
-#define STABLE_US G_TIME_SPAN_SECOND
 
 struct _ReachdNetworkMonitor
 {
@@ -87,7 +80,7 @@ struct _ReachdNetworkMonitor
    * sockets would appear. */
   ReachdSocketWatch *sockets;
   /* When the subscription's first status came (0: none yet): the Swift
-   * client's clock for STABLE_US too (FollowState.answeredAt). */
+   * client's clock for REACHD_STABLE_MS too (FollowState.answeredAt). */
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
   gboolean first_pending;
@@ -291,7 +284,8 @@ static void
 lose (ReachdNetworkMonitor *self, const GError *error)
 {
   g_debug ("reachd: %s; keeping the last state and reconnecting", error->message);
-  if (self->followed_since != 0 && g_get_monotonic_time () - self->followed_since >= STABLE_US)
+  gint64 stable = REACHD_STABLE_MS * G_TIME_SPAN_MILLISECOND;
+  if (self->followed_since != 0 && g_get_monotonic_time () - self->followed_since >= stable)
     self->failures = 0;
   drop_subscription (self);
   reachd_liveness_follow (self->liveness, NULL, -1, NULL);
@@ -406,13 +400,13 @@ await_sockets (ReachdNetworkMonitor *self)
   return TRUE;
 }
 
-/* After RETRY_FIRST_MS the first time (under reachd.socket the connection
- * restarts the daemon), then after waits that double up to RETRY_MAX_MS:
+/* After REACHD_RETRY_FIRST_MS the first time (under reachd.socket the connection
+ * restarts the daemon), then after waits that double up to REACHD_RETRY_MAX_MS:
  * the Swift client's schedule (RetrySchedule, ReachabilityMonitor.Backoff). */
 static void
 schedule_retry (ReachdNetworkMonitor *self)
 {
-  guint delay = MIN (RETRY_MAX_MS, RETRY_FIRST_MS << MIN (self->failures, 16u));
+  guint delay = MIN (REACHD_RETRY_MAX_MS, REACHD_RETRY_FIRST_MS << MIN (self->failures, 16u));
   self->failures++;
   self->retry = reachd_attach_source (g_timeout_source_new (delay), on_retry, self, "[reachd-gio] reconnect", self->context);
 }

@@ -14,6 +14,19 @@ G_DECLARE_FINAL_TYPE (ReachdNetworkMonitor, reachd_network_monitor, REACHD, NETW
  * which asks reachd. */
 #define REACHD_NETWORK_MONITOR_PRIORITY 35
 
+/* The client's rules for a daemon that is away, as Tests/ClientSpec/
+ * constants.json states them for this module and the Swift client alike
+ * (a test reads both). The first retry after REACHD_RETRY_FIRST_MS, not at
+ * once: under reachd.socket the connection itself restarts the daemon. The
+ * waits double up to REACHD_RETRY_MAX_MS. A subscription that lasted
+ * REACHD_STABLE_MS after its first status was a daemon that worked: its end
+ * (a restart) is retried after the shortest wait. One that ended sooner, or
+ * never answered, backs off, so a daemon that answers and hangs up can't
+ * spin the app's loop. */
+#define REACHD_RETRY_FIRST_MS 100
+#define REACHD_RETRY_MAX_MS 5000
+#define REACHD_STABLE_MS 1000
+
 void reachd_network_monitor_register (GIOModule *module);
 
 G_END_DECLS
