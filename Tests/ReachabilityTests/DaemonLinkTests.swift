@@ -5,12 +5,15 @@ import TestSupport
 
 /// What a session makes of each line a daemon sends, before it acts on it
 /// (``DaemonLink``): lines fed one by one, without a socket; the namespace
-/// check is a status's `netns` against none.
+/// check is a status's `netns` against the one the link was made in.
 @Suite("A session's link to a daemon")
 struct DaemonLinkTests {
-    static let statusLine = Array(FakeDaemon.newerDaemonsLine.utf8)
-    static let otherNetworksLine = Array(FakeDaemon.newerDaemonsLine.replacingOccurrences(
-        of: #""online":true"#, with: #""netns":{"inode":1,"device":1,"cookie":1},"online":true"#).utf8)
+    static func line(naming netns: String) -> [UInt8] {
+        Array(FakeDaemon.newerDaemonsLine.replacingOccurrences(of: #""online":true"#, with: netns + #""online":true"#).utf8)
+    }
+
+    static let statusLine = line(naming: #""netns":{"inode":4026531840,"device":4,"cookie":1},"#)
+    static let otherNetworksLine = line(naming: #""netns":{"inode":4026532001,"device":4,"cookie":2},"#)
 
     static func destinationLine(id: String?) -> [UInt8] {
         let status = DestinationStatus(
@@ -19,11 +22,10 @@ struct DaemonLinkTests {
         return Array(DaemonMessage.destination(status).line().dropLast())
     }
 
-    /// A link whose daemon is another network's whenever a status names one.
+    /// A link made in the namespace ``statusLine`` names.
     static func link() -> DaemonLink {
-        DaemonLink(firstAnswerBy: .now + .seconds(1)) { (status: NetworkStatus) throws(DaemonClientError) in
-            if status.network != nil { throw .otherNetwork(path: "/run/reachd/reachd.sock") }
-        }
+        DaemonLink(path: "/run/reachd/reachd.sock", ownNetwork: NetworkNamespace(inode: 4026531840, device: 4, cookie: 1),
+                   firstAnswerBy: .now + .seconds(1))
     }
 
     static func kinds(_ events: [DaemonLink.Event]) -> [String] {
@@ -56,6 +58,23 @@ struct DaemonLinkTests {
         _ = link.read(Self.destinationLine(id: "0"), passesThrough: false)
         #expect(Self.kinds(link.read(Self.otherNetworksLine, passesThrough: true)) == ["failed: other network"])
         #expect(!link.hasAnswered)
+    }
+
+    /// A status that names no namespace proves nothing: an older daemon, or
+    /// one that is not reachd. The cookies decide where both have one, and
+    /// the namespace file where a cookie is missing.
+    @Test func aFirstStatusIsTakenOnlyForTheLinksOwnNetwork() {
+        var unnamed = Self.link()
+        #expect(Self.kinds(unnamed.read(Array(FakeDaemon.newerDaemonsLine.utf8), passesThrough: true)) == ["failed: other network"])
+        var sameFile = Self.link()
+        let noCookie = Self.line(naming: #""netns":{"inode":4026531840,"device":4},"#)
+        #expect(Self.kinds(sameFile.read(noCookie, passesThrough: true)) == ["answered"])
+        var otherFile = Self.link()
+        let otherNoCookie = Self.line(naming: #""netns":{"inode":4026532001,"device":4},"#)
+        #expect(Self.kinds(otherFile.read(otherNoCookie, passesThrough: true)) == ["failed: other network"])
+        var unknownOwn = DaemonLink(path: "/run/reachd/reachd.sock", ownNetwork: nil, firstAnswerBy: .now + .seconds(1))
+        #expect(Self.kinds(unknownOwn.read(Self.otherNetworksLine, passesThrough: true)) == ["answered"],
+                "with neither a cookie nor /proc, nothing here can say otherwise")
     }
 
     @Test func refusalsAndGarbageAreEvents() {

@@ -15,7 +15,12 @@ struct FollowStateTests {
 
     static let socket = "/run/reachd/reachd.sock"
     static let userSocket = "/run/user/1000/reachd.sock"
-    static let statusLine = Array(FakeDaemon.newerDaemonsLine.utf8)
+    /// The namespace the session's connections are made in, which the
+    /// daemon's statuses name (or another's).
+    static let network = NetworkNamespace(inode: 4026531840, device: 4, cookie: 1)
+    static let statusText = FakeDaemon.newerDaemonsLine.replacingOccurrences(
+        of: #""online":true"#, with: #""netns":{"cookie":1,"device":4,"inode":4026531840},"online":true"#)
+    static let statusLine = Array(statusText.utf8)
     static let start = ContinuousClock.now
 
     static func key(_ target: String) -> Key {
@@ -46,11 +51,9 @@ struct FollowStateTests {
             reason: nil, via: nil, addresses: [], seq: 1, source: .embedded)
     }
 
-    /// A daemon whose statuses say they serve this network, or not.
+    /// A daemon whose statuses say they serve this network, or another.
     static func connected(_ path: String, servesThisNetwork: Bool = true) -> FollowState.Input {
-        .connected(path: path) { (_: NetworkStatus) throws(DaemonClientError) in
-            if !servesThisNetwork { throw .otherNetwork(path: path) }
-        }
+        .connected(path: path, ownNetwork: servesThisNetwork ? network : NetworkNamespace(inode: 4026532001, device: 4, cookie: 2))
     }
 
     /// The state, a clock the test moves, and what came out, as words.
@@ -498,8 +501,8 @@ struct FollowStateTests {
         #expect(session.feed(.tick).effects == ["end: failed"])
     }
 
-    /// The daemon's next status after `FakeDaemon.newerDaemonsLine`: IPv4 lost its route.
-    static let offlineNews = Array(FakeDaemon.newerDaemonsLine
+    /// The daemon's next status after ``statusLine``: IPv4 lost its route.
+    static let offlineNews = Array(statusText
         .replacingOccurrences(
             of: #""ipv4":{"path":{"family":"ipv4","gateway":"192.0.2.1","index":2,"interface":"eth0"},"reachability":"online","reason":null}"#,
             with: #""ipv4":{"path":null,"reachability":"local","reason":"no_route"}"#)

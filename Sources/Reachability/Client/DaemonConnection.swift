@@ -49,12 +49,24 @@ final class DaemonConnection {
     deinit { close(fd) }
 
     /// Takes the daemon's first status as an answer only when it describes
-    /// this process's network namespace: a socket path reaches across
-    /// namespaces, and another network's daemon answers for another network.
-    /// A status that names none (or none that reads) proves nothing.
+    /// this thread's network namespace (``checkServes(_:network:path:)``).
     func checkServesThisNetwork(_ status: NetworkStatus) throws(DaemonClientError) {
+        try Self.checkServes(status, network: ownNetwork, path: path)
+    }
+
+    /// The network namespace this connection was made in, as its socket's
+    /// cookie and the thread's /proc tell it: what a daemon's status is
+    /// compared with.
+    var ownNetwork: NetworkNamespace? { NetworkNamespace.current(socket: fd) }
+
+    /// Takes a daemon's status as an answer only when it describes `ours`:
+    /// a socket path reaches across namespaces, and another network's daemon
+    /// answers for another network. A status that names none (or none that
+    /// reads) proves nothing. Pure: the follow session's reducer asks it
+    /// with the namespace its loop read.
+    static func checkServes(_ status: NetworkStatus, network ours: NetworkNamespace?, path: String) throws(DaemonClientError) {
         guard let theirs = status.network else { throw .unnamedNetwork(path: path) }
-        guard !theirs.isCurrent(socket: fd) else { return }
+        guard !theirs.isSameNetwork(as: ours) else { return }
         throw .otherNetwork(path: path)
     }
 

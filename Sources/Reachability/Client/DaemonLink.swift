@@ -2,8 +2,8 @@
 /// before the session acts on it. Until the daemon's first status says it
 /// serves this network, it is not trusted: its answers about destinations
 /// are held until then, and a first status from another network namespace
-/// fails the link. Pure: lines in, link events out; the namespace check is
-/// given (the connection's, which asks the socket).
+/// fails the link. Pure: lines in, link events out; the connection's own
+/// namespace is a value its loop read.
 struct DaemonLink {
     /// What a line from the daemon means.
     enum Event {
@@ -29,15 +29,15 @@ struct DaemonLink {
     /// once it says the daemon serves this network.
     private var held: [(id: String, status: DestinationStatus, line: [UInt8])] = []
 
-    /// Throws when a status says it comes from another network namespace.
-    private let checkServesThisNetwork: (NetworkStatus) throws(DaemonClientError) -> Void
+    /// The daemon's socket, and the namespace the connection to it was made
+    /// in: a first status must describe it.
+    private let path: String
+    private let ownNetwork: NetworkNamespace?
 
-    init(
-        firstAnswerBy: ContinuousClock.Instant,
-        checkServesThisNetwork: @escaping (NetworkStatus) throws(DaemonClientError) -> Void
-    ) {
+    init(path: String, ownNetwork: NetworkNamespace?, firstAnswerBy: ContinuousClock.Instant) {
+        self.path = path
+        self.ownNetwork = ownNetwork
         self.firstAnswerBy = firstAnswerBy
-        self.checkServesThisNetwork = checkServesThisNetwork
     }
 
     var hasAnswered: Bool { firstAnswerBy == nil }
@@ -53,7 +53,7 @@ struct DaemonLink {
         switch message {
         case .status(let status):
             guard !hasAnswered else { return [.status(status, line: line)] }
-            do throws(DaemonClientError) { try checkServesThisNetwork(status) } catch {
+            do throws(DaemonClientError) { try DaemonConnection.checkServes(status, network: ownNetwork, path: path) } catch {
                 return [.failed(error, otherNetwork: true)]
             }
             firstAnswerBy = nil

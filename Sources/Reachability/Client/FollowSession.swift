@@ -301,7 +301,7 @@ package final class FollowSession {
                 liveness?.listen(to: path)
                 try made.send(requests)
                 connection = made
-                return .then(.connected(path: path, checkServesThisNetwork: made.checkServesThisNetwork))
+                return .then(.connected(path: path, ownNetwork: made.ownNetwork))
             } catch {
                 return .then(.connectFailed(path: path, error))
             }

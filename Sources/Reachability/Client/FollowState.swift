@@ -1,9 +1,5 @@
 import Logging
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Every decision a ``FollowSession`` makes, with none of its I/O: an input
 /// (a command, a daemon's lines, what a connect or the in-process engine
 /// came to, the time) in; the updates to deliver and the effects to perform
@@ -27,9 +23,10 @@ struct FollowState {
         case commands([FollowSession.Remote.Command])
         /// Time passed: a retry or a first answer may be due.
         case tick
-        /// `.connect` reached the daemon at `path`, and sent the requests.
-        /// `checkServesThisNetwork` asks the connection's socket (see ``DaemonLink``).
-        case connected(path: String, checkServesThisNetwork: (NetworkStatus) throws(DaemonClientError) -> Void)
+        /// `.connect` reached the daemon at `path`, and sent the requests,
+        /// from `ownNetwork`, the namespace the connection was made in
+        /// (``DaemonConnection/ownNetwork``): its first status must describe it.
+        case connected(path: String, ownNetwork: NetworkNamespace?)
         /// `.connect` to `path` failed.
         case connectFailed(path: String, DaemonClientError)
         /// The daemon's connection is readable.
@@ -186,8 +183,8 @@ struct FollowState {
         switch input {
         case .commands(let commands): obey(commands)
         case .tick: tick(now)
-        case .connected(let path, let check):
-            daemon = (path, DaemonLink(firstAnswerBy: now + DaemonConnection.answerTimeout, checkServesThisNetwork: check))
+        case .connected(let path, let ownNetwork):
+            daemon = (path, DaemonLink(path: path, ownNetwork: ownNetwork, firstAnswerBy: now + DaemonConnection.answerTimeout))
             noneListening = false
             stopWatchingSockets()
         case .connectFailed(let path, let error): connectFailed(path, error, now)
@@ -288,7 +285,7 @@ struct FollowState {
     /// No socket at the path at all: what a watch of its directory tells the
     /// end of.
     private static func noSocket(_ error: DaemonClientError) -> Bool {
-        if case .notRunning(_, let cause) = error { cause.errno == ENOENT } else { false }
+        if case .notRunning(_, let cause) = error { cause.isNoSuchFile } else { false }
     }
 
     private mutating func tick(_ now: ContinuousClock.Instant) {

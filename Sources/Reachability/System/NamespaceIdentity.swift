@@ -24,14 +24,19 @@ extension NetworkNamespace {
     }
 
     /// Whether `self` (a daemon's) is the namespace `socket`, one the calling
-    /// thread made, lives in. The cookies decide where both have one (never
-    /// reused, and readable without /proc); else the inode and device of
-    /// the thread's namespace file. With neither to compare (no cookie and
-    /// no /proc), `true`: nothing here can say otherwise. A daemon that
-    /// names no namespace at all is the caller's to refuse.
-    package func isCurrent(socket: Int32) -> Bool {
-        if let theirs = cookie, let ours = Self.cookie(of: socket) { return theirs == ours }
-        guard let ours = Self.current() else { return true }
+    /// thread made, lives in (``isSameNetwork(as:)`` with ``current(socket:)``).
+    package func isCurrent(socket: Int32) -> Bool { isSameNetwork(as: Self.current(socket: socket)) }
+
+    /// Whether `self` (a daemon's) is `ours`, the client's own as
+    /// ``current(socket:)`` made it: the cookies decide where both have one
+    /// (never reused, and readable without /proc); else the inode and device
+    /// of the thread's namespace file. With neither to compare (no cookie,
+    /// and no /proc: `nil`, or inode 0), `true`: nothing here can say
+    /// otherwise. A daemon that names no namespace at all is the caller's
+    /// to refuse. Pure: the session's reducer decides with it.
+    package func isSameNetwork(as ours: NetworkNamespace?) -> Bool {
+        if let theirs = cookie, let mine = ours?.cookie { return theirs == mine }
+        guard let ours, ours.inode != 0 else { return true }
         return inode == ours.inode && device == ours.device
     }
 

@@ -14,6 +14,10 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// No such file (ENOENT): at a socket's path, nothing at all, which a
+    /// watch of its directory can tell the end of.
+    package var isNoSuchFile: Bool { errno == ENOENT }
+
     public var description: String {
         "\(operation): \(String(cString: strerror(errno)))"
     }

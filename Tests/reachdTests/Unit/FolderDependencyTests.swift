@@ -136,6 +136,33 @@ struct FolderDependencyTests {
         #expect(importersFound["CNetlink", default: 0] >= 5 && importersFound["CSystemd"] == 1, "\(importersFound)")
     }
 
+    /// The library's pure cores: events in, state and effects out, decided
+    /// without a system call, so that tests feed them values (tailscale's
+    /// netmon: a pure core fed synthetic messages). No libc or Foundation
+    /// to call: what the kernel says (a namespace, an errno) comes to them
+    /// as a value their loop made.
+    static let pureCores = [
+        "Client/FollowState.swift", "Client/DaemonLink.swift", "Client/RetrySchedule.swift", "Client/StatusStream.swift",
+        "Client/FollowedDestinations.swift", "Client/DaemonFailureLog.swift", "Monitor/StatusDiff.swift",
+        "Monitor/DNSEvaluator.swift", "Monitor/InterfaceTable.swift", "Monitor/LookupScope.swift",
+        "Monitor/ConnectivityFindings.swift", "Monitor/DestinationEvaluator.swift",
+    ]
+
+    @Test func thePureCoresImportNoSystemLibrary() throws {
+        let root = TestInstallation.packageRoot.appendingPathComponent("Sources/Reachability")
+        let importLine = try Regex(#"(?m)^\s*(?:@\w+ )*import (\w+)"#)
+        var imports: [String] = []
+        for file in try Self.files(under: root) where Self.pureCores.contains(file.name) {
+            for match in file.code.matches(of: importLine) {
+                guard let name = match.output[1].substring.map(String.init) else { continue }
+                imports.append(name)
+                #expect(name == "Logging", "\(file.name) imports \(name): a pure core is given what the system says")
+            }
+        }
+        // The test's own check that it finds the files and reads imports.
+        #expect(imports.count == 2, "\(imports)")
+    }
+
     /// The GIO module's files include each other one way, as glib-networking's
     /// do: `reachd-reach.c` needs only GIO's GNetworkMonitor of the monitor
     /// that calls it, not the monitor's own header.
