@@ -80,7 +80,7 @@ struct _ReachdNetworkMonitor
    * sockets would appear. */
   ReachdSocketWatch *sockets;
   /* When the subscription's first status came (0: none yet): the Swift
-   * client's clock for REACHD_STABLE_MS too (FollowState.answeredAt). */
+   * client's clock for REACHD_STABLE_MS too (DaemonDiscovery.answeredAt). */
   gint64 followed_since;
   /* Its first status has yet to say which network it serves. */
   gboolean first_pending;

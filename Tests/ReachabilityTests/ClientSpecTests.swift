@@ -104,7 +104,7 @@ struct ClientSpecTests {
             "protocol_version": ProtocolVersion.current,
             "first_retry_ms": milliseconds(backoff.delay(attempt: 0)),
             "longest_retry_ms": milliseconds(backoff.maximum),
-            "stable_subscription_ms": milliseconds(FollowState.stableSubscription),
+            "stable_subscription_ms": milliseconds(DaemonDiscovery.stableSubscription),
             "liveness_probe_spacing_ms": milliseconds(DaemonLiveness.probeSpacing),
             "liveness_answer_timeout_ms": milliseconds(DaemonLiveness.answerTimeout),
             "liveness_news_grace_ms": milliseconds(DaemonLiveness.newsGrace),

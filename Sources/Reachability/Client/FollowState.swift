@@ -100,40 +100,11 @@ struct FollowState {
     /// The daemon followed stopped answering its liveness probe: in-process
     /// meanwhile, and its next word starts a fresh subscription.
     private(set) var daemonUnresponsive = false
-    /// Daemons found to serve another network namespace: not asked again.
-    /// A retry has nothing to try once every socket is one of these.
-    private var otherNetworks: Set<String> = []
     /// Whether the engine runs, as last decided.
     private(set) var engineRunning = false
-    /// When to try the daemon again or, in-process, to start netlink again.
-    private var retry: RetrySchedule
-    /// When the daemon followed now first answered: a subscription that
-    /// lasted ``stableSubscription`` was a daemon that worked, and its end
-    /// (a restart) is retried after the shortest wait. One that ended
-    /// sooner, answer or not, backs off, so a daemon that answers and
-    /// hangs up (a crash loop) cannot spin the client, nor restart its
-    /// in-process engine every 100 ms. The GIO module's rule too.
-    private var answeredAt: ContinuousClock.Instant?
-    static let stableSubscription = Duration.seconds(1)
-    /// Every daemon asked since the last attempt began had no socket at
-    /// all (ENOENT). A socket there that refuses (ECONNREFUSED) may be one
-    /// bound a moment before its daemon listens, which no watch would
-    /// tell: it is asked on the schedule, as a stale one left by a daemon
-    /// that crashed.
-    private var noneListening = true
-    /// Whether the session watches where the sockets would appear, in place
-    /// of the retry schedule.
-    private var socketWatch = SocketWatch.off
-
-    enum SocketWatch {
-        case off
-        /// A daemon that is not there is waited for without a timer, and
-        /// tried the moment its socket is made.
-        case on
-        /// The watch could not be made (out of inotify instances, say): the
-        /// schedule, until a daemon answers.
-        case failed
-    }
+    /// Which daemon to ask next and when, or, in-process, when to start
+    /// netlink again.
+    private var discovery: DaemonDiscovery
     /// What was delivered of the status, and how the next one is.
     private var stream: StatusStream
     private var failures = DaemonFailureLog()
@@ -144,7 +115,7 @@ struct FollowState {
 
     init(_ configuration: Configuration) {
         self.configuration = configuration
-        retry = RetrySchedule(configuration.backoff, first: nil)
+        discovery = DaemonDiscovery(paths: configuration.socketPaths, backoff: configuration.backoff, first: nil)
         stream = StatusStream(detail: configuration.statusDetail)
     }
 
@@ -152,7 +123,7 @@ struct FollowState {
     /// the first source is news, whatever the last run followed.
     mutating func restart(at now: ContinuousClock.Instant) {
         closed()
-        retry = RetrySchedule(configuration.backoff, first: now)
+        discovery.restart(at: now)
         stream.restart()
         hasEnded = false
     }
@@ -164,7 +135,7 @@ struct FollowState {
         daemon = nil
         daemonUnresponsive = false
         engineRunning = false
-        socketWatch = .off
+        discovery.closed()
     }
 
     /// Whether the daemon followed has answered (its liveness is then watched).
@@ -173,7 +144,7 @@ struct FollowState {
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
     var nextDeadline: ContinuousClock.Instant? {
-        Deadline.earliest(retry.due, daemon?.link.firstAnswerBy)
+        Deadline.earliest(discovery.due, daemon?.link.firstAnswerBy)
     }
 
     /// What `input` at `now` changes: the updates to deliver, then the
@@ -185,8 +156,7 @@ struct FollowState {
         case .tick: tick(now)
         case .connected(let path, let ownNetwork):
             daemon = (path, DaemonLink(path: path, ownNetwork: ownNetwork, firstAnswerBy: now + DaemonConnection.answerTimeout))
-            noneListening = false
-            stopWatchingSockets()
+            if discovery.connected() { effects.append(.unwatchSockets) }
         case .connectFailed(let path, let error): connectFailed(path, error, now)
         case .daemonReadable:
             guard daemon != nil else { break }
@@ -209,16 +179,8 @@ struct FollowState {
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
         case .computed(let events): computed(events)
-        case .socketsChanged:
-            socketWatch = .off
-            // News of the daemon: its socket may be a moment from listening,
-            // so a refusal now is tried again after the shortest wait.
-            retry.succeeded()
-            retry.tryAgain(at: now)
-        case .socketsUnwatchable:
-            // The try queued after the watch still runs, and finds the
-            // schedule.
-            socketWatch = .failed
+        case .socketsChanged: discovery.socketsChanged(now)
+        case .socketsUnwatchable: discovery.watchFailed()
         }
         defer { (updates, effects) = ([], []) }
         return (updates, effects)
@@ -280,19 +242,11 @@ struct FollowState {
     /// stopped answering since.
     private var daemonAnswers: Bool { daemon?.link.hasAnswered == true && !daemonUnresponsive }
 
-    private var daemonsToAsk: [String] { configuration.socketPaths.filter { !otherNetworks.contains($0) } }
-
-    /// No socket at the path at all: what a watch of its directory tells the
-    /// end of.
-    private static func noSocket(_ error: DaemonClientError) -> Bool {
-        if case .notRunning(_, let cause) = error { cause.isNoSuchFile } else { false }
-    }
-
     private mutating func tick(_ now: ContinuousClock.Instant) {
         if let daemon, let due = daemon.link.firstAnswerBy, now >= due {
             daemonFailed(.timedOut(path: daemon.path, timeout: DaemonConnection.answerTimeout), now)
         }
-        if !hasEnded, retry.takeIfDue(now) { attempt(now) }
+        if !hasEnded, discovery.takeDueAttempt(now) { attempt(now) }
     }
 
     /// The retry schedule says it is time: the daemon, else netlink again.
@@ -301,8 +255,7 @@ struct FollowState {
         case .embedded:
             startEngine()
         case .automatic, .daemon:
-            if daemon == nil, let first = daemonsToAsk.first {
-                noneListening = true
+            if daemon == nil, let first = discovery.beginAttempt() {
                 connect(first)
             } else if daemon == nil, configuration.source == .daemon {
                 // Every daemon is another network's (found in an earlier run):
@@ -326,12 +279,9 @@ struct FollowState {
 
     /// The next socket, else the daemon failed.
     private mutating func connectFailed(_ path: String, _ error: DaemonClientError, _ now: ContinuousClock.Instant) {
-        let nothingListens = Self.noSocket(error)
-        if !nothingListens { noneListening = false }
-        let remaining = daemonsToAsk.drop { $0 != path }.dropFirst()
-        guard let next = remaining.first else { return daemonFailed(error, now) }
-        // Asked again once the watch was set: said already.
-        if !(nothingListens && socketWatch == .on) { note(error) }
+        let (next, saidAlready) = discovery.connectFailed(path, error)
+        guard let next else { return daemonFailed(error, now) }
+        if !saidAlready { note(error) }
         connect(next)
     }
 
@@ -392,7 +342,7 @@ struct FollowState {
             case .refused(let error, let code, let id):
                 refused(error, code: code, id: id, now)
             case .failed(let error, let otherNetwork):
-                if otherNetwork, let path = daemon?.path { otherNetworks.insert(path) }
+                if otherNetwork, let path = daemon?.path { discovery.servesAnotherNetwork(path) }
                 daemonFailed(error, now)
             }
         }
@@ -420,7 +370,7 @@ struct FollowState {
     /// The daemon's first answer: the next failure is news, and in-process
     /// can stop, but for what the daemon refused.
     private mutating func daemonAnswered(_ now: ContinuousClock.Instant) {
-        answeredAt = now
+        discovery.answered(at: now)
         failures.daemonAnswered()
         say(following: .daemon)
         if followed.anyRefusedByDaemon { holdInProcess() } else { stopEngine() }
@@ -429,44 +379,31 @@ struct FollowState {
     /// The daemon failed: drop it, say so, retry on the schedule, and follow
     /// in-process meanwhile where the source allows.
     private mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
-        if let answeredAt, now - answeredAt >= Self.stableSubscription { retry.succeeded() }
+        let after = discovery.failed(error, now: now)
         dropDaemon()
         if configuration.daemonRequired { return end(.noDaemonAnswered([error])) }
         if case .protocolError(.versionMismatch) = error, configuration.source == .daemon {
             effects.append(.log(.error, error.description, [:]))
             return end(.noDaemonAnswered([error]))
         }
-        let anyToAsk = !daemonsToAsk.isEmpty
         // A daemon-only source with every daemon another network's has
         // nothing to wait for: it ends, as a `.daemon` source does when no daemon answers.
-        if !anyToAsk, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
-        let nothingListens = Self.noSocket(error) && noneListening
-        // Asked again once the watch was set, or after netlink failed in-process:
-        // still nothing, and said already.
-        if nothingListens, socketWatch == .on { return startEngine() }
-        note(error)
+        if discovery.pathsToAsk.isEmpty, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
+        // Asked again once the watch was set, or after netlink failed
+        // in-process: still nothing, and said already.
+        if after != .awaitTheWatch { note(error) }
         startEngine()
-        // With every daemon another network's, there is nothing to ask again:
-        // no timer.
-        guard anyToAsk else { return }
-        if nothingListens, socketWatch == .off {
+        switch after {
+        case .watch(let paths):
             // No timer: the socket's appearing wakes the session. Asked once
             // more after the watch is set, for a socket made in between.
-            socketWatch = .on
-            effects.append(.watchSockets(daemonsToAsk))
-            noneListening = true
-            connect(daemonsToAsk[0])
-        } else {
-            if socketWatch == .on { stopWatchingSockets() }
-            retry.failed(now: now)
+            effects.append(.watchSockets(paths))
+            connect(paths[0])
+        case .retry(let unwatch):
+            if unwatch { effects.append(.unwatchSockets) }
+        case .awaitTheWatch, .nothingToAsk:
+            break
         }
-    }
-
-    /// A daemon answers, or is there but fails: the schedule, and a watch
-    /// again the next time no socket exists.
-    private mutating func stopWatchingSockets() {
-        if socketWatch == .on { effects.append(.unwatchSockets) }
-        socketWatch = .off
     }
 
     /// A daemon that did not answer does again: a fresh subscription, whose
@@ -474,11 +411,11 @@ struct FollowState {
     /// delivered meanwhile (which stops at that answer).
     private mutating func resubscribe(_ now: ContinuousClock.Instant) {
         dropDaemon()
-        retry.tryAgain(at: now)
+        discovery.tryAgain(at: now)
     }
 
     private mutating func dropDaemon() {
-        answeredAt = nil
+        discovery.dropped()
         daemon = nil
         daemonUnresponsive = false
         effects.append(.dropDaemon)
@@ -548,7 +485,7 @@ struct FollowState {
         guard configuration.retryingInProcess else { return end(.inProcessFailed(error, daemonFailures: [])) }
         updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
         effects.append(.log(.error, "in-process network monitor failed; retrying", ["error": "\(error)"]))
-        if !retry.isScheduled { retry.failed(now: now) }
+        discovery.scheduleUnlessDue(now)
     }
 
     // MARK: Delivering
