@@ -73,6 +73,17 @@ struct FollowStateTests {
             state.restart(at: now)
         }
 
+        /// Where the session stands with its daemon, as a word.
+        var phase: String {
+            switch state.phase {
+            case .idle: "idle"
+            case .connecting: "connecting"
+            case .answered: "answered"
+            case .unresponsive: "unresponsive"
+            case .ended: "ended"
+            }
+        }
+
         /// Feeds `input`; the updates, then the effects, as words.
         @discardableResult
         mutating func feed(_ input: FollowState.Input) -> (updates: [String], effects: [String]) {
@@ -414,13 +425,18 @@ struct FollowStateTests {
     @Test func aDaemonThatStopsAnsweringIsStoodInForThenResubscribedWhenItSpeaks() {
         var session = Driver(.automatic)
         _ = session.answeredByDaemon()
+        #expect(session.phase == "answered")
         let silent = session.feed(.liveness(.notAnswering(.timedOut(path: Self.socket, timeout: .seconds(1)))))
         #expect(silent.updates == ["problem: daemon"])
         #expect(silent.effects == ["log warning", "start engine"], "the connection is kept open")
+        #expect(session.phase == "unresponsive")
         let started = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
         #expect(started.updates == ["following embedded", "status from embedded"])
         #expect(session.feed(.daemonReadable).effects == ["drop daemon"], "its next word starts a fresh subscription, not read")
+        #expect(session.phase == "idle")
         #expect(session.feed(.tick).effects == ["connect \(Self.socket) subscribe"], "at once")
+        session.feed(Self.connected(Self.socket))
+        #expect(session.phase == "connecting")
     }
 
     @Test func aDaemonAnsweringItsProbeAgainIsResubscribed() {
@@ -439,6 +455,7 @@ struct FollowStateTests {
         _ = session.answeredByDaemon()
         let silent = session.feed(.liveness(.notAnswering(.timedOut(path: Self.socket, timeout: .seconds(1)))))
         #expect(silent.effects == ["drop daemon", "end: failed"])
+        #expect(session.phase == "ended")
     }
 
     // MARK: In-process

@@ -29,9 +29,10 @@ struct DaemonLink {
     /// once it says the daemon serves this network.
     private var held: [(id: String, status: DestinationStatus, line: [UInt8])] = []
 
-    /// The daemon's socket, and the namespace the connection to it was made
-    /// in: a first status must describe it.
-    private let path: String
+    /// The daemon's socket.
+    let path: String
+    /// The namespace the connection to it was made in: a first status must
+    /// describe it.
     private let ownNetwork: NetworkNamespace?
 
     init(path: String, ownNetwork: NetworkNamespace?, firstAnswerBy: ContinuousClock.Instant) {

@@ -18,88 +18,25 @@ struct FollowState {
     typealias Update = FollowSession.Update
     typealias Configuration = FollowSession.Configuration
 
-    enum Input {
-        /// What other threads asked, through the session's ``FollowSession/Remote``.
-        case commands([FollowSession.Remote.Command])
-        /// Time passed: a retry or a first answer may be due.
-        case tick
-        /// `.connect` reached the daemon at `path`, and sent the requests,
-        /// from `ownNetwork`, the namespace the connection was made in
-        /// (``DaemonConnection/ownNetwork``): its first status must describe it.
-        case connected(path: String, ownNetwork: NetworkNamespace?)
-        /// `.connect` to `path` failed.
-        case connectFailed(path: String, DaemonClientError)
-        /// The daemon's connection is readable.
-        case daemonReadable
-        /// `.readDaemon` found these complete lines, in order.
-        case daemonLines([[UInt8]])
-        /// What `.decode` made of a status passed on undecoded, and the lines
-        /// read after it.
-        case decoded(Result<NetworkStatus, DaemonClientError>, then: [[UInt8]])
-        /// `.decode` left a status passed on as it came: its reader did not
-        /// decode it, and no line after it waits. Kept undecoded until a
-        /// later status is compared with it.
-        case passedUndecoded(StatusUpdate)
-        /// Reading from or sending to the daemon failed, or it closed.
-        case daemonFailed(DaemonClientError)
-        /// What ``DaemonLiveness`` says about the daemon followed.
-        case liveness(DaemonLiveness.Verdict)
-        /// `.startEngine` left the engine running; its status so far.
-        case engineStarted(lastStatus: NetworkStatus?)
-        /// Netlink failed in-process: starting the engine, or while it ran.
-        case engineFailed(NetlinkError)
-        /// What the in-process engine computed.
-        case computed([InProcessFollower.Event])
-        /// Something happened where a daemon's socket would appear
-        /// (`.watchSockets`): try the daemons again. The watch is gone.
-        case socketsChanged
-        /// `.watchSockets` could not watch: back to the retry schedule.
-        case socketsUnwatchable
-    }
-
-    enum Effect {
-        /// Connect to the daemon at `path` and send `requests`; `.connected`
-        /// or `.connectFailed` says how it went.
-        case connect(path: String, requests: [ClientRequest])
-        /// Send on the daemon's connection; `.daemonFailed` if that fails.
-        case send([ClientRequest])
-        /// Read what the daemon sent: `.daemonLines` or `.daemonFailed`.
-        case readDaemon
-        /// A status line already delivered as it came: what its reader's
-        /// decoding found, or, where lines after it wait (they are compared
-        /// with it), its decoding, then those lines: `.decoded`. Where neither
-        /// (a reader printing the daemon's bytes), `.passedUndecoded`.
-        /// Decoding was two thirds of a following client's time per status
-        /// (JSONDecoder, about 0.2 ms), so the line reaches its reader first,
-        /// and is decoded only where something needs what it says.
-        case decode(StatusUpdate, then: [[UInt8]])
-        /// Close the daemon's connection and forget its liveness probe.
-        case dropDaemon
-        /// Start the in-process engine unless it runs: `.engineStarted` or `.engineFailed`.
-        case startEngine
-        case stopEngine
-        /// Make the engine hold exactly these destinations: `.computed` with
-        /// the answers of those it starts holding, or `.engineFailed`.
-        case holdInProcess([Key])
-        /// The engine stops holding `key`, now unfollowed.
-        case dropInProcess(Key)
-        case log(Logger.Level, String, Logger.Metadata)
-        /// Watch the directories where the daemons' sockets at `paths`
-        /// would appear: `.socketsChanged` when one may have, or
-        /// `.socketsUnwatchable`.
-        case watchSockets([String])
-        case unwatchSockets
-        /// The session ends, with `error` to throw if any.
-        case end(ReachabilityError?)
+    /// Where the session stands with a daemon, or that it ended.
+    enum Phase {
+        /// No daemon connection: none made yet, or the last one dropped.
+        case idle
+        /// Connected to the daemon `link` reads: its first status, which
+        /// says it serves this network, is awaited until `firstAnswerBy`.
+        case connecting(DaemonLink)
+        /// The daemon answered for this network, and answers.
+        case answered(DaemonLink)
+        /// It answered, then not its liveness probe: in-process meanwhile,
+        /// and its next word starts a fresh subscription.
+        case unresponsive(DaemonLink)
+        /// The session ended: no input changes it until a restart.
+        case ended
     }
 
     let configuration: Configuration
     private var followed = FollowedDestinations()
-    /// The daemon connection being followed or tried, and its socket.
-    private var daemon: (path: String, link: DaemonLink)?
-    /// The daemon followed stopped answering its liveness probe: in-process
-    /// meanwhile, and its next word starts a fresh subscription.
-    private(set) var daemonUnresponsive = false
+    private(set) var phase = Phase.idle
     /// Whether the engine runs, as last decided.
     private(set) var engineRunning = false
     /// Which daemon to ask next and when, or, in-process, when to start
@@ -108,7 +45,6 @@ struct FollowState {
     /// What was delivered of the status, and how the next one is.
     private var stream: StatusStream
     private var failures = DaemonFailureLog()
-    private(set) var hasEnded = false
 
     private var updates: [Update] = []
     private var effects: [Effect] = []
@@ -122,29 +58,48 @@ struct FollowState {
     /// A run starts at `now`: the daemon (or netlink) is tried at once, and
     /// the first source is news, whatever the last run followed.
     mutating func restart(at now: ContinuousClock.Instant) {
+        phase = .idle
         closed()
         discovery.restart(at: now)
         stream.restart()
-        hasEnded = false
     }
 
     /// A run ended and its loop closed the daemon connection and stopped the
     /// engine: nothing of them is kept (the link's namespace check holds the
     /// connection).
     mutating func closed() {
-        daemon = nil
-        daemonUnresponsive = false
+        if !hasEnded { phase = .idle }
         engineRunning = false
         discovery.closed()
     }
 
-    /// Whether the daemon followed has answered (its liveness is then watched).
-    var daemonHasAnswered: Bool { daemon?.link.hasAnswered == true }
+    /// The daemon connection being followed or tried.
+    private var link: DaemonLink? {
+        switch phase {
+        case .connecting(let link), .answered(let link), .unresponsive(let link): link
+        case .idle, .ended: nil
+        }
+    }
+
+    var hasEnded: Bool { if case .ended = phase { true } else { false } }
+
+    /// Whether the daemon followed has answered, responsive or not since
+    /// (its liveness is then watched).
+    var daemonHasAnswered: Bool {
+        switch phase {
+        case .answered, .unresponsive: true
+        case .idle, .connecting, .ended: false
+        }
+    }
+
+    /// Whether the daemon answers for the session now: it has, and has not
+    /// stopped answering since.
+    private var daemonAnswers: Bool { if case .answered = phase { true } else { false } }
 
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
     var nextDeadline: ContinuousClock.Instant? {
-        Deadline.earliest(discovery.due, daemon?.link.firstAnswerBy)
+        Deadline.earliest(discovery.due, link?.firstAnswerBy)
     }
 
     /// What `input` at `now` changes: the updates to deliver, then the
@@ -155,13 +110,16 @@ struct FollowState {
         case .commands(let commands): obey(commands)
         case .tick: tick(now)
         case .connected(let path, let ownNetwork):
-            daemon = (path, DaemonLink(path: path, ownNetwork: ownNetwork, firstAnswerBy: now + DaemonConnection.answerTimeout))
+            phase = .connecting(DaemonLink(path: path, ownNetwork: ownNetwork, firstAnswerBy: now + DaemonConnection.answerTimeout))
             if discovery.connected() { effects.append(.unwatchSockets) }
         case .connectFailed(let path, let error): connectFailed(path, error, now)
         case .daemonReadable:
-            guard daemon != nil else { break }
+            switch phase {
+            case .connecting, .answered: effects.append(.readDaemon)
             // It spoke again, on the subscription this time.
-            if daemonUnresponsive { resubscribe(now) } else { effects.append(.readDaemon) }
+            case .unresponsive: resubscribe(now)
+            case .idle, .ended: break
+            }
         case .daemonLines(let lines):
             act(on: lines, now)
         case .decoded(let status, let lines):
@@ -171,10 +129,10 @@ struct FollowState {
                 stream.passed(status)
                 act(on: lines, now)
             case .failure(let error):
-                if daemon != nil { daemonFailed(error, now) }
+                if link != nil { daemonFailed(error, now) }
             }
         case .passedUndecoded(let update): stream.passed(update)
-        case .daemonFailed(let error): if daemon != nil { daemonFailed(error, now) }
+        case .daemonFailed(let error): if link != nil { daemonFailed(error, now) }
         case .liveness(let verdict): judge(verdict, now)
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
@@ -200,7 +158,7 @@ struct FollowState {
 
     private mutating func follow(_ key: Key) {
         guard let id = followed.add(key) else { return }
-        if daemon != nil { effects.append(.send([watch(key, id: id)])) }
+        if link != nil { effects.append(.send([watch(key, id: id)])) }
         holdInProcess()
     }
 
@@ -208,7 +166,7 @@ struct FollowState {
         guard let entry = followed.remove(key) else { return }
         effects.append(.dropInProcess(key))
         // What the daemon refused, it does not hold.
-        if entry.daemonHolds, daemon != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
+        if entry.daemonHolds, link != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
         // An engine kept for what the daemon refused goes with the last of it.
         if daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
     }
@@ -238,13 +196,9 @@ struct FollowState {
 
     // MARK: The daemon
 
-    /// Whether the daemon answers for the session now: it has, and has not
-    /// stopped answering since.
-    private var daemonAnswers: Bool { daemon?.link.hasAnswered == true && !daemonUnresponsive }
-
     private mutating func tick(_ now: ContinuousClock.Instant) {
-        if let daemon, let due = daemon.link.firstAnswerBy, now >= due {
-            daemonFailed(.timedOut(path: daemon.path, timeout: DaemonConnection.answerTimeout), now)
+        if case .connecting(let link) = phase, let due = link.firstAnswerBy, now >= due {
+            daemonFailed(.timedOut(path: link.path, timeout: DaemonConnection.answerTimeout), now)
         }
         if !hasEnded, discovery.takeDueAttempt(now) { attempt(now) }
     }
@@ -255,13 +209,13 @@ struct FollowState {
         case .embedded:
             startEngine()
         case .automatic, .daemon:
-            if daemon == nil, let first = discovery.beginAttempt() {
+            if link == nil, let first = discovery.beginAttempt() {
                 connect(first)
-            } else if daemon == nil, configuration.source == .daemon {
+            } else if link == nil, configuration.source == .daemon {
                 // Every daemon is another network's (found in an earlier run):
                 // nothing to wait for.
                 end(.noDaemonAnswered([.otherNetwork(path: configuration.socketPaths.last ?? "")]))
-            } else if daemon == nil || !daemonAnswers || followed.anyRefusedByDaemon {
+            } else if !daemonAnswers || followed.anyRefusedByDaemon {
                 // The engine failed where it stands in for the daemon: again.
                 startEngine()
             }
@@ -287,7 +241,7 @@ struct FollowState {
 
     /// What the liveness probe says about a daemon that has answered.
     private mutating func judge(_ verdict: DaemonLiveness.Verdict, _ now: ContinuousClock.Instant) {
-        guard daemon != nil else { return }
+        guard let link else { return }
         switch verdict {
         case .none:
             break
@@ -298,7 +252,7 @@ struct FollowState {
             }
             // Kept open: its answer, or the subscription's next line, says
             // the daemon is back.
-            daemonUnresponsive = true
+            phase = .unresponsive(link)
             note(error)
             startEngine()
         case .answeringAgain:
@@ -314,7 +268,7 @@ struct FollowState {
     /// changed since the one before, so the newest alone would hide a
     /// handover in an older one read with it.
     private mutating func act(on lines: [[UInt8]], _ now: ContinuousClock.Instant) {
-        for (index, line) in lines.enumerated() where daemon != nil && !hasEnded {
+        for (index, line) in lines.enumerated() where link != nil {
             if let news = act(on: line, now) {
                 effects.append(.decode(news, then: Array(lines[(index + 1)...])))
                 return
@@ -324,8 +278,8 @@ struct FollowState {
 
     /// One line from the daemon; a status passed on undecoded, if it is one.
     private mutating func act(on line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
-        guard let events = daemon?.link.read(line, passesThrough: stream.passesThrough(line)) else { return nil }
-        for event in events where daemon != nil && !hasEnded {
+        guard let events = read(line) else { return nil }
+        for event in events where link != nil {
             switch event {
             case .news(let update):
                 updates.append(.status(update))
@@ -342,11 +296,24 @@ struct FollowState {
             case .refused(let error, let code, let id):
                 refused(error, code: code, id: id, now)
             case .failed(let error, let otherNetwork):
-                if otherNetwork, let path = daemon?.path { discovery.servesAnotherNetwork(path) }
+                if otherNetwork, let path = link?.path { discovery.servesAnotherNetwork(path) }
                 daemonFailed(error, now)
             }
         }
         return nil
+    }
+
+    /// What the link makes of `line`; `nil` without one.
+    private mutating func read(_ line: [UInt8]) -> [DaemonLink.Event]? {
+        guard var link else { return nil }
+        let events = link.read(line, passesThrough: stream.passesThrough(line))
+        // The phase holds the link read: answered once it says so.
+        switch phase {
+        case .connecting, .answered: phase = link.hasAnswered ? .answered(link) : .connecting(link)
+        case .unresponsive: phase = .unresponsive(link)
+        case .idle, .ended: break
+        }
+        return events
     }
 
     private mutating func refused(_ error: DaemonClientError, code: String, id: String?, _ now: ContinuousClock.Instant) {
@@ -416,8 +383,7 @@ struct FollowState {
 
     private mutating func dropDaemon() {
         discovery.dropped()
-        daemon = nil
-        daemonUnresponsive = false
+        phase = .idle
         effects.append(.dropDaemon)
     }
 
@@ -504,7 +470,7 @@ struct FollowState {
     }
 
     private mutating func end(_ error: ReachabilityError?) {
-        hasEnded = true
+        phase = .ended
         effects.append(.end(error))
     }
 }
