@@ -4,11 +4,6 @@
 /// schedule while none exists; and the rule that a subscription that lasted
 /// ``stableSubscription`` was a daemon that worked. Pure: what became of
 /// each try in, the next step out. ``FollowState`` acts on it.
-///
-/// ```swift
-/// var discovery = DaemonDiscovery(paths: ["/run/reachd/reachd.sock"], backoff: .init(), first: .now)
-/// if discovery.takeDueAttempt(.now), let path = discovery.beginAttempt() { print("connect to \(path)") }
-/// ```
 struct DaemonDiscovery {
     /// A subscription that lasted this long after its first status was a
     /// daemon that worked, and its end (a restart) is retried after the
