@@ -107,7 +107,7 @@ struct FollowState {
     mutating func step(_ input: Input, now: ContinuousClock.Instant) -> (updates: [Update], effects: [Effect]) {
         guard !hasEnded else { return ([], []) }
         switch input {
-        case .commands(let commands): obey(commands)
+        case .commands(let commands): carryOut(commands)
         case .tick: tick(now)
         case .connected(let path, let ownNetwork):
             phase = .connecting(DaemonLink(path: path, ownNetwork: ownNetwork, firstAnswerBy: now + DaemonConnection.answerTimeout))
@@ -121,19 +121,19 @@ struct FollowState {
             case .idle, .ended: break
             }
         case .daemonLines(let lines):
-            act(on: lines, now)
+            receive(lines, now)
         case .decoded(let status, let lines):
             switch status {
             case .success(let status):
                 // Delivered already, whatever became of the daemon since.
                 stream.passed(status)
-                act(on: lines, now)
+                receive(lines, now)
             case .failure(let error):
                 if link != nil { daemonFailed(error, now) }
             }
         case .passedUndecoded(let update): stream.passed(update)
         case .daemonFailed(let error): if link != nil { daemonFailed(error, now) }
-        case .liveness(let verdict): judge(verdict, now)
+        case .liveness(let verdict): heed(verdict, now)
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
         case .computed(let events): computed(events)
@@ -146,7 +146,7 @@ struct FollowState {
 
     // MARK: Destinations
 
-    private mutating func obey(_ commands: [FollowSession.Remote.Command]) {
+    private mutating func carryOut(_ commands: [FollowSession.Remote.Command]) {
         for command in commands where !hasEnded {
             switch command {
             case .stop: end(nil)
@@ -183,7 +183,7 @@ struct FollowState {
     /// The daemon refused to watch `key` (over its limits, say): in-process
     /// from then on where the source allows, else no more.
     private mutating func watchRefused(_ key: Key, _ error: DaemonClientError) {
-        note(error)
+        reportFailure(error)
         switch configuration.source {
         case .automatic, .embedded:
             followed.refusedByDaemon(key)
@@ -235,12 +235,12 @@ struct FollowState {
     private mutating func connectFailed(_ path: String, _ error: DaemonClientError, _ now: ContinuousClock.Instant) {
         let (next, saidAlready) = discovery.connectFailed(path, error)
         guard let next else { return daemonFailed(error, now) }
-        if !saidAlready { note(error) }
+        if !saidAlready { reportFailure(error) }
         connect(next)
     }
 
     /// What the liveness probe says about a daemon that has answered.
-    private mutating func judge(_ verdict: DaemonLiveness.Verdict, _ now: ContinuousClock.Instant) {
+    private mutating func heed(_ verdict: DaemonLiveness.Verdict, _ now: ContinuousClock.Instant) {
         guard let link else { return }
         switch verdict {
         case .none:
@@ -253,7 +253,7 @@ struct FollowState {
             // Kept open: its answer, or the subscription's next line, says
             // the daemon is back.
             phase = .unresponsive(link)
-            note(error)
+            reportFailure(error)
             startEngine()
         case .answeringAgain:
             resubscribe(now)
@@ -267,9 +267,9 @@ struct FollowState {
     /// with it. Every line counts, statuses included: each status says what
     /// changed since the one before, so the newest alone would hide a
     /// handover in an older one read with it.
-    private mutating func act(on lines: [[UInt8]], _ now: ContinuousClock.Instant) {
+    private mutating func receive(_ lines: [[UInt8]], _ now: ContinuousClock.Instant) {
         for (index, line) in lines.enumerated() where link != nil {
-            if let news = act(on: line, now) {
+            if let news = receive(line, now) {
                 effects.append(.decode(news, then: Array(lines[(index + 1)...])))
                 return
             }
@@ -277,7 +277,7 @@ struct FollowState {
     }
 
     /// One line from the daemon; a status passed on undecoded, if it is one.
-    private mutating func act(on line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
+    private mutating func receive(_ line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
         guard let events = read(line) else { return nil }
         for event in events where link != nil {
             switch event {
@@ -286,9 +286,9 @@ struct FollowState {
                 return update
             case .answered(let status, let line):
                 daemonAnswered(now)
-                offer(status, line: line)
+                deliverIfNews(status, line: line)
             case .status(let status, let line):
-                offer(status, line: line)
+                deliverIfNews(status, line: line)
             case .destination(let id, let status, let line):
                 // An id unwatched meanwhile names nothing.
                 guard let key = followed.key(wireID: id) else { continue }
@@ -330,7 +330,7 @@ struct FollowState {
         default:
             // lookup_failed, or what a newer daemon says about it: the watch
             // is held, and the daemon's next evaluation answers it.
-            note(error)
+            reportFailure(error)
         }
     }
 
@@ -339,7 +339,7 @@ struct FollowState {
     private mutating func daemonAnswered(_ now: ContinuousClock.Instant) {
         discovery.answered(at: now)
         failures.daemonAnswered()
-        say(following: .daemon)
+        announce(source: .daemon)
         if followed.anyRefusedByDaemon { holdInProcess() } else { stopEngine() }
     }
 
@@ -358,7 +358,7 @@ struct FollowState {
         if discovery.pathsToAsk.isEmpty, configuration.source == .daemon { return end(.noDaemonAnswered([error])) }
         // Asked again once the watch was set, or after netlink failed
         // in-process: still nothing, and said already.
-        if after != .awaitTheWatch { note(error) }
+        if after != .awaitTheWatch { reportFailure(error) }
         startEngine()
         switch after {
         case .watch(let paths):
@@ -389,7 +389,7 @@ struct FollowState {
 
     /// Passes on and logs a daemon failure, once: a refusing daemon costs
     /// one warning, not one per retry.
-    private mutating func note(_ error: DaemonClientError) {
+    private mutating func reportFailure(_ error: DaemonClientError) {
         updates.append(.problem(.noDaemonAnswered([error])))
         if let entry = failures.entry(for: error, source: configuration.source) {
             effects.append(.log(entry.level, entry.message, entry.metadata))
@@ -415,10 +415,10 @@ struct FollowState {
         // Stopped since it was started: nothing of it counts.
         guard engineRunning else { return }
         if !daemonAnswers {
-            say(following: .embedded)
+            announce(source: .embedded)
             // Its status, the first or what it followed while the daemon
             // answered: a daemon that stopped answering missed the same changes.
-            if let lastStatus { offer(lastStatus, line: nil) }
+            if let lastStatus { deliverIfNews(lastStatus, line: nil) }
         }
         holdInProcess()
     }
@@ -436,7 +436,7 @@ struct FollowState {
         guard engineRunning else { return }
         for event in events {
             switch event {
-            case .status(let status): if !daemonAnswers { offer(status, line: nil) }
+            case .status(let status): if !daemonAnswers { deliverIfNews(status, line: nil) }
             case .destination(let key, let status): forward(key, status, line: nil)
             case .reopened(let error): updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
             }
@@ -457,7 +457,7 @@ struct FollowState {
     // MARK: Delivering
 
     /// Delivers a status unless it repeats what was delivered (``StatusStream``).
-    private mutating func offer(_ status: NetworkStatus, line: [UInt8]?) {
+    private mutating func deliverIfNews(_ status: NetworkStatus, line: [UInt8]?) {
         guard let detail = stream.detail else { return }
         // A daemon that predates summaries answers in full: reduced here.
         let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
@@ -465,7 +465,7 @@ struct FollowState {
     }
 
     /// Says where what follows comes from, when that changed.
-    private mutating func say(following source: StatusSource) {
+    private mutating func announce(source: StatusSource) {
         if let update = stream.follow(source) { updates.append(update) }
     }
 
