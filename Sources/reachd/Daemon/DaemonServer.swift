@@ -10,8 +10,9 @@ import Glibc
 /// The loop routes each event to the service that owns its descriptor
 /// (``DaemonEventToken``), owns the status, and routes each client's
 /// request to what answers it; the services are the clients'
-/// (``ClientService``), their destinations (``DestinationWatches``), the
-/// connectivity check (``ConnectivityService``),
+/// (``ClientService``), with the status they are sent (``StatusFanOut``),
+/// their destinations (``DestinationService``), the connectivity check
+/// (``ConnectivityService``),
 /// the metrics (``MetricsService``) and what operators and systemd are told
 /// (``StatusAnnouncer``). Nothing in it has a timeout unless systemd's
 /// watchdog, an idle client or a due probe asks for one: an idle daemon
@@ -44,10 +45,10 @@ final class DaemonServer: ClientRequestHandler {
     /// which closes with it.
     private let stop: WakeSignal
     private let logger: Logger
-    /// The published status, encoded once per change in each form.
-    private var published: PublishedLines
+    /// The published status, to subscribers and as answers.
+    private let fanOut: StatusFanOut
     /// The clients' watched destinations.
-    private let destinations: DestinationWatches
+    private let destinations: DestinationService
     private let connectivity: ConnectivityService?
     /// The host's closed connections; `nil` when turned off or refused.
     private let passive: PassiveWatchService?
@@ -84,7 +85,6 @@ final class DaemonServer: ClientRequestHandler {
         connectivity?.observe(first, .now)
         passive = PassiveWatchService(settings.passive, filtered: !settings.passiveUnfiltered, logger: logger)
         passive?.observe(first)
-        published = PublishedLines(first, check: connectivity?.announced)
         let passed = environment.passed
         let listener = try passed.socket.map { ListeningSocket(passed: $0, path: environment.socketPath) }
             ?? ListeningSocket(path: environment.socketPath)
@@ -92,13 +92,15 @@ final class DaemonServer: ClientRequestHandler {
         self.poll = poll
         try poll.add(stop.fileDescriptor, .stop, interest: .readable)
         let limits = environment.limits
-        clients = try ClientService(listener: listener, limits: limits, network: first.network, poll: poll, logger: logger)
+        let clients = try ClientService(listener: listener, limits: limits, network: first.network, poll: poll, logger: logger)
+        self.clients = clients
+        fanOut = StatusFanOut(first, check: connectivity?.announced, clients: clients)
         try connectivity?.register(in: poll)
         try passive?.register(in: poll)
         // Every descriptor there is, the resolver files' watch included.
         _ = engine.takeNewDescriptors()
         for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
-        destinations = DestinationWatches(limits: settings.destinationLimits, engine: engine)
+        destinations = DestinationService(limits: settings.destinationLimits, engine: engine, clients: clients, logger: logger)
         metrics = MetricsService(settings.metrics, passed: passed.metrics, watching: settings.watchedTargets, logger: logger)
         metrics.observe(first)
         let (metricsListen, metricsTextfile) = metrics.description
@@ -167,16 +169,16 @@ final class DaemonServer: ClientRequestHandler {
             changed = try expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
-            let answers = evaluateDestinations(now)
+            let answers = destinations.evaluateChanged(now)
             // One status per pass, the newest (each holds the whole state),
             // carrying the watched targets' answers its change moved: never
             // one that says the route went and the target is still reachable.
             if let status = observeWatched(unsent: changed != nil) ?? changed { publish(status) }
             // The host's change first, then the clients' destinations.
-            send(answers, now)
+            destinations.send(answers, now)
             passive?.awaitAnswers(connectivity?.awaitsAnswers ?? false)
             for (client, detail) in connectivity?.startProbesAndTakeDueWaiters(now) ?? [] where clients.contains(client) {
-                deliverStatus(detail, to: client, now)
+                fanOut.deliverStatus(detail, to: client, now)
                 clients.settle(client)
             }
             let waiting = clients.takeWaiting()
@@ -224,14 +226,16 @@ final class DaemonServer: ClientRequestHandler {
     func answer(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
         switch request.operation {
         case .get:
-            deliverStatus(request.detail, to: client, now)
+            fanOut.deliverStatus(request.detail, to: client, now)
         case .subscribe:
             clients.subscribe(client, request.detail)
-            deliverStatus(request.detail, to: client, now)
+            fanOut.deliverStatus(request.detail, to: client, now)
         case .check:
             requestCheck(for: client, detail: request.detail, now)
         case .reach, .watch, .unwatch:
-            serveDestination(request, from: client, now)
+            destinations.serve(request, from: client, now)
+            // Serving may watch /etc for a name's resolution: never netlink's, so it cannot fail.
+            try? registerNewDescriptors()
         }
     }
 
@@ -253,22 +257,8 @@ final class DaemonServer: ClientRequestHandler {
     /// answer is the status as it is.
     private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
         guard let connectivity, connectivity.request(for: client, detail: detail, now) else {
-            deliverStatus(detail, to: client, now)
+            fanOut.deliverStatus(detail, to: client, now)
             return
-        }
-    }
-
-    private func serveDestination(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
-        do {
-            let deliveries = try destinations.serve(request, from: client, now: now)
-            // Only the /etc watch comes from serving, and it does not throw.
-            try? registerNewDescriptors()
-            send(deliveries, now)
-        } catch {
-            logger.error("a route lookup for a destination failed", metadata: ["error": "\(error)"])
-            let refusal = DaemonMessage.error(
-                code: RequestError.lookupFailed, message: "the kernel's route lookup failed (\(error)); try again", id: request.id)
-            clients.deliver(refusal.line(), to: client, now, stream: .answer)
         }
     }
 
@@ -280,37 +270,6 @@ final class DaemonServer: ClientRequestHandler {
         } catch {
             logger.error("route lookups after a route expired failed", metadata: ["error": "\(error)"])
             return nil
-        }
-    }
-
-    /// Looks up the watched destinations again, when anything their answers
-    /// rest on moved: the answers that changed, for their clients.
-    private func evaluateDestinations(_ now: ContinuousClock.Instant) -> [DestinationWatches.Delivery] {
-        do {
-            // Timed only for the debug log: `make bench` reads the longest.
-            let started = logger.logLevel <= .debug ? ContinuousClock.now : nil
-            guard let deliveries = try destinations.evaluateChanged(now: now) else { return [] }
-            if let started, destinations.count > 0 {
-                let elapsed = ContinuousClock.now - started
-                logger.debug("evaluated watched destinations", metadata: [
-                    "destinations.count": "\(destinations.count)",
-                    "destinations.changed": "\(deliveries.count)",
-                    "destinations.evaluation_us": "\(elapsed.components.attoseconds / 1_000_000_000_000 + elapsed.components.seconds * 1_000_000)",
-                ])
-            }
-            return deliveries
-        } catch {
-            // The query socket failed; the next wake-up asks again, and a
-            // socket that keeps failing is reopened by the status's own evaluation.
-            logger.error("route lookups for watched destinations failed", metadata: ["error": "\(error)"])
-            return []
-        }
-    }
-
-    private func send(_ deliveries: [DestinationWatches.Delivery], _ now: ContinuousClock.Instant) {
-        for delivery in deliveries where clients.contains(delivery.client) {
-            clients.deliver(delivery.line, to: delivery.client, now, stream: delivery.stream)
-            clients.settle(delivery.client)
         }
     }
 
@@ -334,73 +293,24 @@ final class DaemonServer: ClientRequestHandler {
         }
     }
 
-    /// Writes the new status to every subscriber that wants it, before
-    /// anything else: each line is encoded once, and only when someone reads
-    /// it; a subscriber still writing an older line only has it replaced.
+    /// Publishes a new status: to the subscribers before anything else
+    /// (``StatusFanOut``), then to the services that observe it, the log,
+    /// the journal and the metrics.
     private func publish(_ status: NetworkStatus) {
-        let summaryChanged = published.update(status)
         let now = ContinuousClock.now
-        let full = clients.subscribers(.full)
-        if !full.isEmpty { fanOut(.full, to: full, now) }
-        let summaries = summaryChanged ? clients.subscribers(.summary) : []
-        if !summaries.isEmpty { fanOut(.summary, to: summaries, now) }
+        let written = fanOut.publish(status, now)
         // The kernel wakes a subscriber on this core (wake-affine), where it
         // would wait for all that follows (log, journal, metrics): on two
         // cores that wait was most of the hop (perf sched: 135-159 µs from
         // the write to the subscriber's own, 58-61 µs with the core given
         // up here; bench/latency.py). Once per status, never while quiet.
-        if !full.isEmpty || !summaries.isEmpty { sched_yield() }
+        if written { sched_yield() }
         connectivity?.observe(status, now)
         passive?.observe(status)
         metrics.observe(status)
         // Subscribers first: see StatusAnnouncer.
         announcer.announce(status, poll: poll)
         metrics.writeTextfile(exposition)
-    }
-
-    private func fanOut(_ detail: StatusDetail, to subscribers: [ClientConnection], _ now: ContinuousClock.Instant) {
-        // The one line most subscribers share, encoded once.
-        let news = (published.line(detail), ClientConnection.StatusLine.news(published.changes(detail)))
-        var broken: [ClientConnection] = []
-        for client in subscribers {
-            // One still writing an older line only has it replaced, without a
-            // system call; it already waits to write.
-            let waitedToWrite = client.hasPendingOutput
-            let (line, kind) = client.queuedStatus == nil ? news : statusLine(detail, for: client, asNews: true)
-            if !client.send(line, status: kind, now: now) {
-                broken.append(client)
-            } else if !waitedToWrite, client.hasPendingOutput {
-                // Only now waits to write: the usual case costs no epoll_ctl.
-                clients.updateInterest(of: client)
-            }
-        }
-        // Dropped after the loop: dropping reorders the list being walked.
-        for client in broken { clients.drop(client) }
-    }
-
-    /// The status as an answer (to `get`, `subscribe`, `check`).
-    private func deliverStatus(_ detail: StatusDetail, to client: ClientConnection, _ now: ContinuousClock.Instant) {
-        let (line, kind) = statusLine(detail, for: client, asNews: false)
-        clients.deliverStatus(line, kind, to: client, now)
-    }
-
-    /// The line of the current status for `client`: news for a subscriber
-    /// as it is published (`asNews`), a reader's first for an answer. A line
-    /// that replaces one still queued for it takes that one's place: after
-    /// a first it is a first, after news it tells that news too, so that a
-    /// handover in it is not lost.
-    private func statusLine(_ detail: StatusDetail, for client: ClientConnection, asNews: Bool)
-        -> (line: [UInt8], kind: ClientConnection.StatusLine)
-    {
-        switch client.queuedStatus {
-        case .news(let missed):
-            let merged = published.line(detail, replacing: missed)
-            return (merged.line, .news(merged.changes))
-        case .first:
-            return (published.first(detail), .first)
-        case nil:
-            return asNews ? (published.line(detail), .news(published.changes(detail))) : (published.first(detail), .first)
-        }
     }
 
     private func shutDown() {
