@@ -34,7 +34,7 @@ public struct PlaceholderConfiguration: Sendable, Hashable {
     /// No delay for the first retry after a network return; then doubling, capped.
     func retryDelay(afterAttempts attempts: Int) -> Duration {
         guard attempts > 0 else { return .zero }
-        return ReachabilityMonitor.Backoff(initial: retryInitialBackoff, maximum: retryMaximumBackoff)
+        return Backoff(initial: retryInitialBackoff, maximum: retryMaximumBackoff)
             .delay(attempt: attempts - 1)
     }
 }

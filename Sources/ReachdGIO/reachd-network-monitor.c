@@ -402,7 +402,7 @@ await_sockets (ReachdNetworkMonitor *self)
 
 /* After REACHD_RETRY_FIRST_MS the first time (under reachd.socket the connection
  * restarts the daemon), then after waits that double up to REACHD_RETRY_MAX_MS:
- * the Swift client's schedule (RetrySchedule, ReachabilityMonitor.Backoff). */
+ * the Swift client's schedule (RetrySchedule, Backoff). */
 static void
 schedule_retry (ReachdNetworkMonitor *self)
 {

@@ -99,7 +99,7 @@ struct ClientSpecTests {
         let data = try Data(contentsOf: Self.directory.appendingPathComponent("constants.json"))
         let constants = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Int])
         func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
-        let backoff = ReachabilityMonitor.Backoff()
+        let backoff = Backoff()
         let ours: [String: Int] = [
             "protocol_version": ProtocolVersion.current,
             "first_retry_ms": milliseconds(backoff.delay(attempt: 0)),

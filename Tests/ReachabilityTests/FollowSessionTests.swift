@@ -13,7 +13,7 @@ extension SessionsInThisProcess {
     struct FollowSessionTests {
         typealias Key = FollowSession.Key
 
-        static let backoff = ReachabilityMonitor.Backoff(initial: .milliseconds(10), maximum: .milliseconds(40))
+        static let backoff = Backoff(initial: .milliseconds(10), maximum: .milliseconds(40))
 
         /// The destinations of these tests: literals, so that in-process answers
         /// need no resolver.

@@ -98,7 +98,7 @@ extension SessionsInThisProcess {
         }
 
         @Test func theBackoffDoublesUpToItsCap() {
-            let backoff = ReachabilityMonitor.Backoff(initial: .milliseconds(100), maximum: .seconds(1))
+            let backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(1))
             #expect((0...5).map(backoff.delay(attempt:))
                     == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1)])
         }

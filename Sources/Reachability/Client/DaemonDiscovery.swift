@@ -55,7 +55,7 @@ struct DaemonDiscovery {
     private(set) var socketWatch = SocketWatch.off
 
     /// Tries `paths`, the first time at `first` (`nil`: not before a failure).
-    init(paths: [String], backoff: ReachabilityMonitor.Backoff, first: ContinuousClock.Instant?) {
+    init(paths: [String], backoff: Backoff, first: ContinuousClock.Instant?) {
         self.paths = paths
         retry = RetrySchedule(backoff, first: first)
     }

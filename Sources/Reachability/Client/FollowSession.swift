@@ -49,7 +49,7 @@ package final class FollowSession {
         /// without the interface list, and only when the summary changed.
         /// `nil`: no statuses, only destinations.
         package var statusDetail: StatusDetail?
-        package var backoff = ReachabilityMonitor.Backoff()
+        package var backoff = Backoff()
         /// Throw a daemon's failure rather than retry: before its first
         /// answer, and when it goes away or stops answering later. What a
         /// socket the user named needs: the command says so and exits,
@@ -63,7 +63,7 @@ package final class FollowSession {
 
         package init(
             source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,
-            backoff: ReachabilityMonitor.Backoff = .init(), daemonRequired: Bool = false
+            backoff: Backoff = .init(), daemonRequired: Bool = false
         ) {
             self.source = source
             self.socketPaths = socketPaths

@@ -37,31 +37,9 @@ public final class ReachabilityMonitor: Sendable {
         case embedded
     }
 
-    /// How long to wait between attempts to reach the daemon: doubling from
-    /// `initial` up to `maximum`, back to `initial` once the daemon has sent a
-    /// status (a connection it accepts but never answers, or refuses with
-    /// `too_many_clients`, is a failed attempt).
-    public struct Backoff: Sendable, Hashable {
-        /// The wait after the first failure.
-        public var initial: Duration
-        /// The longest wait, however many failures follow.
-        public var maximum: Duration
-
-        /// Waits of `initial`, doubling after each failure up to `maximum`.
-        public init(initial: Duration = .milliseconds(100), maximum: Duration = .seconds(5)) {
-            self.initial = initial
-            self.maximum = maximum
-        }
-
-        /// The wait before attempt `attempt` (0: the first retry): every backoff
-        /// in reachd, the placeholder engine's retries and the connectivity
-        /// check's included.
-        package func delay(attempt: Int) -> Duration {
-            var delay = initial
-            for _ in 0..<attempt where delay < maximum { delay *= 2 }
-            return min(delay, maximum)
-        }
-    }
+    /// How long to wait between attempts to reach the daemon: ``Reachability/Backoff``,
+    /// a type of its own since 0.14; this name stays for code written before.
+    public typealias Backoff = Reachability.Backoff
 
     /// How long a daemon may take to accept a connection and answer, for
     /// every one-shot question: a healthy daemon answers in well under a

@@ -1,15 +1,15 @@
 /// When to try again after failures: at once the first time, then after
-/// waits that double up to a cap (``ReachabilityMonitor/Backoff``), back to
+/// waits that double up to a cap (``Backoff``), back to
 /// the shortest wait after a success. The follower's one schedule, for the
 /// daemon and for restarting the in-process monitor alike.
 struct RetrySchedule {
-    let backoff: ReachabilityMonitor.Backoff
+    let backoff: Backoff
     /// When the next attempt is due; `nil` while none is scheduled.
     private(set) var due: ContinuousClock.Instant?
     private var failures = 0
 
     /// A schedule whose first attempt is due at `first`.
-    init(_ backoff: ReachabilityMonitor.Backoff, first: ContinuousClock.Instant?) {
+    init(_ backoff: Backoff, first: ContinuousClock.Instant?) {
         self.backoff = backoff
         due = first
     }

@@ -373,6 +373,6 @@ final class ConnectivityChecker {
 
     private func delay(afterMisses misses: Int) -> Duration {
         guard misses > 0 else { return check.interval }
-        return ReachabilityMonitor.Backoff(initial: Self.firstRetry, maximum: check.interval).delay(attempt: misses - 1)
+        return Backoff(initial: Self.firstRetry, maximum: check.interval).delay(attempt: misses - 1)
     }
 }

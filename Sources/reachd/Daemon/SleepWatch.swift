@@ -48,7 +48,7 @@ final class SleepWatch {
     private var registered: (fd: Int32, interest: Interest)?
     /// Failed connections in a row, for the backoff.
     private var failures = 0
-    private static let backoff = ReachabilityMonitor.Backoff(initial: .seconds(5), maximum: .seconds(300))
+    private static let backoff = Backoff(initial: .seconds(5), maximum: .seconds(300))
     /// When to connect again, after the bus went away.
     private var retryAt: ContinuousClock.Instant?
 

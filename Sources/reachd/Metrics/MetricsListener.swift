@@ -31,7 +31,7 @@ import Glibc
 final class MetricsListener {
     static let deadline: Duration = .seconds(5)
     /// Binding again after a failure: from a second, doubling up to a minute.
-    static let rebind = ReachabilityMonitor.Backoff(initial: .seconds(1), maximum: .seconds(60))
+    static let rebind = Backoff(initial: .seconds(1), maximum: .seconds(60))
 
     /// One scraper's connection.
     final class Scraper {
