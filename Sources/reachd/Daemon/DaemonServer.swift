@@ -132,39 +132,24 @@ final class DaemonServer: ClientRequestHandler {
                 : Deadline.earliest(
                     announcer.nextDeadline, idleDeadline, connectivity?.nextDeadline, engine.nextDeadline,
                     metrics.nextDeadline, clients.pausedUntil, passive?.nextDeadline)
-            let events = try poll.wait(until: wake)
+            let wakeUp = DaemonWakeUp(try poll.wait(until: wake))
+            if wakeUp.stop { return }
             let now = ContinuousClock.now
             announcer.pingWatchdogIfDue(now)
             // The daemon's own descriptors first: a change reaches every
             // subscriber before any client's request is read.
-            var acceptReady = false
-            var probesFinished = false
-            var neighboursChanged = false
-            var busReady = false
-            var connectionsClosed = false
             var changed: NetworkStatus?
-            for event in events {
-                switch event.token {
-                case .stop: return
-                case .engine(let input): changed = try handle(input, now) ?? changed
-                case .listener: acceptReady = true
-                case .checker: probesFinished = true
-                case .neighbours: neighboursChanged = true
-                case .bus: busReady = true
-                case .connections: connectionsClosed = true
-                case .journal: announcer.journalWritable(poll: poll)
-                case .client, .metrics: break
-                }
-            }
+            for input in wakeUp.engine { changed = try handle(input, now) ?? changed }
+            if wakeUp.journalWritable { announcer.journalWritable(poll: poll) }
             // The host's connections may ask for a probe, started below.
-            passive?.serve(readable: connectionsClosed, connectivity: connectivity, now)
+            passive?.serve(readable: wakeUp.connectionsClosed, connectivity: connectivity, now)
             // What the probes found goes back to the engine as an input.
             if let findings = connectivity?.collectFindings(
-                probesFinished: probesFinished, neighboursChanged: neighboursChanged, now)
+                probesFinished: wakeUp.probesFinished, neighboursChanged: wakeUp.neighboursChanged, now)
             {
                 changed = engine.apply(findings) ?? changed
             }
-            connectivity?.serveBus(ready: busReady, now)
+            connectivity?.serveBus(ready: wakeUp.busReady, now)
             // A route behind the status that expired: the kernel says nothing.
             changed = try expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a
@@ -182,25 +167,19 @@ final class DaemonServer: ClientRequestHandler {
                 clients.settle(client)
             }
             let waiting = clients.takeWaiting()
-            for event in events {
-                guard case .client(let serial) = event.token else { continue }
-                clients.handle(serial, event, now)
-            }
+            for (serial, event) in wakeUp.clients { clients.handle(serial, event, now) }
             clients.serve(waiting: waiting, now)
             clients.closeIdle(due: idleDeadline, now)
             // Scrapers after clients: Prometheus waits, subscribers don't.
             // The listener last: a scraper accepted in an earlier pass is
             // read before a newcomer can take its slot.
-            for event in events {
-                guard case .metrics(let token) = event.token, token != .listener else { continue }
-                metrics.handle(token, event, poll: poll, now, exposition: exposition)
-            }
-            if let listener = events.first(where: { $0.token == .metrics(.listener) }) {
+            for (token, event) in wakeUp.scrapers { metrics.handle(token, event, poll: poll, now, exposition: exposition) }
+            if let listener = wakeUp.metricsListener {
                 metrics.handle(.listener, listener, poll: poll, now, exposition: exposition)
             }
             metrics.expireScrapers(now)
             // Last: new connections wait behind the clients already served.
-            if acceptReady { clients.acceptWaiting(now) }
+            if wakeUp.acceptReady { clients.acceptWaiting(now) }
             updateListeners(now)
         }
     }
