@@ -207,3 +207,9 @@ final class ClientService {
         settle(client)
     }
 }
+
+extension ClientService: DaemonService {
+    var nextDeadline: ContinuousClock.Instant? { Deadline.earliest(idleDeadline, pausedUntil) }
+
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) { updateListener(now) }
+}

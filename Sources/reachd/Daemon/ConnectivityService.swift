@@ -164,3 +164,7 @@ final class ConnectivityService {
         if client.awaitsCheck { waiters.removeAll { $0.client === client } }
     }
 }
+
+extension ConnectivityService: DaemonService {
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) { updateBus(poll) }
+}

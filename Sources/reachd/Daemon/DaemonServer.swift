@@ -56,6 +56,9 @@ final class DaemonServer: ClientRequestHandler {
     private let announcer: StatusAnnouncer
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
+    /// Every service with a deadline or descriptors of its own, in the
+    /// order the loop serves them.
+    private let services: [DaemonService]
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding
     /// the socket's path, or adopting the socket systemd passed) and tells
@@ -114,8 +117,9 @@ final class DaemonServer: ClientRequestHandler {
             "metrics.textfile": "\(metricsTextfile)",
             "watch.targets": "\(settings.watchedTargets.map(\.description).joined(separator: " "))",
         ])
+        services = ([announcer, passive, connectivity, clients, metrics] as [DaemonService?]).compactMap { $0 }
         clients.handler = self
-        updateListeners(.now)
+        endPass(.now)
         metrics.writeTextfile(exposition)
         announcer.ready(first, poll: poll)
     }
@@ -129,9 +133,7 @@ final class DaemonServer: ClientRequestHandler {
             // Requests already read and waiting their turn need no wait.
             let wake = clients.hasWaiting
                 ? .now
-                : Deadline.earliest(
-                    announcer.nextDeadline, idleDeadline, connectivity?.nextDeadline, engine.nextDeadline,
-                    metrics.nextDeadline, clients.pausedUntil, passive?.nextDeadline)
+                : services.reduce(engine.nextDeadline) { Deadline.earliest($0, $1.nextDeadline) }
             let wakeUp = DaemonWakeUp(try poll.wait(until: wake))
             if wakeUp.stop { return }
             let now = ContinuousClock.now
@@ -180,7 +182,7 @@ final class DaemonServer: ClientRequestHandler {
             metrics.expireScrapers(now)
             // Last: new connections wait behind the clients already served.
             if wakeUp.acceptReady { clients.acceptWaiting(now) }
-            updateListeners(now)
+            endPass(now)
         }
     }
 
@@ -224,12 +226,9 @@ final class DaemonServer: ClientRequestHandler {
         metrics.descriptorFreed()
     }
 
-    /// Once per pass, after whatever could bind, pause or resume a listener:
-    /// waits on each unless it is paused.
-    private func updateListeners(_ now: ContinuousClock.Instant) {
-        clients.updateListener(now)
-        connectivity?.updateBus(poll)
-        metrics.update(poll: poll, now)
+    /// Once per pass, after whatever could bind, pause or resume a listener.
+    private func endPass(_ now: ContinuousClock.Instant) {
+        for service in services { service.endPass(now, poll: poll) }
     }
 
     /// Asks for the connectivity check for `client`; without a check, the

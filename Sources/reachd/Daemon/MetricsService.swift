@@ -140,3 +140,7 @@ final class MetricsService {
         textfile?.remove()
     }
 }
+
+extension MetricsService: DaemonService {
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) { update(poll: poll, now) }
+}

@@ -78,3 +78,8 @@ final class PassiveWatchService {
                    metadata: ["path.family": "\(family)"])
     }
 }
+
+extension PassiveWatchService: DaemonService {
+    /// Its socket is waited on for the daemon's life.
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
+}

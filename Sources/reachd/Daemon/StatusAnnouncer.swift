@@ -95,3 +95,9 @@ final class StatusAnnouncer {
         }
     }
 }
+
+extension StatusAnnouncer: DaemonService {
+    /// The journal's socket is waited on only while a line waits for it,
+    /// which announcing sets.
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
+}

@@ -1,0 +1,19 @@
+import Reachability
+
+/// The shape every service of the daemon's loop has (``DaemonServer``):
+/// when the loop must wake for it though none of its descriptors is ready,
+/// and what it waits on once a pass is over. Its descriptors' events reach
+/// it through ``DaemonWakeUp``, in the pass order the loop states. The loop
+/// keeps its services in one list, in that order: a new service is its own
+/// file and a place in the list (and, with descriptors, a token and a line
+/// in ``DaemonWakeUp``).
+protocol DaemonService: AnyObject {
+    /// When the loop must wake for this service even if nothing is ready:
+    /// a due probe, an idle client, a watchdog ping. `nil`: never; an idle
+    /// daemon sleeps.
+    var nextDeadline: ContinuousClock.Instant? { get }
+
+    /// After each pass, once everything that could bind, pause or resume a
+    /// descriptor of its has run: waits on each of them unless paused.
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>)
+}
