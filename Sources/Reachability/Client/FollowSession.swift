@@ -194,9 +194,10 @@ package final class FollowSession {
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return .stopped }
             if signalled { remote.wake.drain() }
-            if let ending = perform(.commands(remote.takeCommands()), now, deliver) ?? perform(.tick, now, deliver) {
-                return ending
-            }
+            if let ending = perform(.commands(remote.takeCommands()), now, deliver) { return ending }
+            // Time matters only when something is due: a route change's
+            // wake-up steps the state once, for what it read.
+            if let due = state.nextDeadline, now >= due, let ending = perform(.tick, now, deliver) { return ending }
 
             var descriptors = PollSet<Token>()
             descriptors.add(remote.wake.fileDescriptor, .commands)
@@ -268,6 +269,15 @@ package final class FollowSession {
     /// effects it decides join the end of the queue: each was decided after
     /// those before it. Returns why the run ends, if it does.
     private func perform(_ input: FollowState.Input, _ now: ContinuousClock.Instant, _ deliver: (Update) -> Bool) -> Ending? {
+        // An input that says nothing is not stepped: no command came, or the
+        // engine found nothing expired or moved (most wake-ups).
+        switch input {
+        case .commands(let commands) where commands.isEmpty: return nil
+        case .computed(let events) where events.isEmpty: return nil
+        case .commands, .tick, .connected, .connectFailed, .daemonReadable, .daemonLines, .decoded, .passedUndecoded,
+            .daemonFailed, .liveness, .engineStarted, .engineFailed, .computed, .socketsChanged, .socketsUnwatchable:
+            break
+        }
         var next: FollowState.Input? = input
         var queue: [FollowState.Effect] = []
         var performed = 0
