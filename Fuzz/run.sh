@@ -65,11 +65,12 @@ for target in "${targets[@]}"; do
   extra_seeds=()
   if [ "$target" = GIOLine ]; then
     # C, as the module is: the clang beside swiftc, which has libFuzzer.
-    "$(dirname "$(readlink -f "$(command -v swiftc)")")/clang" -std=gnu11 -O1 -g -fsanitize=fuzzer,address -fuse-ld=lld \
+    clang="$(dirname "$(readlink -f "$(command -v swiftc)")")/clang"
+    "$clang" -std=gnu11 -O1 -g -fsanitize=fuzzer,address -fuse-ld=lld \
       -Wall -Wextra -Werror -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/$target" \
       Fuzz/FuzzGIOLine.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
     # Seeded from the client spec's lines too (Tests/ClientSpec), written by its own driver.
-    cc -std=gnu11 -O1 -Wall -Werror -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/spec-driver" \
+    "$clang" -std=gnu11 -O1 -Wall -Werror -fuse-ld=lld -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/spec-driver" \
       Tests/ClientSpec/spec-driver.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
     rm -rf "$out/spec-seeds" && mkdir -p "$out/spec-seeds"
     "$out/spec-driver" --seeds "$out/spec-seeds" Tests/ClientSpec/status-lines.json

@@ -235,16 +235,18 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
       return FALSE;
     }
   JsonObject *object = json_node_get_object (root);
-  gint64 version = integer_member (object, "version", -1);
+  JsonNode *version_node = value_member (object, "version", G_TYPE_INT64);
   const char *type = string_member (object, "type");
   /* Every daemon line says both (docs/PROTOCOL.md); one that does not is
-   * not reachd's, whatever else it holds (Tests/ClientSpec). */
-  if (version < 0 || type == NULL)
+   * not reachd's, whatever else it holds (Tests/ClientSpec). Any number is
+   * a version, if not this one. */
+  if (version_node == NULL || type == NULL)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                            "reachd sent a line without its type or protocol version");
       return FALSE;
     }
+  gint64 version = json_node_get_int (version_node);
   if (version != REACHD_PROTOCOL_VERSION)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
@@ -257,9 +259,10 @@ reachd_line_parse (const char *bytes, gsize length, ReachdLine *line, GError **e
     {
       const char *code = string_member (object, "code");
       const char *message = string_member (object, "message");
+      /* Both from outside, and logged: escaped. */
+      g_autofree char *printable_code = g_strescape (code != NULL ? code : "unknown", NULL);
       g_autofree char *printable = g_strescape (message != NULL ? message : "", NULL);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd refused: %s: %s", code != NULL ? code : "unknown",
-                   printable);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "reachd refused: %s: %s", printable_code, printable);
       return FALSE;
     }
   /* A status or an answer without what this module reads from it would be

@@ -122,6 +122,29 @@ expect_constant (JsonObject *constants, const char *key, gint64 actual)
               actual, json_object_get_int_member (constants, key));
 }
 
+/* Not the spec's, but the module's own rule, checked where its parser is
+ * built: what the daemon sends reaches the app's log (g_debug) only
+ * escaped. */
+static void
+check_escaping (void)
+{
+  static const char hostile[] = "{\"type\":\"error\",\"version\":1,\"code\":\"x\\n\\u001b[31m\",\"message\":\"y\\u0007\"}";
+  ReachdLine line;
+  g_autoptr (GError) error = NULL;
+  if (reachd_line_parse (hostile, strlen (hostile), &line, &error))
+    {
+      reachd_line_clear (&line);
+      disagree ("a refusal with control characters", "was not read as a refusal");
+      return;
+    }
+  for (const char *c = error->message; *c != '\0'; c++)
+    if ((unsigned char) *c < 0x20 || *c == 0x7f)
+      {
+        disagree ("a refusal with control characters", "its error message holds byte 0x%02x unescaped", (unsigned char) *c);
+        return;
+      }
+}
+
 static JsonNode *
 load (const char *path)
 {
@@ -171,6 +194,7 @@ main (int argc, char **argv)
   JsonArray *cases = json_node_get_array (corpus);
   for (guint i = 0; i < json_array_get_length (cases); i++)
     run_case (json_array_get_object_element (cases, i));
+  check_escaping ();
   JsonObject *constants = json_node_get_object (constants_root);
   expect_constant (constants, "protocol_version", REACHD_PROTOCOL_VERSION);
   expect_constant (constants, "first_retry_ms", REACHD_RETRY_FIRST_MS);

@@ -325,7 +325,7 @@ struct FollowStateTests {
     /// but did not work. One whose subscription lasted a second worked, and
     /// its end (a restart) is retried after the shortest wait. Before, any
     /// answer reset the schedule: every 100 ms a connection, and the
-    /// in-process engine restarted. The GIO module's rule (STABLE_US).
+    /// in-process engine restarted. The GIO module's rule (REACHD_STABLE_MS).
     @Test func aDaemonThatAnswersAndHangsUpBacksOffAndOneThatLastedDoesNot() {
         var session = Driver(.automatic)
         _ = session.answeredByDaemon()

@@ -65,8 +65,7 @@ struct FollowState {
     }
 
     /// A run ended and its loop closed the daemon connection and stopped the
-    /// engine: nothing of them is kept (the link's namespace check holds the
-    /// connection).
+    /// engine: nothing of them is kept.
     mutating func closed() {
         if !hasEnded { phase = .idle }
         engineRunning = false
@@ -246,6 +245,9 @@ struct FollowState {
         case .none:
             break
         case .notAnswering(let error):
+            // Only a daemon that answered is probed; one still connecting
+            // has its first answer's deadline, which tick keeps.
+            if case .connecting = phase { return }
             if configuration.daemonRequired {
                 dropDaemon()
                 return end(.noDaemonAnswered([error]))

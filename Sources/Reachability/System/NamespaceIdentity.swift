@@ -23,10 +23,6 @@ extension NetworkNamespace {
         return NetworkNamespace(inode: UInt64(file.st_ino), device: UInt64(file.st_dev), cookie: cookie)
     }
 
-    /// Whether `self` (a daemon's) is the namespace `socket`, one the calling
-    /// thread made, lives in (``isSameNetwork(as:)`` with ``current(socket:)``).
-    package func isCurrent(socket: Int32) -> Bool { isSameNetwork(as: Self.current(socket: socket)) }
-
     /// Whether `self` (a daemon's) is `ours`, the client's own as
     /// ``current(socket:)`` made it: the cookies decide where both have one
     /// (never reused, and readable without /proc); else the inode and device
