@@ -34,8 +34,13 @@ check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name" "$
 # 1. Socket activation: nothing runs until the first connection.
 systemctl is-active -q reachd.socket && [ "$(systemctl is-active reachd.service)" = inactive ] \
   && pass socket-first || fail socket-first "service $(systemctl is-active reachd.service) before any client"
-answer=$("$reachd" status --json)
-case "$answer" in *'"source":"daemon"'*) pass activation ;; *) fail activation "$answer" ;; esac
+# The first connection starts the daemon. On a loaded machine its start can
+# outlast the client's 1 s deadline for a first answer, and the client then
+# answers in-process, saying so (a CI run: "source":"embedded", the service
+# still activating): what the product promises. The daemon it started must
+# answer the clients that follow.
+from_daemon() { answer=$("$reachd" status --json); case "$answer" in *'"source":"daemon"'*) return 0;; *) return 1;; esac; }
+if from_daemon || wait_for 10 from_daemon; then pass activation; else fail activation "$answer"; fi
 check active systemctl is-active -q reachd.service
 status_is_current() { [ "$(status_text)" = "$("$reachd" status --short)" ]; }
 check status-text wait_for 5 status_is_current
