@@ -2,12 +2,14 @@
 # OUTSTANDING requests unanswered on each of CONNECTIONS connections for
 # SECONDS: a new name for each answer, and after a refusal a pause, so the
 # flood costs what the daemon does, not a busy loop here. Prints one line
-# once the flood is under way and one when it ends. Run as another user by
+# once the flood is under way, one for each new code of refusal, and one
+# when it ends. Run as another user, in the daemon's network namespace, by
 # the resolver fairness tests.
 # Usage: flood-reach.py PATH CONNECTIONS OUTSTANDING SECONDS
 import json, select, socket, sys, time
 path, connections, outstanding, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 counter = 0
+refusals = set()
 
 
 def requests(count):
@@ -41,6 +43,10 @@ while time.monotonic() < end:
             state["owed"] += 1
             if b'"type":"error"' in line:
                 state["paused_until"] = now + 0.5
+                code = json.loads(line).get("code")
+                if code not in refusals:
+                    refusals.add(code)
+                    print(json.dumps({"refused": code}), flush=True)
     for s, state in opened.items():
         if state["owed"] and now >= state["paused_until"]:
             s.sendall(requests(state["owed"]))

@@ -45,8 +45,12 @@ struct FairResolverTests {
         let daemon = try await network.startDaemon(etc: etc)
         defer { daemon.signal(SIGTERM) }
 
+        // From the daemon's namespace: a flood from another one is refused
+        // (`other_network`) and holds no thread. It lasts until the victim
+        // has asked five times: under load a fixed flood let only one in.
         let flood = try Subprocess(
-            TestNetwork.asUser(HostileClientTests.nobody) + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "16", "4"])
+            network.inHost(etc: nil) + TestNetwork.asUser(HostileClientTests.nobody)
+                + ["/usr/bin/python3", Self.flooder, network.socketPath, "8", "16", "60"])
         defer { flood.signal(SIGKILL) }
         _ = try await eventually("the flood is under way") { flood.outputLines.first }
         var took: [String: [(took: Duration, floor: Duration)]] = [:]
@@ -55,30 +59,38 @@ struct FairResolverTests {
             #expect(answer.state == .reachable, "\(when): \(answer)")
             took[when, default: []].append((time, floor))
         }
-        while flood.isRunning {
+        for _ in 0..<5 {
             try await victimAsks("during the flood")
             try await Task.sleep(for: .milliseconds(200))
         }
-        #expect(took["during the flood"] != nil, "asked while the flood ran")
+        #expect(flood.isRunning, "the flood outlasted the asks")
+        #expect(!flood.output.contains("other_network"), "the flood was served: \(flood.output)")
+        // Its connections close with it, leaving their names unwanted.
+        flood.signal(SIGKILL)
+        _ = try await flood.wait()
         let ended = ContinuousClock.now
         for after in [0.5, 2.5, 5.0] {
             try await Task.sleep(until: ended + .milliseconds(Int(after * 1000)))
             try await victimAsks("after the flood")
         }
         // Queued behind the flood, every answer took the resolution timeout
-        // (5 s) and said `timeout`; behind even one flooded name it would
-        // take that name's 1 s. Served in turn, one takes 6 ms alone here.
-        // Under make test, every suite at once on two cores, a get alone
-        // took up to 630 ms and the same get moments later 50 ms: what the
-        // name adds beyond the get asked just before is what a flood could
-        // add, and its median over every ask, during the flood and after
-        // it, must stay under the 1 s one flooded name would cost (CI once
-        // measured 137 ms over four asks, and once 569 ms beside the GTK
-        // and systemd suites); no answer may wait anywhere near the timeout.
-        let asks = took.values.flatMap { $0 }
-        let added = asks.map { $0.took - $0.floor }.sorted()
-        #expect(added[added.count / 2] < .milliseconds(900), "a name from /etc/hosts, beyond a get: \(took)")
-        #expect(asks.allSatisfy { $0.took < .seconds(2) }, "a name from /etc/hosts: \(took)")
+        // (5 s) and said `timeout`: no answer waited for it, as each said
+        // `reachable`. Behind even one flooded name an answer would take
+        // that name's 1 s. Served in turn, one takes 6 to 25 ms here with
+        // four busy loops beside it. Under make test, every suite at once
+        // on two cores, a get alone took up to 630 ms and the same get
+        // moments later 50 ms: what the name adds beyond the get asked just
+        // before is what a flood could add, and its median over the asks
+        // during the flood, and over those after it, must stay under the
+        // 1 s one flooded name would cost. A bound on the slowest ask fails
+        // on load alone: in one CI run, where the suites beside it took four
+        // times their usual time, one ask took 2.1 s beside a get of 255 ms
+        // (with no flood at all: the flood ran in another namespace then,
+        // and the daemon refused it).
+        for (when, asks) in took {
+            let added = asks.map { $0.took - $0.floor }.sorted()
+            #expect(added[added.count / 2] < .milliseconds(900), "a name from /etc/hosts \(when), beyond a get: \(took)")
+        }
         #expect(daemon.isRunning)
     }
 }
