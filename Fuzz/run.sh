@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds each fuzz target with libFuzzer and AddressSanitizer, and runs each
 # for SECONDS (default 300) from its seed corpus, Fuzz/Corpus/TARGET (the
-# reproducers of every bug fuzzing found, and real inputs). A crash leaves its
-# input in .build/fuzz/artifacts and fails the run.
+# reproducers of every bug fuzzing found, and real inputs), FUZZ_JOBS targets
+# at once (one per core by default). A crash leaves its input in
+# .build/fuzz/artifacts and fails the run.
 #
 #   Fuzz/run.sh [SECONDS] [TARGET...]
 #
@@ -24,7 +25,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-300}
 shift || true
 targets=("$@")
-all=(StatusDecoder RequestParser NetlinkDecoder HTTPResponse ConfigurationFile HostPort MetricsRequest GIOLine)
+# The slowest first, so that no long run starts last on a core of its own.
+all=(ConfigurationFile HostPort StatusDecoder HTTPResponse MetricsRequest RequestParser NetlinkDecoder GIOLine)
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
 out=.build/fuzz
@@ -55,31 +57,33 @@ sources() {
 
 # The Reachability subset, once, unless a target needs none of it.
 if printf '%s\n' "${targets[@]}" | grep -qvE '^(NetlinkDecoder|GIOLine)$'; then
-  swiftc "${flags[@]}" -emit-library -static -emit-module -module-name Reachability \
+  swiftc "${flags[@]}" -j "$(nproc)" -emit-library -static -emit-module -module-name Reachability \
     -emit-module-path "$out/Reachability.swiftmodule" -o "$out/libReachability.a" "${library[@]}"
 fi
 
-failed=0
-for target in "${targets[@]}"; do
+# One target: build it, then run it. Its output goes to $out/TARGET.out and
+# is printed when every target is done, in the order asked.
+fuzz_target() {
+  local target=$1 files clang corpus runs budget dictionary extra_seeds=()
   files=$(sources "$target")
-  extra_seeds=()
   if [ "$target" = GIOLine ]; then
     # C, as the module is: the clang beside swiftc, which has libFuzzer.
     clang="$(dirname "$(readlink -f "$(command -v swiftc)")")/clang"
     "$clang" -std=gnu11 -O1 -g -fsanitize=fuzzer,address -fuse-ld=lld \
       -Wall -Wextra -Werror -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/$target" \
-      Fuzz/FuzzGIOLine.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
+      Fuzz/FuzzGIOLine.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0) || return 1
     # Seeded from the client spec's lines too (Tests/ClientSpec), written by its own driver.
     "$clang" -std=gnu11 -O1 -Wall -Werror -fuse-ld=lld -I Sources/ReachdGIO $(pkg-config --cflags gio-2.0 json-glib-1.0) -o "$out/spec-driver" \
-      Tests/ClientSpec/spec-driver.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0)
+      Tests/ClientSpec/spec-driver.c Sources/ReachdGIO/reachd-daemon-line.c $(pkg-config --libs gio-2.0 json-glib-1.0) || return 1
     rm -rf "$out/spec-seeds" && mkdir -p "$out/spec-seeds"
-    "$out/spec-driver" --seeds "$out/spec-seeds" Tests/ClientSpec/status-lines.json
+    "$out/spec-driver" --seeds "$out/spec-seeds" Tests/ClientSpec/status-lines.json || return 1
     extra_seeds=("$out/spec-seeds")
   elif [ "$target" = NetlinkDecoder ]; then
-    swiftc "${flags[@]}" -module-name Fuzz "${netlink[@]}" -o "$out/$target" "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files
+    swiftc "${flags[@]}" -module-name Fuzz "${netlink[@]}" -o "$out/$target" "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files \
+      || return 1
   else
     swiftc "${flags[@]}" -module-name Fuzz -I "$out" -o "$out/$target" \
-      "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files "$out/libReachability.a"
+      "Fuzz/Fuzz$target.swift" Fuzz/FuzzRequire.swift $files "$out/libReachability.a" || return 1
   fi
   # Where libFuzzer keeps what it finds; from the seeds alone with FUZZ_RUNS.
   corpus="$out/corpus/$target"
@@ -106,11 +110,25 @@ for target in "${targets[@]}"; do
       -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 "$corpus" "Fuzz/Corpus/$target" "${extra_seeds[@]}" \
       > "$out/$target.log" 2>&1; then
-    echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log" >&2
-    grep -E "ERROR|Fatal error|runtime failure|SUMMARY" "$out/$target.log" | head -5 >&2 || true
-    failed=1
-  else
-    grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/$target.log" | sed "s/^/fuzz: $target /"
+    echo "fuzz: $target FAILED; the input is in $out/artifacts/, the log in $out/$target.log"
+    grep -E "ERROR|Fatal error|runtime failure|SUMMARY" "$out/$target.log" | head -5 || true
+    return 1
   fi
+  grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/$target.log" | sed "s/^/fuzz: $target /"
+}
+
+# FUZZ_JOBS targets at once (a core each by default): each build and each
+# run is one thread, and eight in a row left a core idle for four minutes.
+for target in "${targets[@]}"; do sources "$target" >/dev/null; done
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  rm -f "$out/$target.failed"
+  { fuzz_target "$target" || touch "$out/$target.failed"; } > "$out/$target.out" 2>&1 &
+done
+wait
+failed=0
+for target in "${targets[@]}"; do
+  if [ -e "$out/$target.failed" ]; then cat "$out/$target.out" >&2; failed=1; else cat "$out/$target.out"; fi
 done
 exit $failed
