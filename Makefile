@@ -14,6 +14,10 @@ SYSCONFDIR   ?= /etc
 MANUAL       := .build/plugins/GenerateManual/outputs/reachd/reachd.1
 # The manual's date is the last commit's, so the same source makes the same page.
 MANUAL_DATE  := $(shell git log -1 --format=%cs 2>/dev/null)
+# What the page is made of: the command's help, in its sources, and the date.
+# make test installs twice (the staged tree and the .deb); the second finds
+# the page made.
+MANUAL_SOURCES := Package.swift docs/reachd.1.sections $(shell find Sources -name '*.swift' 2>/dev/null)
 UNITS        := reachd.service reachd.socket reachd-metrics.socket reachd-wait-online.service reachd-wait-online@.service
 # The shipped binary carries Swift's runtime: Debian has no package of it, and
 # a binary linked to the toolchain's copy runs only where the toolchain lives.
@@ -71,7 +75,7 @@ GIO_CFLAGS   := -std=gnu11 -fPIC -fvisibility=hidden -Wall -Wextra -Wshadow -Wmi
                 -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74 -DGLIB_VERSION_MAX_ALLOWED=GLIB_VERSION_2_74
 
 .PHONY: all build release run check test docs bench fuzz sanitize deps test-deps bench-deps clean clean-test-cache install uninstall deb gio-module \
-        gtk-example screenshots
+        gtk-example screenshots FORCE
 
 all: build
 
@@ -135,7 +139,6 @@ test: test-deps
 	$(MAKE) -B gio-module CFLAGS="-O2 -g -Werror"
 	$(MAKE) install DESTDIR=$(CURDIR)/.build/test-root
 	$(MAKE) deb
-	$(SWIFT) build
 	$(MAKE) gtk-example
 	# CI shows the end of the output: the failures are said again there.
 	# REACHD_GTK_VIEWER: the desktop tests fail, not skip, if the example is missing.
@@ -210,15 +213,8 @@ bench: bench-deps release gio-module
 # for packaging.
 # Never runs apt (packagers and admins install build dependencies their own
 # way); a missing one fails the build, which names the package to install.
-install: $(GIO_MODULE)
+install: $(GIO_MODULE) .build/reachd.1
 	$(RELEASE)
-	# The plugin builds the package to run it; debug is what make test builds anyway.
-	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
-	# Blank lines from the help become paragraphs (mdoc warns about them), and
-	# the generic EXIT STATUS gives way to docs/reachd.1.sections: ENVIRONMENT,
-	# FILES, the exit codes, SEE ALSO.
-	sed -e 's/^$$/.Pp/' -e '/^\.Sh "EXIT STATUS"/,$$d' $(MANUAL) > .build/reachd.1
-	cat docs/reachd.1.sections >> .build/reachd.1
 	install -Dm755 $(INSTALL_STRIP) $(REACHD) $(DESTDIR)$(BINDIR)/reachd
 	for unit in $(UNITS); do \
 	  sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$unit > .build/$$unit && \
@@ -249,6 +245,24 @@ install: $(GIO_MODULE)
 	[ -n "$(DESTDIR)" ] || $(GIO_QUERYMODULES) $(GIOMODULEDIR)
 	@[ "$(GIOMODULEDIR)" = "$(GLIB_MODULEDIR)" ] || \
 	  echo "GLib loads the module from $(GIOMODULEDIR) only with GIO_EXTRA_MODULES=$(GIOMODULEDIR)"
+
+# The page, made again when its sources or the date change.
+.build/reachd.1: $(MANUAL_SOURCES) .build/manual-date
+	# The plugin builds the package to run it; debug is what make test builds anyway.
+	$(SWIFT) package --allow-writing-to-package-directory generate-manual --configuration debug $(if $(MANUAL_DATE),--date $(MANUAL_DATE))
+	# Blank lines from the help become paragraphs (mdoc warns about them), and
+	# the generic EXIT STATUS gives way to docs/reachd.1.sections: ENVIRONMENT,
+	# FILES, the exit codes, SEE ALSO.
+	sed -e 's/^$$/.Pp/' -e '/^\.Sh "EXIT STATUS"/,$$d' $(MANUAL) > $@.new
+	cat docs/reachd.1.sections >> $@.new
+	mv $@.new $@
+
+# Rewritten only when the date changes, so that the page depends on the date.
+.build/manual-date: FORCE
+	@mkdir -p $(@D)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(MANUAL_DATE)" ] || echo "$(MANUAL_DATE)" > $@
+
+FORCE:
 
 # Two Debian packages: .build/reachd_VERSION_ARCH.deb, the self-contained
 # binary and its units, and .build/reachd-gio_VERSION_ARCH.deb, the GIO module,
