@@ -108,9 +108,10 @@ def idle(seconds=10):
         calls = [l for l in trace.stderr.splitlines() if l.strip() and not l.startswith(("strace:", "%", "-"))]
         rows = [f"  daemon with {WATCHES} watches, {seconds} s under strace -c -f: "
                 + ("; ".join(l.split()[-1] + " " + l.split()[3] for l in calls if "total" not in l) or "no system calls")]
-        for name, process in (("reachd reach --watch, through the daemon", watcher),
-                              ("reachd reach --watch, in-process (a literal and a name)", inprocess)):
-            rows.append(f"  {name:56} {latency.wakeups(process.pid, seconds):4} wake-ups in {seconds} s")
+        watchers = (("reachd reach --watch, through the daemon", watcher),
+                    ("reachd reach --watch, in-process (a literal and a name)", inprocess))
+        for (name, process), count in zip(watchers, latency.wakeups([p.pid for _, p in watchers], seconds)):
+            rows.append(f"  {name:56} {count:4} wake-ups in {seconds} s")
             process.kill()
             process.wait()
         daemon.terminate()

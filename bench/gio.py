@@ -88,8 +88,8 @@ def flood_and_idle(specs, routes, seconds=10):
             rows.append(f"    {w.name:36} {count:7,} spurious signals; the removal afterwards: "
                         + ("heard" if heard else "NOT HEARD"))
 
-        for w in watchers:
-            rows.append(f"  idle, {w.name:36} {latency.wakeups(w.owner.pid, seconds):4} wake-ups in {seconds} s")
+        for w, count in zip(watchers, latency.wakeups([w.owner.pid for w in watchers], seconds)):
+            rows.append(f"  idle, {w.name:36} {count:4} wake-ups in {seconds} s")
         for w in watchers:
             w.owner.kill()
         daemon.terminate()

@@ -475,9 +475,12 @@ def fanout(flips, subscribers=1000):
             f"  event to the last of {subscribers}:  {summary(last)}"]
 
 
-def wakeups(pid, seconds=10):
-    """Context switches of every thread of `pid` over `seconds`: each is a wake-up."""
-    def total():
+def wakeups(pids, seconds=10):
+    """Context switches of every thread of each of `pids` over the same
+    `seconds`: each is a wake-up. Measured together, since a waiting
+    process's count does not depend on the others, and an idle host does
+    not change meanwhile."""
+    def total(pid):
         count = 0
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/status") as f:
@@ -485,9 +488,9 @@ def wakeups(pid, seconds=10):
                     if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
                         count += int(line.split()[1])
         return count
-    before = total()
+    before = [total(pid) for pid in pids]
     time.sleep(seconds)
-    return total() - before
+    return [total(pid) - b for pid, b in zip(pids, before)]
 
 
 def idle(seconds=10):
@@ -510,18 +513,19 @@ def idle(seconds=10):
                 example = None
         if example:
             clients.append(("a ReachabilityMonitor app (onChange)", ["env", f"REACHD_SOCKET={net.sock}", example]))
-        for name, argv in clients:
-            if argv is None:
-                pid = int(subprocess.check_output(["pgrep", "-f", f"daemon --socket {net.sock}"]).split()[-1])
-                process = None
-            else:
-                process = subprocess.Popen(net.exec(*argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                time.sleep(1)  # past start-up
-                pid = process.pid  # ip netns exec and env exec what they run: the same process
-            rows.append(f"  {name:42} {wakeups(pid, seconds):4} wake-ups in {seconds} s")
-            if process:
-                process.kill()
-                process.wait()
+        daemon_pid = int(subprocess.check_output(["pgrep", "-f", f"daemon --socket {net.sock}"]).split()[-1])
+        processes = [None if argv is None
+                     else subprocess.Popen(net.exec(*argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                     for _, argv in clients]
+        time.sleep(1)  # past start-up
+        # ip netns exec and env exec what they run: the same process.
+        counts = wakeups([daemon_pid if p is None else p.pid for p in processes], seconds)
+        for (name, _), count in zip(clients, counts):
+            rows.append(f"  {name:42} {count:4} wake-ups in {seconds} s")
+        for p in processes:
+            if p:
+                p.kill()
+                p.wait()
         daemon.terminate()
         daemon.wait()
     finally:

@@ -19,7 +19,7 @@
    connections counted (`reachd_connections_failed_total`).
 
 Needs root. Usage: python3 bench/passive.py [--tiny] [ROUNDS [CONNECTIONS [SECONDS]]]
---tiny (make test): one run, 1,000 connections, 10 s of loss, and the
+--tiny (make test): one run, 1,000 connections, 3 s of loss, and the
 neighbour path not waited for.
 """
 import json
@@ -177,7 +177,7 @@ def main():
     arguments = [a for a in arguments if a != "--tiny"]
     rounds = int(arguments[0]) if arguments else (1 if tiny else 10)
     connections = int(arguments[1]) if len(arguments) > 1 else (1000 if tiny else 10000)
-    seconds = int(arguments[2]) if len(arguments) > 2 else (10 if tiny else 600)
+    seconds = int(arguments[2]) if len(arguments) > 2 else (3 if tiny else 600)
     if os.geteuid() != 0:
         sys.exit("bench: needs root for network namespaces")
 
