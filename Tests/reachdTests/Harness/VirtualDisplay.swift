@@ -82,6 +82,13 @@ final class VirtualDisplay: @unchecked Sendable {
         var height: Int
     }
 
+    /// tesseract on one thread, as its documentation advises where several
+    /// run at once: its OpenMP threads cost more than they gain on two cores
+    /// shared with every other suite. One screen read in 0.30 s of wall
+    /// time and 0.24 s of CPU on one thread, in 0.46 s and 0.36 s with them
+    /// (idle machine, docs/images/content.png).
+    static let tesseract = ["/usr/bin/env", "OMP_THREAD_LIMIT=1", "/usr/bin/tesseract"]
+
     /// Every word on the screen now, as tesseract reads it: sparse text (a
     /// window's widgets are not a page of prose), from the screenshot as it
     /// is and again in grey with light tints taken to white, in which it
@@ -95,7 +102,7 @@ final class VirtualDisplay: @unchecked Sendable {
         guard grey.status == 0 else { throw HarnessError.commandFailed("convert: \(grey.error)") }
         var words = try await accentButtons(in: shot)
         for image in [shot, untinted] {
-            let ocr = try await Subprocess.run(["/usr/bin/tesseract", image.path, "-", "--psm", "12", "tsv"])
+            let ocr = try await Subprocess.run(Self.tesseract + [image.path, "-", "--psm", "12", "tsv"])
             guard ocr.status == 0 else { throw HarnessError.commandFailed("tesseract: \(ocr.error)") }
             // level page block paragraph line word left top width height confidence text
             words += ocr.output.split(separator: "\n").dropFirst().compactMap { line in
@@ -138,7 +145,7 @@ final class VirtualDisplay: @unchecked Sendable {
                 "/usr/bin/convert", shot.path, "-crop", "\(box[0] - 2 * inset)x\(box[1])+\(box[2] + inset)+\(box[3])", "+repage",
                 "-resize", "300%", crop.path,
             ])
-            let label = try await Subprocess.run(["/usr/bin/tesseract", crop.path, "-", "--psm", "7"])
+            let label = try await Subprocess.run(Self.tesseract + [crop.path, "-", "--psm", "7"])
             let text = label.output.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
             if !text.isEmpty { buttons.append(Word(text: text, x: box[2], y: box[3], width: box[0], height: box[1])) }
         }
