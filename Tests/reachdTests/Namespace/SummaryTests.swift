@@ -12,12 +12,11 @@ import Glibc
 /// whether it is online: a summary subscriber must not hear of it.
 @Suite("Summary subscriptions", .serialized, .enabled(if: NamespaceSupport.available, NamespaceSupport.reason))
 struct SummaryTests {
-    /// What starting and stopping containers does to the host's links.
-    static func churn(_ network: TestNetwork, pairs: Int) async throws {
-        try await network.batchInHost(
-            (0..<pairs).map { "link add ct\($0) type veth peer name ce\($0)" } + (0..<pairs).map { "link set ct\($0) up" }
-                + (0..<pairs).map { "link del ct\($0)" })
+    /// What starting containers does to the host's links, and stopping them.
+    static func vethPairsUp(_ pairs: Int) -> [String] {
+        (0..<pairs).map { "link add ct\($0) type veth peer name ce\($0)" } + (0..<pairs).map { "link set ct\($0) up" }
     }
+    static func vethPairsDown(_ pairs: Int) -> [String] { (0..<pairs).map { "link del ct\($0)" } }
 
     @Test func aSummarySubscriberHearsOnlyOfChangesToTheSummary() async throws {
         let network = try await TestNetwork()
@@ -30,13 +29,20 @@ struct SummaryTests {
         #expect(firstSummary.isSummary && firstSummary.interfaces.isEmpty)
         #expect(firstSummary.hasSameSummary(as: firstFull) && firstSummary.online)
 
-        try await Self.churn(network, pairs: 10)
-        try await network.inHost("route del default")
-
-        // The full subscriber hears every link come and go, then the route.
+        // The full subscriber hears the links come, then go, then the route.
+        // Each step waits for the one before to be heard: the daemon may
+        // take a whole batch in one reading, and links that came and went
+        // within it would be no news at all.
         var fullLines: [NetworkStatus] = []
-        while fullLines.last?.online != false { fullLines.append(try await full.readStatus()) }
-        #expect(fullLines.count > 10, "\(fullLines.count) full statuses for 10 veth pairs and a route")
+        func readFull(until heard: (NetworkStatus) -> Bool) async throws {
+            repeat { fullLines.append(try await full.readStatus()) } while !heard(fullLines.last!)
+        }
+        try await network.batchInHost(Self.vethPairsUp(10))
+        try await readFull { $0.interfaces.contains { $0.name == "ct9" && $0.up } }
+        try await network.batchInHost(Self.vethPairsDown(10))
+        try await readFull { !$0.interfaces.contains { $0.name.hasPrefix("ct") } }
+        try await network.inHost("route del default")
+        try await readFull { !$0.online }
         // The summary subscriber's next line is the route's, and nothing came before it.
         let next = try await summary.readStatus()
         #expect(!next.online && next.isSummary)
