@@ -60,6 +60,7 @@ final class TestNetwork: @unchecked Sendable {
         _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", host])
         _ = Subprocess.runBlocking(["/usr/bin/env", "ip", "netns", "del", gateway])
         try? FileManager.default.removeItem(at: directory)
+        try? FileManager.default.removeItem(at: etcCopy)
     }
 
     /// `ip -n HOST ...` for each command, stopping at the first failure.
@@ -188,11 +189,19 @@ final class TestNetwork: @unchecked Sendable {
         return listing.output.split(separator: "\n").filter { $0.contains(" \(socket) ") }.count
     }
 
-    /// A copy of the host's /etc in the test's directory, for ``inHost(etc:)``.
+    /// A copy of the host's /etc for ``inHost(etc:)``, in memory: on this
+    /// machine's ext4 a copy (1,300 files) took about 1.3 s of CPU under a
+    /// full run (perf sampled 25 such `cp`s, 60 to 70 samples at 49 Hz
+    /// each), and idle 0.24 s there and 0.04 s on tmpfs.
     func copyOfEtc() async throws -> URL {
-        let copy = directory.appendingPathComponent("etc")
-        try await Self.sh("cp -a /etc \(copy.path)")
-        return copy
+        try await Self.sh("cp -a /etc \(etcCopy.path)")
+        return etcCopy
+    }
+
+    private var etcCopy: URL {
+        let memory = URL(fileURLWithPath: "/dev/shm")
+        return (FileManager.default.fileExists(atPath: memory.path) ? memory : directory)
+            .appendingPathComponent("\(directory.lastPathComponent)-etc")
     }
 
     func startReachd(_ arguments: String...) throws -> Subprocess {
