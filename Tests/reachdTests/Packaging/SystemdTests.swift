@@ -125,10 +125,14 @@ struct SystemdUnitTests {
         try FileManager.default.copyItem(at: staged, to: copy)
         let installed = files(in: copy)
         #expect(installed == files(in: staged) && installed.count > 10, "copied: \(installed)")
+        let started = ContinuousClock.now
         let result = try await Subprocess.run(
             ["/usr/bin/make", "-C", TestInstallation.packageRoot.path, "uninstall", "DESTDIR=\(copy.path)"])
+        let took = ContinuousClock.now - started
         #expect(result.status == 0, "\(result.error)")
-        #expect(files(in: copy) == ["etc/reachd/reachd.conf"], "left behind: \(files(in: copy)); make said: \(result.output)")
+        let left = files(in: copy)
+        #expect(left == ["etc/reachd/reachd.conf"],
+            "left behind: \(left); make (status \(result.status), \(took)) said: \(result.output) \(result.error); after: \(files(in: copy))")
     }
 
     @Test func theInstalledBinaryIsSelfContainedAndStripped() async throws {
