@@ -169,10 +169,11 @@ screenshots: test-deps gtk-example
 
 # Every parser of bytes from outside (the status decoder, the request parser,
 # the netlink decoder, the HTTP response parser, reachd.conf, a scrape's
-# request) under libFuzzer
-# and AddressSanitizer, from the seed corpora in Fuzz/Corpus, FUZZ_SECONDS
-# each. `make test` gives each a fixed number of inputs from a fixed seed
-# (FUZZ_RUNS; see Fuzz/run.sh): about 1 to 30 s each here.
+# request, the GIO module's reading of the daemon's lines) under libFuzzer
+# and AddressSanitizer, from the seed corpora in Fuzz/Corpus: FUZZ_SECONDS
+# each, FUZZ_JOBS at once (one per core unless set). `make test` gives each a
+# fixed number of inputs from a fixed seed (FUZZ_RUNS; see Fuzz/run.sh):
+# about 2 to 40 s each here, two at a time.
 FUZZ_SECONDS   ?= 300
 FUZZ_RUNS      ?=
 TEST_FUZZ_RUNS ?= 200000
