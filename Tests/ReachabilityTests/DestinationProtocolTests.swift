@@ -81,7 +81,7 @@ struct DestinationProtocolTests {
             id: nil, target: "[fd00::10]:443", host: "fd00::10", port: 443, state: .unreachable,
             reason: .route(.noRoute), via: nil,
             addresses: [AddressReachability(address: "fd00::10", family: .ipv6, state: .unreachable, reason: .route(.noRoute), via: nil)],
-            seq: 3, source: .embedded)
+            seq: 3, source: .inProcess)
         let line = DaemonMessage.destination(status).line()
         let text = String(decoding: line, as: UTF8.self)
         for key in ["\"id\":null", "\"via\":null", "\"reason\":\"no_route\"", "\"type\":\"destination\"", "\"version\":1"] {

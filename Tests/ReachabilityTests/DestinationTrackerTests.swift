@@ -133,7 +133,7 @@ struct DestinationTrackerTests {
     }
 
     @Test func aNameIsPendingUntilItResolvesAndTimesOutWithoutAnAnswer() throws {
-        let tracker = try DestinationTracker(source: .embedded, firstSeq: 0, resolutionTimeout: .seconds(5))
+        let tracker = try DestinationTracker(source: .inProcess, firstSeq: 0, resolutionTimeout: .seconds(5))
         let lookup = Lookup()
         let start = ContinuousClock.now
         let key = DestinationTracker.Key(try Destination(host: "pending.example"), uid: nil, family: nil)

@@ -191,8 +191,8 @@ extension SessionsInThisProcess {
             session.remote.follow(key)
             let delivered = Self.start(session)
             defer { Self.finish(session, delivered) }
-            _ = try await eventually("the in-process answer") { delivered.answers(for: key).first { $0.source == .embedded } }
-            #expect(delivered.answers(for: key).allSatisfy { $0.source == .embedded }, "\(delivered.answers(for: key))")
+            _ = try await eventually("the in-process answer") { delivered.answers(for: key).first { $0.source == .inProcess } }
+            #expect(delivered.answers(for: key).allSatisfy { $0.source == .inProcess }, "\(delivered.answers(for: key))")
         }
 
         @Test(.timeLimit(.minutes(1)))
@@ -298,7 +298,7 @@ extension SessionsInThisProcess {
             _ = try await eventually("both answers") {
                 !delivered.answers(for: refused).isEmpty && !delivered.answers(for: answered).isEmpty ? true : nil
             }
-            #expect(delivered.answers(for: refused).map(\.source) == [.embedded])
+            #expect(delivered.answers(for: refused).map(\.source) == [.inProcess])
             #expect(delivered.answers(for: answered).map(\.source) == [.daemon])
             #expect(delivered.statuses.withLock { $0 } == [.daemon], "the status from the daemon all along")
             #expect(delivered.following.withLock { $0 } == [.daemon], "one destination in-process is no switch")
@@ -393,9 +393,9 @@ extension SessionsInThisProcess {
             _ = try await eventually("the daemon's answer", timeout: .seconds(5)) {
                 delivered.answers(for: key).contains { $0.source == .daemon } ? true : nil
             }
-            #expect(delivered.answers(for: key).first?.source == .embedded)
-            #expect(delivered.statuses.withLock { $0 } == [.embedded, .daemon])
-            #expect(delivered.following.withLock { $0 } == [.embedded, .daemon])
+            #expect(delivered.answers(for: key).first?.source == .inProcess)
+            #expect(delivered.statuses.withLock { $0 } == [.inProcess, .daemon])
+            #expect(delivered.following.withLock { $0 } == [.inProcess, .daemon])
             session.remote.stop()
             _ = try await eventually("the session ends when stopped") { delivered.ended.withLock { $0 } ? true : nil }
         }
@@ -413,7 +413,7 @@ extension SessionsInThisProcess {
             let delivered = Self.start(session)
             defer { Self.finish(session, delivered) }
             let answer = try await eventually("an answer in-process") { delivered.answers(for: key).first }
-            #expect(answer.source == .embedded)
+            #expect(answer.source == .inProcess)
             #expect(ContinuousClock.now - started >= DaemonConnection.answerTimeout)
             #expect(Self.request(daemon.requests(of: 0).first ?? "")["op"] as? String == "get")
             #expect(delivered.statuses.withLock { $0 }.isEmpty, "no statuses when none were asked for")
@@ -473,10 +473,10 @@ extension SessionsInThisProcess {
             let delivered = Self.start(session)
             defer { Self.finish(session, delivered) }
             let following = try await eventually("in-process after the broken news") {
-                delivered.following.withLock { $0 }.contains(.embedded) ? delivered.following.withLock { $0 } : nil
+                delivered.following.withLock { $0 }.contains(.inProcess) ? delivered.following.withLock { $0 } : nil
             }
             // It then tries the daemon again, which says the same.
-            #expect(Array(following.prefix(2)) == [.daemon, .embedded])
+            #expect(Array(following.prefix(2)) == [.daemon, .inProcess])
         }
     }
 }

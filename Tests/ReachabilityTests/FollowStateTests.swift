@@ -41,14 +41,14 @@ struct FollowStateTests {
 
     static func embeddedStatus(seq: UInt64) -> NetworkStatus {
         let path = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1", source: nil)
-        return .built(ipv4: .through(path), seq: seq, source: .embedded)
+        return .built(ipv4: .through(path), seq: seq, source: .inProcess)
     }
 
     static func embeddedAnswer(_ target: String, _ state: DestinationState) -> DestinationStatus {
         let destination = try! Destination(parsing: target)
         return DestinationStatus(
             id: nil, target: destination.description, host: destination.host, port: destination.port, state: state,
-            reason: nil, via: nil, addresses: [], seq: 1, source: .embedded)
+            reason: nil, via: nil, addresses: [], seq: 1, source: .inProcess)
     }
 
     /// A daemon whose statuses say they serve this network, or another.
@@ -461,7 +461,7 @@ struct FollowStateTests {
     // MARK: In-process
 
     @Test func netlinkFailingInProcessIsRetriedOnTheSchedule() {
-        var session = Driver(.embedded, paths: [])
+        var session = Driver(.inProcess, paths: [])
         #expect(session.feed(.tick).effects == ["start engine"])
         let failed = session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM)))
         #expect(failed.updates == ["problem: netlink"])
@@ -472,7 +472,7 @@ struct FollowStateTests {
     }
 
     @Test func netlinkFailingEndsASessionThatCannotWait() {
-        var session = Driver(.embedded, paths: [], retryingInProcess: false)
+        var session = Driver(.inProcess, paths: [], retryingInProcess: false)
         session.feed(.tick)
         #expect(session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM))).effects == ["stop engine", "end: failed"])
     }

@@ -53,8 +53,8 @@ struct FollowedDestinationsTests {
         let delivered = [
             followed.deliver(Self.answer(.reachable), for: key),
             followed.deliver(Self.answer(.reachable), for: key),
-            followed.deliver(Self.answer(.pending, source: .embedded), for: key),
-            followed.deliver(Self.answer(.reachable, source: .embedded), for: key),
+            followed.deliver(Self.answer(.pending, source: .inProcess), for: key),
+            followed.deliver(Self.answer(.reachable, source: .inProcess), for: key),
             followed.deliver(Self.answer(.reachable), for: Self.key("unfollowed.example:443")),
         ]
         // The first; not the same answer again; not a new source's pending

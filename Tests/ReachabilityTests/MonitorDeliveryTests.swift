@@ -81,13 +81,13 @@ extension SessionsInThisProcess {
                 })
             }
             let before = netlinkSockets()
-            let monitor = ReachabilityMonitor(source: .embedded)
+            let monitor = ReachabilityMonitor(source: .inProcess)
             var statuses = monitor.statuses().makeAsyncIterator()
             let first = try await statuses.next()
-            #expect(first?.source == .embedded)
+            #expect(first?.source == .inProcess)
             if followingADestination {
                 var answers = monitor.reachability(of: try Destination(parsing: "127.0.0.1:443")).makeAsyncIterator()
-                #expect(try await answers.next()?.source == .embedded)
+                #expect(try await answers.next()?.source == .inProcess)
             }
             let opened = netlinkSockets().subtracting(before)
             #expect(opened.count >= 2, "the event socket and the query socket: before \(before.sorted()), after \(netlinkSockets().sorted())")

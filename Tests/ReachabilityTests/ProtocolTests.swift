@@ -100,7 +100,7 @@ struct ProtocolTests {
         let onLink = DaemonMessage.status(NetworkStatus(
             ipv4: FamilyStatus(reachability: .online, reason: nil,
                                path: NetworkPath(interface: "wg0", index: 5, family: .ipv4, gateway: nil)),
-            ipv6: offline.ipv6, interfaces: [], seq: 1, changedAt: Date(), source: .embedded))
+            ipv6: offline.ipv6, interfaces: [], seq: 1, changedAt: Date(), source: .inProcess))
         let primary = try #require(try object(onLink.line())["primary"] as? [String: Any])
         #expect(primary["gateway"] is NSNull)
     }
@@ -408,7 +408,7 @@ struct StatusPublisherTests {
     }
 
     @Test func eachChangeGetsTheNextSequenceNumberAndItsOwnTime() throws {
-        var publisher = StatusPublisher(source: .embedded)
+        var publisher = StatusPublisher(source: .inProcess)
         _ = publisher.publish(ipv4: online, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 1))
         let published = publisher.publish(ipv4: local, ipv6: local, interfaces: [], at: Date(timeIntervalSince1970: 2))
         let down = try #require(published)

@@ -47,7 +47,7 @@ struct StatusLineWriterTests {
             portalURL: Bool.random(using: &generator) ? nil : text(&generator), interfaces: links,
             seq: UInt64.random(in: 0...UInt64.max, using: &generator),
             changedAt: Date(timeIntervalSince1970: microseconds / 1_000_000),
-            source: Bool.random(using: &generator) ? .daemon : .embedded)
+            source: Bool.random(using: &generator) ? .daemon : .inProcess)
         let connectivityReasons: [ConnectivityReason?] = [nil, .unrecognized("new\u{1}reason")] + ConnectivityReason.allCases
         status.connectivityReason = connectivityReasons.randomElement(using: &generator)!
         if Bool.random(using: &generator) {

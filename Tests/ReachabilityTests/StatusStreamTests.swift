@@ -31,7 +31,7 @@ struct StatusStreamTests {
         var stream = StatusStream(detail: .full)
         var delivered: [UInt64] = []
         let offers = [
-            Self.status(Self.eth0, seq: 40, source: .embedded), Self.status(Self.tun0, seq: 3, source: .daemon),
+            Self.status(Self.eth0, seq: 40, source: .inProcess), Self.status(Self.tun0, seq: 3, source: .daemon),
             Self.status(Self.eth0, seq: 4, source: .daemon), Self.status(Self.tun0, seq: 50, source: .daemon),
         ]
         for status in offers {
@@ -45,7 +45,7 @@ struct StatusStreamTests {
         let daemonLine = { (status: NetworkStatus) in Array(DaemonMessage.status(status).line().dropLast()) }
         let destinationsOnly = StatusStream(detail: nil)
         #expect(!destinationsOnly.passesThrough(daemonLine(Self.status(Self.eth0, seq: 1, source: .daemon))))
-        _ = stream.offer(Self.status(Self.eth0, seq: 40, source: .embedded), line: nil)
+        _ = stream.offer(Self.status(Self.eth0, seq: 40, source: .inProcess), line: nil)
         let back = Self.status(Self.tun0, seq: 3, source: .daemon)
         let offered = stream.offer(back, line: daemonLine(back))
         let update = try #require(offered)
@@ -62,17 +62,17 @@ struct StatusStreamTests {
     @Test func aNewSourcesFirstStatusSaysWhatChangedSinceTheLastDelivered() throws {
         var stream = StatusStream(detail: .full)
         _ = stream.offer(Self.status(Self.eth0, seq: 7, source: .daemon), line: nil)
-        let offered = stream.offer(Self.status(Self.tun0, seq: 1, source: .embedded), line: nil)
+        let offered = stream.offer(Self.status(Self.tun0, seq: 1, source: .inProcess), line: nil)
         let update = try #require(offered)
         #expect(try update.status().changes == [.path(.ipv4, from: Self.eth0, to: Self.tun0)])
     }
 
     @Test func eachSourceIsAnnouncedOnceUntilItChanges() {
         var stream = StatusStream(detail: .summary)
-        var said = [stream.follow(.daemon), stream.follow(.daemon), stream.follow(.embedded)]
+        var said = [stream.follow(.daemon), stream.follow(.daemon), stream.follow(.inProcess)]
         stream.restart()
         // A new run says where it starts.
-        said.append(stream.follow(.embedded))
+        said.append(stream.follow(.inProcess))
         #expect(said.map { $0 != nil } == [true, false, true, true])
     }
 }

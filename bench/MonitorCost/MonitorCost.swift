@@ -15,7 +15,7 @@ enum MonitorCost {
     static func main() {
         let arguments = CommandLine.arguments
         guard arguments.count >= 3, let count = Int(arguments[1]), count > 0,
-            let source = ["automatic": ReachabilityMonitor.Source.automatic, "daemon": .daemon, "embedded": .embedded][arguments[2]]
+            let source = ["automatic": ReachabilityMonitor.Source.automatic, "daemon": .daemon, "embedded": .inProcess][arguments[2]]
         else {
             fail("usage: MonitorCost DESTINATIONS automatic|daemon|embedded [SOCKET]")
         }

@@ -184,7 +184,7 @@ struct FollowState {
     private mutating func watchRefused(_ key: Key, _ error: DaemonClientError) {
         reportFailure(error)
         switch configuration.source {
-        case .automatic, .embedded:
+        case .automatic, .inProcess:
             followed.refusedByDaemon(key)
             startEngine()
         case .daemon:
@@ -205,7 +205,7 @@ struct FollowState {
     /// The retry schedule says it is time: the daemon, else netlink again.
     private mutating func attempt(_ now: ContinuousClock.Instant) {
         switch configuration.source {
-        case .embedded:
+        case .inProcess:
             startEngine()
         case .automatic, .daemon:
             if link == nil, let first = discovery.beginAttempt() {
@@ -417,7 +417,7 @@ struct FollowState {
         // Stopped since it was started: nothing of it counts.
         guard engineRunning else { return }
         if !daemonAnswers {
-            announce(source: .embedded)
+            announce(source: .inProcess)
             // Its status, the first or what it followed while the daemon
             // answered: a daemon that stopped answering missed the same changes.
             if let lastStatus { deliverIfNews(lastStatus, line: nil) }

@@ -37,7 +37,7 @@ final class InProcessFollower {
     /// Starts the engine unless it runs: netlink's snapshot, then changes.
     func start() throws(NetlinkError) {
         guard engine == nil else { return }
-        let started = try NetworkEngine(source: .embedded, logger: logger)
+        let started = try NetworkEngine(source: .inProcess, logger: logger)
         if let traceDatagrams { started.watcher.traceDatagrams(traceDatagrams) }
         _ = try started.start()
         engine = started

@@ -55,7 +55,7 @@ package struct OneShotQuery: Sendable {
         if let (status, lines) = answer { return Answer(value: status, lines: lines, daemonFailures: failures) }
         guard source != .daemon, operation != .check else { throw .noDaemonAnswered(failures) }
         do throws(NetlinkError) {
-            let status = try NetworkWatcher.snapshot(source: .embedded).detailed(detail)
+            let status = try NetworkWatcher.snapshot(source: .inProcess).detailed(detail)
             return Answer(value: status, lines: nil, daemonFailures: failures)
         } catch {
             throw .inProcessFailed(error, daemonFailures: failures)
@@ -95,7 +95,7 @@ package struct OneShotQuery: Sendable {
         timeout: Duration,
         _ ask: (DaemonConnection, ContinuousClock.Instant) throws(DaemonClientError) -> (Value, [[UInt8]])
     ) -> (answer: (Value, [[UInt8]])?, failures: [DaemonClientError]) {
-        guard source != .embedded else { return (nil, []) }
+        guard source != .inProcess else { return (nil, []) }
         let deadline = ContinuousClock.now + timeout
         var failures: [DaemonClientError] = []
         for path in socketPaths {
@@ -202,7 +202,7 @@ package struct OneShotQuery: Sendable {
     private func inProcess(
         _ destinations: [Destination], family: AddressFamily?, daemonFailures: [DaemonClientError]
     ) throws(ReachabilityError) -> [DestinationStatus] {
-        var configuration = FollowSession.Configuration(source: .embedded, socketPaths: [], statusDetail: nil)
+        var configuration = FollowSession.Configuration(source: .inProcess, socketPaths: [], statusDetail: nil)
         configuration.retryingInProcess = false
         let session = try FollowSession(configuration, logger: Logger(label: "reachd.query"))
         let keys = destinations.map { FollowSession.Key($0, uid: nil, family: family) }

@@ -34,7 +34,11 @@ public final class ReachabilityMonitor: Sendable {
         /// why; on its return the current status is, at once.
         case daemon
         /// Only the in-process netlink monitor.
-        case embedded
+        case inProcess
+
+        /// The name of ``inProcess`` before 0.14.
+        @available(*, deprecated, renamed: "inProcess")
+        public static var embedded: Source { .inProcess }
     }
 
     /// How long to wait between attempts to reach the daemon: ``Reachability/Backoff``,
@@ -116,7 +120,7 @@ public final class ReachabilityMonitor: Sendable {
     /// seemed well. Returns at once; call it on every such failure: reports
     /// within a second of each other become one, and the daemon probes each
     /// family at most once per 5 s whoever asks. Without a daemon (or with
-    /// ``Source/embedded``) there is no check, and it does nothing.
+    /// ``Source/inProcess``) there is no check, and it does nothing.
     /// The placeholder controller of ReachabilityPlaceholders calls it for you.
     ///
     /// ```swift
@@ -126,7 +130,7 @@ public final class ReachabilityMonitor: Sendable {
     /// }
     /// ```
     public func reportFailure() {
-        guard source != .embedded else { return }
+        guard source != .inProcess else { return }
         reporter.report()
     }
 
@@ -141,7 +145,7 @@ public final class ReachabilityMonitor: Sendable {
     ///
     /// - Parameters:
     ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
-    ///     throws when no daemon answers; `.embedded` asks none.
+    ///     throws when no daemon answers; `.inProcess` asks none.
     ///   - socketPath: the daemon's socket; by default the paths
     ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
     ///   - detail: `.full` (the default) includes the interface list: one
@@ -172,7 +176,7 @@ public final class ReachabilityMonitor: Sendable {
     ///   - destination: the app's server: a host name or an address, and a port.
     ///   - family: only this family's addresses; `nil` (the default): both.
     ///   - source: `.automatic` (the default) falls back in-process; `.daemon`
-    ///     throws when no daemon answers; `.embedded` asks none.
+    ///     throws when no daemon answers; `.inProcess` asks none.
     ///   - socketPath: the daemon's socket; by default the paths
     ///     ``SocketPath/forClients(environment:isRoot:)`` lists, in turn.
     ///   - timeout: shared by the daemons tried, for reaching one; a name

@@ -60,7 +60,7 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public var seq: UInt64
     /// When this state was published.
     public var changedAt: Date
-    /// Who computed it: the daemon, or this process (`.embedded`).
+    /// Who computed it: the daemon, or this process (`.inProcess`).
     public var source: StatusSource
     /// The network namespace it describes: the daemon's, or this
     /// process's; `nil` from a daemon that predates saying so. A client

@@ -105,7 +105,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// What a ``ReachabilityMonitor`` follows for these options.
     var source: ReachabilityMonitor.Source {
-        noDaemon ? .embedded : socket == nil ? .automatic : .daemon
+        noDaemon ? .inProcess : socket == nil ? .automatic : .daemon
     }
 
     /// What a command throws when no allowed source answered: the advice to
@@ -141,7 +141,7 @@ struct ConnectionOptions: ParsableArguments {
         deliver: (FollowSession.Update) -> Bool
     ) throws {
         var configuration = FollowSession.Configuration(
-            source: traceDatagrams == nil ? source : .embedded, socketPaths: socketPaths, statusDetail: detail,
+            source: traceDatagrams == nil ? source : .inProcess, socketPaths: socketPaths, statusDetail: detail,
             daemonRequired: socket != nil)
         configuration.traceDatagrams = traceDatagrams
         var refused: ReachabilityError?

@@ -156,7 +156,7 @@ struct HandoverTests {
         #expect(netlink.ready.type == "GNetworkMonitorNetlink")
         let socket = network.socketPath
         let monitors = try await network.onThreadInHost {
-            (ReachabilityMonitor(source: .daemon, socketPath: socket), ReachabilityMonitor(source: .embedded))
+            (ReachabilityMonitor(source: .daemon, socketPath: socket), ReachabilityMonitor(source: .inProcess))
         }
         for monitor in [monitors.0, monitors.1] {
             let now = try await monitor.firstStatus()

@@ -230,9 +230,9 @@ final class TestNetwork: @unchecked Sendable {
                 + arguments)
     }
 
-    /// `reachd status --json` decoded; `embedded` asks for the in-process answer.
-    func status(embedded: Bool = false) async throws -> (status: NetworkStatus, exitCode: Int32) {
-        let result = try await reachd("status", "--json", embedded ? "--no-daemon" : "--socket=\(socketPath)")
+    /// `reachd status --json` decoded; `inProcess` asks for the in-process answer.
+    func status(inProcess: Bool = false) async throws -> (status: NetworkStatus, exitCode: Int32) {
+        let result = try await reachd("status", "--json", inProcess ? "--no-daemon" : "--socket=\(socketPath)")
         let line = result.output.split(separator: "\n").first.map { Array($0.utf8) } ?? []
         guard case .status(let status) = try DaemonMessage.decode(line) else {
             throw HarnessError.commandFailed("status printed \(result.output) \(result.error)")
@@ -243,11 +243,11 @@ final class TestNetwork: @unchecked Sendable {
     /// Polls `reachd status` until `condition` holds, and returns that status.
     @discardableResult
     func waitForStatus(
-        embedded: Bool = false, timeout: Duration = .seconds(10), _ what: String,
+        inProcess: Bool = false, timeout: Duration = .seconds(10), _ what: String,
         _ condition: @escaping (NetworkStatus) -> Bool
     ) async throws -> NetworkStatus {
         try await eventually(what, timeout: timeout) {
-            let (status, _) = try await self.status(embedded: embedded)
+            let (status, _) = try await self.status(inProcess: inProcess)
             return condition(status) ? status : nil
         }
     }

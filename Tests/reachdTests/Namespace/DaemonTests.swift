@@ -68,8 +68,8 @@ struct DaemonTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         let (fromDaemon, _) = try await network.status()
-        let (inProcess, _) = try await network.status(embedded: true)
-        #expect(inProcess.source == .embedded && fromDaemon.source == .daemon)
+        let (inProcess, _) = try await network.status(inProcess: true)
+        #expect(inProcess.source == .inProcess && fromDaemon.source == .daemon)
         #expect(inProcess.network?.cookie != nil && inProcess.network == fromDaemon.network,
                 "\(String(describing: inProcess.network)) \(String(describing: fromDaemon.network))")
         withExtendedLifetime(daemon) {}

@@ -42,7 +42,7 @@ struct DestinationReachabilityTests {
         #expect(answers.map(\.state) == [.reachable, .unreachable])
         #expect(answers[1].reason == .route(.noRoute) && answers[1].via == nil)
         #expect(answers[0].via?.source == "10.77.0.2" && answers[0].via?.table == 254)
-        #expect(answers.allSatisfy { $0.source == (throughDaemon ? .daemon : .embedded) })
+        #expect(answers.allSatisfy { $0.source == (throughDaemon ? .daemon : .inProcess) })
         _ = daemon
     }
 
@@ -214,7 +214,7 @@ struct DestinationReachabilityTests {
         try "127.0.0.1 localhost\n10.99.1.2 api.intranet.test\n".write(to: hosts, atomically: false, encoding: .utf8)
         let rewritten = try await eventually("the answer once the file is rewritten") { newest(["10.99.1.2"]) }
         #expect(rewritten.state == .reachable, "\(rewritten)")
-        #expect(rewritten.source == (throughDaemon ? .daemon : .embedded))
+        #expect(rewritten.source == (throughDaemon ? .daemon : .inProcess))
         #expect(watch.isRunning, "\(watch.errorOutput)")
         watch.signal(SIGTERM)
         _ = daemon

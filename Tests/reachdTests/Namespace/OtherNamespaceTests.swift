@@ -56,7 +56,7 @@ struct OtherNamespaceTests {
              network.gateway, Reachd.binary, "monitor", "--json"])
         defer { monitor.signal(SIGKILL) }
         let first = try await eventually("the monitor's first status") { monitor.statuses.first }
-        #expect(first.source == .embedded && !first.online, "\(first)")
+        #expect(first.source == .inProcess && !first.online, "\(first)")
         #expect(monitor.errorOutput.contains(said), "\(monitor.errorOutput)")
         _ = daemon
     }

@@ -16,11 +16,11 @@ struct ReachabilityMonitorTests {
         try await network.bringUpIPv4(defaultRoute: false)
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         let first = try await eventually("a first status") { monitor.statuses.first }
-        #expect(first.source == .embedded)
+        #expect(first.source == .inProcess)
         #expect(monitor.errorOutput.contains("following netlink in-process"))
         try await network.inHost("route add default via 10.77.0.1")
         let online = try await eventually("the change, in-process") { monitor.statuses.last { $0.online } }
-        #expect(online.source == .embedded)
+        #expect(online.source == .inProcess)
     }
 
     @Test func aDaemonRestartIsFollowedAndAChangeMadeMeanwhileIsDelivered() async throws {
@@ -35,7 +35,7 @@ struct ReachabilityMonitorTests {
         // While the daemon is away the monitor does not go blind: it follows netlink itself.
         try await network.inHost("route add default via 10.77.0.1")
         let meanwhile = try await eventually("the change while the daemon is away") {
-            monitor.statuses.last { $0.source == .embedded && $0.online }
+            monitor.statuses.last { $0.source == .inProcess && $0.online }
         }
         #expect(meanwhile.primary?.interface == "vh")
 
@@ -83,7 +83,7 @@ struct ReachabilityMonitorTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let monitor = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
-        _ = try await eventually("in-process first") { monitor.statuses.first { $0.source == .embedded } }
+        _ = try await eventually("in-process first") { monitor.statuses.first { $0.source == .inProcess } }
         let daemon = try await network.startDaemon()
         let fromDaemon = try await eventually("the daemon once it answers", timeout: .seconds(15)) {
             monitor.statuses.last { $0.source == .daemon }

@@ -8,14 +8,14 @@ import Testing
 struct ReachabilityScenarioTests {
     @Test func loopbackOnlyIsOffline() async throws {
         let network = try await TestNetwork(wired: false)
-        let (status, exitCode) = try await network.status(embedded: true)
+        let (status, exitCode) = try await network.status(inProcess: true)
         #expect(exitCode == 1)
         #expect(status.reachability == .offline)
         #expect(status.ipv4.reachability == .offline && status.ipv6.reachability == .offline)
         #expect(status.interfaces.map(\.name) == ["lo"])
         #expect(status.interfaces.first?.loopback == true)
         #expect(status.interfaces.first?.addresses.map(\.address) == ["127.0.0.1", "::1"])
-        #expect(status.source == .embedded)
+        #expect(status.source == .inProcess)
         #expect(status.primary == nil)
     }
 
@@ -23,7 +23,7 @@ struct ReachabilityScenarioTests {
         let network = try await TestNetwork()
         try await network.inHost("link set vh up")
         // IPv6 link-local appears once DAD completes; IPv4 has nothing at all.
-        let status = try await network.waitForStatus(embedded: true, "IPv6 link-local makes the link local") {
+        let status = try await network.waitForStatus(inProcess: true, "IPv6 link-local makes the link local") {
             $0.ipv6.reachability == .local
         }
         #expect(status.ipv4 == FamilyStatus(reachability: .offline, reason: .noRoute, path: nil))
@@ -36,7 +36,7 @@ struct ReachabilityScenarioTests {
     @Test func anAddressWithoutADefaultRouteIsLocal() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
-        let (status, exitCode) = try await network.status(embedded: true)
+        let (status, exitCode) = try await network.status(inProcess: true)
         #expect(exitCode == 1)
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: .noRoute, path: nil))
         #expect(status.reachability == .local)
@@ -45,7 +45,7 @@ struct ReachabilityScenarioTests {
     @Test func aDefaultRouteIsOnlineAndNamesThePath() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let (status, exitCode) = try await network.status(embedded: true)
+        let (status, exitCode) = try await network.status(inProcess: true)
         #expect(exitCode == 0)
         #expect(status.online)
         let vh = try #require(status.interfaces.first { $0.name == "vh" })
@@ -70,7 +70,7 @@ struct ReachabilityScenarioTests {
         try await network.inHost("route del default")
         let status = try await network.waitForStatus("offline after the route went") { !$0.online }
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: .noRoute, path: nil))
-        #expect(try await network.status(embedded: true).status.ipv4 == status.ipv4)
+        #expect(try await network.status(inProcess: true).status.ipv4 == status.ipv4)
         daemon.signal(SIGTERM)
         #expect(try await daemon.wait() == 0)
     }
@@ -96,7 +96,7 @@ struct ReachabilityScenarioTests {
     @Test func anIPv6OnlyDefaultRouteMakesOnlyIPv6Online() async throws {
         let network = try await TestNetwork()
         try await network.inHost("link set vh up", "-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
-        let status = try await network.waitForStatus(embedded: true, "IPv6 online") { $0.ipv6.reachability == .online }
+        let status = try await network.waitForStatus(inProcess: true, "IPv6 online") { $0.ipv6.reachability == .online }
         #expect(status.ipv4.reachability == .offline)
         #expect(status.online)
         #expect(status.primary?.family == .ipv6)
@@ -108,7 +108,7 @@ struct ReachabilityScenarioTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         try await network.inHost("route add \(type) default")
-        let (status, exitCode) = try await network.status(embedded: true)
+        let (status, exitCode) = try await network.status(inProcess: true)
         #expect(exitCode == 1)
         #expect(status.ipv4 == FamilyStatus(reachability: .local, reason: reason, path: nil))
     }
@@ -118,11 +118,11 @@ struct ReachabilityScenarioTests {
         try await network.bringUpIPv4(defaultRoute: true)
         // A rule in front of main sends everything to a table whose default is unreachable.
         try await network.inHost("route add unreachable default table 100", "rule add pref 100 lookup 100")
-        let (status, _) = try await network.status(embedded: true)
+        let (status, _) = try await network.status(inProcess: true)
         #expect(status.ipv4.reason == .unreachableRoute)
         #expect(!status.online, "a default route in some table is not enough")
         try await network.inHost("rule del pref 100")
-        #expect(try await network.status(embedded: true).status.online)
+        #expect(try await network.status(inProcess: true).status.online)
     }
 
     @Test func theDaemonAndTheEmbeddedMonitorAgree() async throws {
@@ -133,9 +133,9 @@ struct ReachabilityScenarioTests {
         let fromDaemon = try await network.waitForStatus("the daemon sees the IPv6 address") {
             $0.interfaces.contains { $0.addresses.contains { $0.address == "fd77::2" } }
         }
-        let embedded = try await network.status(embedded: true).status
+        let embedded = try await network.status(inProcess: true).status
         #expect(fromDaemon.source == .daemon)
-        #expect(embedded.source == .embedded)
+        #expect(embedded.source == .inProcess)
         #expect(fromDaemon.describesSameNetwork(as: embedded))
         _ = daemon
     }

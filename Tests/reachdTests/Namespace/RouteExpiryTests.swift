@@ -26,7 +26,7 @@ struct RouteExpiryTests {
         // of 5 s to refreshing it, and refreshed a route that had gone.
         try await network.inHost("-6 route add default via fd77::1 dev vh expires 600")
         _ = try await eventually("IPv6 online") { monitor.statuses.last { $0.ipv6.reachability == .online } }
-        let source: StatusSource = throughDaemon ? .daemon : .embedded
+        let source: StatusSource = throughDaemon ? .daemon : .inProcess
         #expect(monitor.statuses.allSatisfy { $0.source == source })
 
         // Refreshed, as a router's next advertisement would, here to a

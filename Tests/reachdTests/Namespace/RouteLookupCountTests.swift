@@ -59,7 +59,7 @@ struct RouteLookupCountTests {
             "addr add 10.77.0.3/24 dev vh",  // an address: every one
         ]
         let steps = try await network.onThreadInHost { () throws -> [Step] in
-            let watcher = try NetworkWatcher(source: .embedded, logger: Logger(label: "test"))
+            let watcher = try NetworkWatcher(source: .inProcess, logger: Logger(label: "test"))
             _ = try watcher.setResolverServers([Reachability.NameServer(IPAddress("192.0.2.53")!), Reachability.NameServer(IPAddress("fd99::53")!)])
             let types = MessageTypes()
             watcher.traceDatagrams { types.take($0) }

@@ -25,7 +25,7 @@ struct StoppedDaemonTests {
         let changed = ContinuousClock.now
         try await network.inHost("route del default")
         let offline = try await eventually("the change, in-process", timeout: .seconds(5)) {
-            monitor.statuses.last { $0.source == .embedded && !$0.online }
+            monitor.statuses.last { $0.source == .inProcess && !$0.online }
         }
         let noticed = ContinuousClock.now - changed
         #expect(offline.ipv4.reason == .noRoute)
@@ -36,7 +36,7 @@ struct StoppedDaemonTests {
         daemon.signal(SIGCONT)
         let back = try await eventually("the daemon again") { () -> NetworkStatus? in
             let all = monitor.statuses
-            guard let inProcess = all.lastIndex(where: { $0.source == .embedded }) else { return nil }
+            guard let inProcess = all.lastIndex(where: { $0.source == .inProcess }) else { return nil }
             return all[inProcess...].first { $0.source == .daemon }
         }
         #expect(!back.online, "the daemon's state now, not the one before it stopped")

@@ -37,7 +37,7 @@ struct WaitOnlineTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         try await network.inHost("-6 addr add fd77::2/64 dev vh nodad", "-6 route add default via fd77::1")
-        let status = try await network.waitForStatus(embedded: true, "both online") { $0.ipv6.reachability == .online }
+        let status = try await network.waitForStatus(inProcess: true, "both online") { $0.ipv6.reachability == .online }
         let wait = try await network.reachd("wait-online", "-t", "5", "--no-daemon")
         #expect(wait.status == 0)
         #expect(wait.output.contains("online: IPv6 via vh, gateway fd77::1"), "\(wait.output)")
