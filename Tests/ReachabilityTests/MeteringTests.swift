@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Reachability
 
 @Suite("Metered links")
@@ -20,15 +21,14 @@ struct MeteringTests {
     @Test func thePrimaryPathsInterfaceDecidesWhetherTheStatusIsMetered() {
         let path = NetworkPath(interface: "wwan0", index: 3, family: .ipv4, gateway: nil)
         func status(_ metering: Metering) -> NetworkStatus {
-            NetworkStatus(
-                ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
-                ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+            NetworkStatus.built(
+                ipv4: .through(path),
                 interfaces: [
                     InterfaceStatus(name: "eth0", index: 2, up: true, carrier: false, operstate: "down", loopback: false, addresses: []),
                     InterfaceStatus(name: "wwan0", index: 3, up: true, carrier: true, operstate: "up", loopback: false,
                                     addresses: [], metered: metering),
                 ],
-                seq: 1, changedAt: .now, source: .daemon)
+                changedAt: .now)
         }
         #expect(status(.guessed).metered && status(.yes).metered)
         #expect(!status(.no).metered)

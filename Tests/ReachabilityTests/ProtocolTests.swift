@@ -5,11 +5,9 @@ import TestSupport
 
 @Suite("Wire protocol v1")
 struct ProtocolTests {
-    static let sample = NetworkStatus(
-        ipv4: FamilyStatus(
-            reachability: .online, reason: nil,
-            path: NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1")),
-        ipv6: FamilyStatus(reachability: .local, reason: .noRoute, path: nil),
+    static let sample = NetworkStatus.built(
+        ipv4: .through(NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "192.0.2.1")),
+        ipv6: .noRoute(.local),
         interfaces: [
             InterfaceStatus(
                 name: "lo", index: 1, up: true, carrier: true, operstate: "unknown", loopback: true,
@@ -18,7 +16,7 @@ struct ProtocolTests {
                 name: "eth0", index: 2, up: true, carrier: true, operstate: "up", loopback: false,
                 addresses: [InterfaceAddress(address: "192.0.2.10", prefix: 24, family: .ipv4, scope: "global")]),
         ],
-        seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25), source: .daemon)
+        seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25))
 
     private func object(_ line: [UInt8]) throws -> [String: Any] {
         #expect(line.last == UInt8(ascii: "\n"))
@@ -97,10 +95,9 @@ struct ProtocolTests {
         let json = try object(DaemonMessage.status(offline).line())
         #expect(json["primary"] is NSNull)
         #expect(json["online"] as? Bool == false)
-        let onLink = DaemonMessage.status(NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil,
-                               path: NetworkPath(interface: "wg0", index: 5, family: .ipv4, gateway: nil)),
-            ipv6: offline.ipv6, interfaces: [], seq: 1, changedAt: Date(), source: .inProcess))
+        let onLink = DaemonMessage.status(NetworkStatus.built(
+            ipv4: .through(NetworkPath(interface: "wg0", index: 5, family: .ipv4, gateway: nil)),
+            ipv6: offline.ipv6, changedAt: Date(), source: .inProcess))
         let primary = try #require(try object(onLink.line())["primary"] as? [String: Any])
         #expect(primary["gateway"] is NSNull)
     }
@@ -258,10 +255,8 @@ struct ProtocolTests {
             name: "wlan0", index: 3, up: true, carrier: true, operstate: "up", loopback: false,
             addresses: [InterfaceAddress(address: "10.0.0.2", prefix: 24, family: .ipv4, scope: "global")], metered: .yes)
         let path = NetworkPath(interface: "wlan0", index: 3, family: .ipv4, gateway: "10.0.0.1")
-        let full = NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil, path: path),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
-            interfaces: [wlan], seq: 7, changedAt: Date(timeIntervalSince1970: 1_800_000_000), source: .daemon)
+        let full = NetworkStatus.built(
+            ipv4: .through(path), interfaces: [wlan], seq: 7, changedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let summary = full.summary()
         #expect(summary.isSummary && !full.isSummary)
         #expect(summary.interfaces.isEmpty && summary.metered && full.metered)

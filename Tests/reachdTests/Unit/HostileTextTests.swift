@@ -17,17 +17,15 @@ struct HostileTextTests {
     /// portal URL in red and a reason that forges another line: what a
     /// program posing as the daemon could send.
     static func hostileStatusLine() -> String {
-        var status = NetworkStatus(
-            ipv4: FamilyStatus(reachability: .online, reason: nil,
-                               path: NetworkPath(interface: "eth0\u{1B}[2J", index: 2, family: .ipv4, gateway: "192.0.2.1")),
-            ipv6: FamilyStatus(reachability: .offline, reason: .noRoute, path: nil),
+        var status = NetworkStatus.built(
+            ipv4: .through(NetworkPath(interface: "eth0\u{1B}[2J", index: 2, family: .ipv4, gateway: "192.0.2.1")),
             connectivity: .portal, portalURL: "http://portal.example/\u{1B}[31mred",
             interfaces: [
                 InterfaceStatus(name: "eth0\u{1B}[2J\nState: online via nothing", index: 2, up: true, carrier: true,
                                 operstate: "up\u{9B}2J", loopback: false,
                                 addresses: [InterfaceAddress(address: "192.0.2.10", prefix: 24, family: .ipv4, scope: "global")]),
             ],
-            seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25), source: .daemon)
+            seq: 7, changedAt: Date(timeIntervalSince1970: 1_790_000_000.25))
         status.connectivityReason = .unrecognized("why\u{1B}[2J\nDNS: forged")
         return String(decoding: DaemonMessage.status(status).line().dropLast(), as: UTF8.self)
     }
