@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Logging
-import Synchronization
 
 /// The one loop behind every client that follows the network: the status
 /// and any number of destinations, from the daemon while one answers, else
@@ -40,39 +39,6 @@ import Synchronization
 package final class FollowSession {
     package typealias Key = DestinationTracker.Key
 
-    /// What a session follows, and where from.
-    package struct Configuration: Sendable {
-        package var source: ReachabilityMonitor.Source
-        /// Daemon sockets to try, in order.
-        package var socketPaths: [String]
-        /// How much of each status to deliver: with `.summary`, statuses
-        /// without the interface list, and only when the summary changed.
-        /// `nil`: no statuses, only destinations.
-        package var statusDetail: StatusDetail?
-        package var backoff = Backoff()
-        /// Throw a daemon's failure rather than retry: before its first
-        /// answer, and when it goes away or stops answering later. What a
-        /// socket the user named needs: the command says so and exits,
-        /// rather than show a status nobody keeps current.
-        package var daemonRequired = false
-        /// Retry netlink in-process when it fails; `false` throws the
-        /// failure instead: what one answer, which cannot wait, needs.
-        package var retryingInProcess = true
-        /// Handed every netlink datagram the in-process engine reads.
-        package var traceDatagrams: (@Sendable ([UInt8]) -> Void)?
-
-        package init(
-            source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,
-            backoff: Backoff = .init(), daemonRequired: Bool = false
-        ) {
-            self.source = source
-            self.socketPaths = socketPaths
-            self.statusDetail = statusDetail
-            self.backoff = backoff
-            self.daemonRequired = daemonRequired
-        }
-    }
-
     /// What a session delivers, in order.
     package enum Update {
         /// What follows comes from the daemon (it answered) or is computed
@@ -90,41 +56,6 @@ package final class FollowSession {
         /// A failure met and worked around: the daemon went away or stopped
         /// answering, netlink failed in-process. Once per failure.
         case problem(ReachabilityError)
-    }
-
-    /// What any thread may ask of a running session; it wakes the session.
-    package final class Remote: Sendable {
-        enum Command {
-            case follow(Key)
-            case unfollow(Key)
-            case stop
-        }
-
-        let wake: WakeSignal
-        private let commands = Mutex<[Command]>([])
-
-        package init() throws(SystemError) {
-            wake = try WakeSignal()
-        }
-
-        /// Starts following `key`: its answer, then one per change.
-        package func follow(_ key: Key) { send(.follow(key)) }
-        /// Stops following `key`: nothing more is delivered for it.
-        package func unfollow(_ key: Key) { send(.unfollow(key)) }
-        /// Ends ``FollowSession/run(until:deliver:)``.
-        package func stop() { send(.stop) }
-
-        private func send(_ command: Command) {
-            commands.withLock { $0.append(command) }
-            wake.signal()
-        }
-
-        func takeCommands() -> [Command] {
-            commands.withLock { commands in
-                defer { commands.removeAll() }
-                return commands
-            }
-        }
     }
 
     package let remote: Remote

@@ -1,0 +1,20 @@
+extension ReachabilityMonitor {
+    /// Where statuses come from.
+    public enum Source: Sendable, Hashable {
+        /// The daemon if one answers, otherwise the in-process monitor, switching
+        /// back to the daemon when it returns. The default. A daemon that stops
+        /// answering (a stopped process keeps its connections) is noticed
+        /// within 1.5 s of the next change the kernel reports.
+        case automatic
+        /// Only the daemon. While it is away (gone, or not answering)
+        /// nothing is delivered and ``ReachabilityMonitor/lastError`` says
+        /// why; on its return the current status is, at once.
+        case daemon
+        /// Only the in-process netlink monitor.
+        case inProcess
+
+        /// The name of ``inProcess`` before 0.14.
+        @available(*, deprecated, renamed: "inProcess")
+        public static var embedded: Source { .inProcess }
+    }
+}
