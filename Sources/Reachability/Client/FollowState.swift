@@ -18,22 +18,6 @@ struct FollowState {
     typealias Update = FollowSession.Update
     typealias Configuration = FollowSession.Configuration
 
-    /// Where the session stands with a daemon, or that it ended.
-    enum Phase {
-        /// No daemon connection: none made yet, or the last one dropped.
-        case idle
-        /// Connected to the daemon `link` reads: its first status, which
-        /// says it serves this network, is awaited until `firstAnswerBy`.
-        case connecting(DaemonLink)
-        /// The daemon answered for this network, and answers.
-        case answered(DaemonLink)
-        /// It answered, then not its liveness probe: in-process meanwhile,
-        /// and its next word starts a fresh subscription.
-        case unresponsive(DaemonLink)
-        /// The session ended: no input changes it until a restart.
-        case ended
-    }
-
     let configuration: Configuration
     private var followed = FollowedDestinations()
     private(set) var phase = Phase.idle
@@ -73,27 +57,12 @@ struct FollowState {
     }
 
     /// The daemon connection being followed or tried.
-    private var link: DaemonLink? {
-        switch phase {
-        case .connecting(let link), .answered(let link), .unresponsive(let link): link
-        case .idle, .ended: nil
-        }
-    }
-
-    var hasEnded: Bool { if case .ended = phase { true } else { false } }
-
+    private var link: DaemonLink? { phase.link }
+    var hasEnded: Bool { phase.hasEnded }
     /// Whether the daemon followed has answered, responsive or not since
     /// (its liveness is then watched).
-    var daemonHasAnswered: Bool {
-        switch phase {
-        case .answered, .unresponsive: true
-        case .idle, .connecting, .ended: false
-        }
-    }
-
-    /// Whether the daemon answers for the session now: it has, and has not
-    /// stopped answering since.
-    private var daemonAnswers: Bool { if case .answered = phase { true } else { false } }
+    var daemonHasAnswered: Bool { phase.daemonHasAnswered }
+    private var daemonAnswers: Bool { phase.daemonAnswers }
 
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
@@ -309,12 +278,7 @@ struct FollowState {
     private mutating func read(_ line: [UInt8]) -> [DaemonLink.Event]? {
         guard var link else { return nil }
         let events = link.read(line, passesThrough: stream.passesThrough(line))
-        // The phase holds the link read: answered once it says so.
-        switch phase {
-        case .connecting, .answered: phase = link.hasAnswered ? .answered(link) : .connecting(link)
-        case .unresponsive: phase = .unresponsive(link)
-        case .idle, .ended: break
-        }
+        phase.holdRead(link)
         return events
     }
 

@@ -142,8 +142,8 @@ struct FolderDependencyTests {
     /// to call: what the kernel says (a namespace, an errno) comes to them
     /// as a value their loop made.
     static let pureCores = [
-        "Client/FollowState.swift", "Client/FollowStateMessages.swift", "Client/DaemonDiscovery.swift",
-        "Client/DaemonLink.swift",
+        "Client/FollowState.swift", "Client/FollowStateMessages.swift", "Client/FollowStatePhase.swift",
+        "Client/DaemonDiscovery.swift", "Client/DaemonLink.swift",
         "Client/RetrySchedule.swift", "Client/StatusStream.swift",
         "Client/FollowedDestinations.swift", "Client/DaemonFailureLog.swift", "Monitor/StatusDiff.swift",
         "Monitor/DNSEvaluator.swift", "Monitor/InterfaceTable.swift", "Monitor/LookupScope.swift",
