@@ -505,7 +505,7 @@ struct FollowStateTests {
         _ = session.answeredByDaemon()
         let stopped = session.feed(.commands([.stop, .follow(Self.key("api.example.com:443"))]))
         #expect(stopped.effects == ["end"], "no watch sent after the stop")
-        #expect(session.state.hasEnded)
+        #expect(session.state.phase.hasEnded)
     }
 
     @Test func aDaemonOnlySessionWithEveryDaemonAnotherNetworksEnds() {
@@ -537,7 +537,7 @@ struct FollowStateTests {
         session.feed(Self.connected(Self.socket))
         #expect(session.feed(.daemonLines([offline])).updates.isEmpty,
             "the daemon's status is the one delivered last, from the same source: no news")
-        #expect(session.state.daemonHasAnswered)
+        #expect(session.state.phase.daemonHasAnswered)
     }
 
     /// The same with a reader that printed the line and never decoded it:

@@ -136,7 +136,7 @@ package final class FollowSession {
                 descriptors.add(connection.fd, .daemon)
                 // Heard once the daemon has answered; what it heard before
                 // then is queued, and probed for at once.
-                if state.daemonHasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
+                if state.phase.daemonHasAnswered { descriptors.add(liveness?.sentinelDescriptor, .sentinel) }
                 descriptors.add(liveness?.probeDescriptor, .probe)
             }
             descriptors.add(socketWatch?.fileDescriptor, .sockets)

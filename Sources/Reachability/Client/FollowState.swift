@@ -51,29 +51,21 @@ struct FollowState {
     /// A run ended and its loop closed the daemon connection and stopped the
     /// engine: nothing of them is kept.
     mutating func closed() {
-        if !hasEnded { phase = .idle }
+        if !phase.hasEnded { phase = .idle }
         engineRunning = false
         discovery.closed()
     }
 
-    /// The daemon connection being followed or tried.
-    private var link: DaemonLink? { phase.link }
-    var hasEnded: Bool { phase.hasEnded }
-    /// Whether the daemon followed has answered, responsive or not since
-    /// (its liveness is then watched).
-    var daemonHasAnswered: Bool { phase.daemonHasAnswered }
-    private var daemonAnswers: Bool { phase.daemonAnswers }
-
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
     var nextDeadline: ContinuousClock.Instant? {
-        Deadline.earliest(discovery.due, link?.firstAnswerBy)
+        Deadline.earliest(discovery.due, phase.link?.firstAnswerBy)
     }
 
     /// What `input` at `now` changes: the updates to deliver, then the
     /// effects to perform, in order.
     mutating func step(_ input: Input, now: ContinuousClock.Instant) -> (updates: [Update], effects: [Effect]) {
-        guard !hasEnded else { return ([], []) }
+        guard !phase.hasEnded else { return ([], []) }
         switch input {
         case .commands(let commands): carryOut(commands)
         case .tick: tick(now)
@@ -97,10 +89,10 @@ struct FollowState {
                 stream.passed(status)
                 receive(lines, now)
             case .failure(let error):
-                if link != nil { daemonFailed(error, now) }
+                if phase.link != nil { daemonFailed(error, now) }
             }
         case .passedUndecoded(let update): stream.passed(update)
-        case .daemonFailed(let error): if link != nil { daemonFailed(error, now) }
+        case .daemonFailed(let error): if phase.link != nil { daemonFailed(error, now) }
         case .liveness(let verdict): heed(verdict, now)
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
@@ -115,7 +107,7 @@ struct FollowState {
     // MARK: Destinations
 
     private mutating func carryOut(_ commands: [FollowSession.Remote.Command]) {
-        for command in commands where !hasEnded {
+        for command in commands where !phase.hasEnded {
             switch command {
             case .stop: end(nil)
             case .follow(let key): follow(key)
@@ -126,7 +118,7 @@ struct FollowState {
 
     private mutating func follow(_ key: Key) {
         guard let id = followed.add(key) else { return }
-        if link != nil { effects.append(.send([watch(key, id: id)])) }
+        if phase.link != nil { effects.append(.send([watch(key, id: id)])) }
         holdInProcess()
     }
 
@@ -134,9 +126,9 @@ struct FollowState {
         guard let entry = followed.remove(key) else { return }
         effects.append(.dropInProcess(key))
         // What the daemon refused, it does not hold.
-        if entry.daemonHolds, link != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
+        if entry.daemonHolds, phase.link != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
         // An engine kept for what the daemon refused goes with the last of it.
-        if daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
+        if phase.daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
     }
 
     private func watch(_ key: Key, id: String) -> ClientRequest {
@@ -168,7 +160,7 @@ struct FollowState {
         if case .connecting(let link) = phase, let due = link.firstAnswerBy, now >= due {
             daemonFailed(.timedOut(path: link.path, timeout: DaemonConnection.answerTimeout), now)
         }
-        if !hasEnded, discovery.takeDueAttempt(now) { attempt(now) }
+        if !phase.hasEnded, discovery.takeDueAttempt(now) { attempt(now) }
     }
 
     /// The retry schedule says it is time: the daemon, else netlink again.
@@ -177,13 +169,13 @@ struct FollowState {
         case .inProcess:
             startEngine()
         case .automatic, .daemon:
-            if link == nil, let first = discovery.beginAttempt() {
+            if phase.link == nil, let first = discovery.beginAttempt() {
                 connect(first)
-            } else if link == nil, configuration.source == .daemon {
+            } else if phase.link == nil, configuration.source == .daemon {
                 // Every daemon is another network's (found in an earlier run):
                 // nothing to wait for.
                 end(.noDaemonAnswered([.otherNetwork(path: configuration.socketPaths.last ?? "")]))
-            } else if !daemonAnswers || followed.anyRefusedByDaemon {
+            } else if !phase.daemonAnswers || followed.anyRefusedByDaemon {
                 // The engine failed where it stands in for the daemon: again.
                 startEngine()
             }
@@ -209,7 +201,7 @@ struct FollowState {
 
     /// What the liveness probe says about a daemon that has answered.
     private mutating func heed(_ verdict: DaemonLiveness.Verdict, _ now: ContinuousClock.Instant) {
-        guard let link else { return }
+        guard let link = phase.link else { return }
         switch verdict {
         case .none:
             break
@@ -239,7 +231,7 @@ struct FollowState {
     /// changed since the one before, so the newest alone would hide a
     /// handover in an older one read with it.
     private mutating func receive(_ lines: [[UInt8]], _ now: ContinuousClock.Instant) {
-        for (index, line) in lines.enumerated() where link != nil {
+        for (index, line) in lines.enumerated() where phase.link != nil {
             if let news = receive(line, now) {
                 effects.append(.decode(news, then: Array(lines[(index + 1)...])))
                 return
@@ -250,7 +242,7 @@ struct FollowState {
     /// One line from the daemon; a status passed on undecoded, if it is one.
     private mutating func receive(_ line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
         guard let events = read(line) else { return nil }
-        for event in events where link != nil {
+        for event in events where phase.link != nil {
             switch event {
             case .news(let update):
                 updates.append(.status(update))
@@ -267,7 +259,7 @@ struct FollowState {
             case .refused(let error, let code, let id):
                 refused(error, code: code, id: id, now)
             case .failed(let error, let otherNetwork):
-                if otherNetwork, let path = link?.path { discovery.servesAnotherNetwork(path) }
+                if otherNetwork, let path = phase.link?.path { discovery.servesAnotherNetwork(path) }
                 daemonFailed(error, now)
             }
         }
@@ -276,7 +268,7 @@ struct FollowState {
 
     /// What the link makes of `line`; `nil` without one.
     private mutating func read(_ line: [UInt8]) -> [DaemonLink.Event]? {
-        guard var link else { return nil }
+        guard var link = phase.link else { return nil }
         let events = link.read(line, passesThrough: stream.passesThrough(line))
         phase.holdRead(link)
         return events
@@ -380,7 +372,7 @@ struct FollowState {
     private mutating func engineStarted(_ lastStatus: NetworkStatus?, _ now: ContinuousClock.Instant) {
         // Stopped since it was started: nothing of it counts.
         guard engineRunning else { return }
-        if !daemonAnswers {
+        if !phase.daemonAnswers {
             announce(source: .inProcess)
             // Its status, the first or what it followed while the daemon
             // answered: a daemon that stopped answering missed the same changes.
@@ -393,7 +385,7 @@ struct FollowState {
     /// only those the daemon refused while one does.
     private mutating func holdInProcess() {
         guard engineRunning else { return }
-        effects.append(.holdInProcess(followed.ordered(followed.inProcess(daemonAnswers: daemonAnswers))))
+        effects.append(.holdInProcess(followed.ordered(followed.inProcess(daemonAnswers: phase.daemonAnswers))))
     }
 
     /// Delivers what the in-process half computed: its status while no
@@ -402,7 +394,7 @@ struct FollowState {
         guard engineRunning else { return }
         for event in events {
             switch event {
-            case .status(let status): if !daemonAnswers { deliverIfNews(status, line: nil) }
+            case .status(let status): if !phase.daemonAnswers { deliverIfNews(status, line: nil) }
             case .destination(let key, let status): forward(key, status, line: nil)
             case .reopened(let error): updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
             }

@@ -24,7 +24,8 @@ extension FollowState {
 
         var hasEnded: Bool { if case .ended = self { true } else { false } }
 
-        /// Whether the daemon has answered, responsive or not since.
+        /// Whether the daemon has answered, responsive or not since (its
+        /// liveness is then watched).
         var daemonHasAnswered: Bool {
             switch self {
             case .answered, .unresponsive: true
