@@ -22,7 +22,7 @@ final class Subprocess: @unchecked Sendable {
 
     init(_ arguments: [String]) throws {
         self.arguments = arguments
-        let base = Self.outputDirectory.appendingPathComponent("reachd-test-\(UUID().uuidString)").path
+        let base = ScratchSpace.directory.appendingPathComponent("reachd-test-\(UUID().uuidString)").path
         outputPath = base + ".out"
         errorPath = base + ".err"
 
@@ -64,15 +64,6 @@ final class Subprocess: @unchecked Sendable {
         unlink(outputPath)
         unlink(errorPath)
     }
-
-    /// Where children's output goes: in memory where there is a tmpfs. Each
-    /// child makes two files and its end removes them; on this machine's
-    /// ext4, the inode allocator's search past recently deleted inodes took
-    /// 3 % of a full run's CPU in the test process alone (perf).
-    private static let outputDirectory: URL = {
-        let memory = URL(fileURLWithPath: "/dev/shm")
-        return FileManager.default.isWritableFile(atPath: memory.path) ? memory : FileManager.default.temporaryDirectory
-    }()
 
     /// Children get stdio only. Without this a daemon started by one test would
     /// inherit another test's pipe or socket and keep it open: a reader waiting

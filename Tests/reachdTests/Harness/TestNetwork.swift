@@ -30,6 +30,8 @@ final class TestNetwork: @unchecked Sendable {
     let host: String
     let gateway: String
     let directory: URL
+    /// Where ``copyOfEtc()`` copies to; removed with the network.
+    private let etcCopy: URL
     var socketPath: String { directory.appendingPathComponent("reachd.sock").path }
 
     init(wired: Bool = true) async throws {
@@ -37,6 +39,7 @@ final class TestNetwork: @unchecked Sendable {
         host = "rd-\(id)-h"
         gateway = "rd-\(id)-g"
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("rd-\(id)")
+        etcCopy = ScratchSpace.directory.appendingPathComponent("rd-\(id)-etc")
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // No duplicate address detection: an address that turns usable a second
@@ -189,19 +192,10 @@ final class TestNetwork: @unchecked Sendable {
         return listing.output.split(separator: "\n").filter { $0.contains(" \(socket) ") }.count
     }
 
-    /// A copy of the host's /etc for ``inHost(etc:)``, in memory: on this
-    /// machine's ext4 a copy (1,300 files) took about 1.3 s of CPU under a
-    /// full run (perf sampled 25 such `cp`s, 60 to 70 samples at 49 Hz
-    /// each), and idle 0.24 s there and 0.04 s on tmpfs.
+    /// A copy of the host's /etc for ``inHost(etc:)``, in ``ScratchSpace``.
     func copyOfEtc() async throws -> URL {
         try await Self.sh("cp -a /etc \(etcCopy.path)")
         return etcCopy
-    }
-
-    private var etcCopy: URL {
-        let memory = URL(fileURLWithPath: "/dev/shm")
-        return (FileManager.default.fileExists(atPath: memory.path) ? memory : directory)
-            .appendingPathComponent("\(directory.lastPathComponent)-etc")
     }
 
     func startReachd(_ arguments: String...) throws -> Subprocess {

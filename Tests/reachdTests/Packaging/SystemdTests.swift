@@ -132,7 +132,7 @@ struct SystemdUnitTests {
         #expect(result.status == 0, "\(result.error)")
         let left = files(in: copy)
         #expect(left == ["etc/reachd/reachd.conf"],
-            "left behind: \(left); make (status \(result.status), \(took)) said: \(result.output) \(result.error); after: \(files(in: copy))")
+            "left behind: \(left); make (status \(result.status), \(took)) said: \(result.output) \(result.error)")
     }
 
     @Test func theInstalledBinaryIsSelfContainedAndStripped() async throws {
