@@ -50,6 +50,9 @@ final class Subprocess: @unchecked Sendable {
         var child: pid_t = 0
         let result = posix_spawn(&child, arguments[0], &actions, &attributes, &argv, environ)
         guard result == 0 else {
+            // The child opened its output files before its exec failed.
+            unlink(outputPath)
+            unlink(errorPath)
             throw HarnessError.commandFailed("spawn \(arguments[0]): \(String(cString: strerror(result)))")
         }
         pid = child
