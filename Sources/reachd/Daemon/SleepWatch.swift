@@ -26,22 +26,15 @@ import Glibc
 /// only on suspend and resume: no timer, no wake-up. Only where a system bus
 /// exists; one that goes away is tried again, from 5 s, doubling.
 final class SleepWatch {
-    /// Where the callbacks leave what they saw, for ``process(_:)`` to take.
-    private final class Inbox {
-        var resumed = false
-        /// The unique name owning `org.freedesktop.login1`; `nil` while none
-        /// does, or before the bus said.
-        var loginOwner: String?
-    }
-
-    private static let login1 = "org.freedesktop.login1"
-    private static let busDriver = "org.freedesktop.DBus"
+    private static let login1 = LogindInbox.login1
+    private static let busDriver = LogindInbox.busDriver
 
     private var bus: OpaquePointer?
     private var match: OpaquePointer?
     private var ownerMatch: OpaquePointer?
     private var ownerQuery: OpaquePointer?
-    private let inbox = Inbox()
+    /// Where the signal handlers leave what they saw, for ``process(_:)`` to take.
+    private let inbox = LogindInbox()
     private let logger: Logger
     /// The descriptor and interest the event poll has, to add or modify it
     /// when sd-bus wants another.
@@ -122,6 +115,8 @@ final class SleepWatch {
         }
         for _ in 0..<64 {
             let result = sd_bus_process(bus, nil)
+            // Before a failure is judged, as the callback's own words were.
+            takeMatchAnswer()
             if result < 0 {
                 // Said once; while it stays away, each retry only at debug level.
                 logger.log(level: failures == 0 ? .warning : .debug,
@@ -149,7 +144,7 @@ final class SleepWatch {
         }
         bus = opened
         inbox.loginOwner = nil
-        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        let userdata = Unmanaged.passUnretained(inbox).toOpaque()
         // Who owns logind's name, then every change of owner: the match goes
         // first, so no change between the two is missed, and the answer,
         // which the bus sends after any change it matched before, is newer.
@@ -159,12 +154,12 @@ final class SleepWatch {
             opened, &ownerMatch,
             "type='signal',sender='\(Self.busDriver)',path='/org/freedesktop/DBus',interface='\(Self.busDriver)',"
                 + "member='NameOwnerChanged',arg0='\(Self.login1)'",
-            Self.nameOwnerChanged, nil, userdata)
+            LogindInbox.nameOwnerChanged, nil, userdata)
         if added >= 0 { added = askOwner(opened, userdata) }
         if added >= 0 {
             added = sd_bus_match_signal_async(
                 opened, &match, Self.login1, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-                "PrepareForSleep", Self.prepareForSleep, Self.matchAdded, userdata)
+                "PrepareForSleep", LogindInbox.prepareForSleep, LogindInbox.matchAdded, userdata)
         }
         guard added >= 0 else {
             logger.warning("cannot ask the system bus for logind's sleep signal; a resume from suspend goes unnoticed",
@@ -173,6 +168,24 @@ final class SleepWatch {
             return false
         }
         return true
+    }
+
+    /// The bus's answer to adding the match: said once, at debug level.
+    private func takeMatchAnswer() {
+        switch inbox.matchAnswer {
+        case nil:
+            return
+        case .added:
+            failures = 0
+            logger.debug("watching logind's sleep signal on the system bus")
+        case .refused(let name):
+            // No reply: the bus hung up, which is said when sd-bus finds it closed.
+            logger.log(
+                level: name == "org.freedesktop.DBus.Error.NoReply" ? .debug : .warning,
+                "the system bus did not add the match for logind's sleep signal; a resume from suspend goes unnoticed",
+                metadata: ["error": "\(name)"])
+        }
+        inbox.matchAnswer = nil
     }
 
     private func retryLater(_ now: ContinuousClock.Instant) {
@@ -190,7 +203,7 @@ final class SleepWatch {
         defer { sd_bus_message_unref(call) }
         result = Self.login1.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
         guard result >= 0 else { return result }
-        return sd_bus_call_async(bus, &ownerQuery, call, Self.ownerAnswer, userdata, 0)
+        return sd_bus_call_async(bus, &ownerQuery, call, LogindInbox.ownerAnswer, userdata, 0)
     }
 
     private func disconnect() {
@@ -200,69 +213,5 @@ final class SleepWatch {
         // Closed without flushing: a flush could wait on a bus that hangs.
         bus = sd_bus_close_unref(bus)
         registered = nil
-    }
-
-    /// `PrepareForSleep(b)`: `true` before the host sleeps, `false` once it
-    /// woke. Taken from logind's name's owner only.
-    private static let prepareForSleep: sd_bus_message_handler_t = { message, userdata, _ in
-        var sleeping: Int32 = 1
-        guard let message, let userdata else { return 0 }
-        let inbox = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox
-        guard let sender = sd_bus_message_get_sender(message), let owner = inbox.loginOwner,
-            String(cString: sender) == owner
-        else { return 0 }
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "b")), &sleeping) >= 0 else { return 0 }
-        if sleeping == 0 { inbox.resumed = true }
-        return 0
-    }
-
-    /// `NameOwnerChanged(name, old, new)` from the bus itself (whose name no
-    /// peer can send under), for logind's name: its new owner.
-    private static let nameOwnerChanged: sd_bus_message_handler_t = { message, userdata, _ in
-        guard let message, let userdata, let sender = sd_bus_message_get_sender(message),
-            String(cString: sender) == busDriver
-        else { return 0 }
-        var name: UnsafePointer<CChar>?
-        var old: UnsafePointer<CChar>?
-        var new: UnsafePointer<CChar>?
-        let s = CChar(UInt8(ascii: "s"))
-        guard sd_bus_message_read_basic(message, s, &name) >= 0, sd_bus_message_read_basic(message, s, &old) >= 0,
-            sd_bus_message_read_basic(message, s, &new) >= 0, let name, String(cString: name) == login1
-        else { return 0 }
-        let owner = new.map { String(cString: $0) } ?? ""
-        Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue().inbox.loginOwner = owner.isEmpty ? nil : owner
-        return 0
-    }
-
-    /// `GetNameOwner`'s answer: the owner, or an error when nobody owns it.
-    private static let ownerAnswer: sd_bus_message_handler_t = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let watch = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue()
-        if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
-            watch.inbox.loginOwner = nil
-            return 0
-        }
-        var owner: UnsafePointer<CChar>?
-        guard sd_bus_message_read_basic(message, CChar(UInt8(ascii: "s")), &owner) >= 0, let owner else { return 0 }
-        watch.inbox.loginOwner = String(cString: owner)
-        return 0
-    }
-
-    /// The bus's answer to adding the match: said once, at debug level.
-    private static let matchAdded: sd_bus_message_handler_t = { message, userdata, _ in
-        guard let message, let userdata else { return 0 }
-        let watch = Unmanaged<SleepWatch>.fromOpaque(userdata).takeUnretainedValue()
-        if let error = sd_bus_message_get_error(message), sd_bus_error_is_set(error) != 0 {
-            // No reply: the bus hung up, which is said when sd-bus finds it closed.
-            let name = error.pointee.name.map { String(cString: $0) } ?? "an error"
-            watch.logger.log(
-                level: name == "org.freedesktop.DBus.Error.NoReply" ? .debug : .warning,
-                "the system bus did not add the match for logind's sleep signal; a resume from suspend goes unnoticed",
-                metadata: ["error": "\(name)"])
-        } else {
-            watch.failures = 0
-            watch.logger.debug("watching logind's sleep signal on the system bus")
-        }
-        return 0
     }
 }
