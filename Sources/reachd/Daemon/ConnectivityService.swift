@@ -167,4 +167,8 @@ final class ConnectivityService {
 
 extension ConnectivityService: DaemonService {
     func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) { updateBus(poll) }
+
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
+        observe(status, now)
+    }
 }

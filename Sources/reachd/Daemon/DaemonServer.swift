@@ -8,12 +8,13 @@ import Glibc
 /// The daemon's event loop, on one thread: netlink → watcher → published
 /// lines → subscribers, with requests answered from the published lines.
 /// The loop routes each event to the service that owns its descriptor
-/// (``DaemonEventToken``), owns the status, and routes each client's
-/// request to what answers it; the services are the clients'
-/// (``ClientService``), with the status they are sent (``StatusFanOut``),
-/// their destinations (``DestinationService``), the connectivity check
-/// (``ConnectivityService``),
-/// the metrics (``MetricsService``) and what operators and systemd are told
+/// (``DaemonEventToken``) and owns the status; each client's request goes
+/// to what answers it (``RequestRouter``). The services: the engine's
+/// descriptors (``EngineService``), the clients (``ClientService``), with
+/// the status they are sent (``StatusFanOut``) and their destinations
+/// (``DestinationService``), the connectivity check (``ConnectivityService``),
+/// the host's closed connections (``PassiveWatchService``), the metrics
+/// (``MetricsService``) and what operators and systemd are told
 /// (``StatusAnnouncer``). Nothing in it has a timeout unless systemd's
 /// watchdog, an idle client or a due probe asks for one: an idle daemon
 /// sleeps in one `epoll_wait`. The watchdog's pings come from this loop, so a
@@ -21,7 +22,7 @@ import Glibc
 ///
 /// Written by hand on epoll: SwiftNIO cannot register a netlink descriptor,
 /// and a single thread keeps every piece of state lock-free.
-final class DaemonServer: ClientRequestHandler {
+final class DaemonServer {
     /// What the process gives the daemon, beside its settings.
     struct Environment {
         /// The socket's path: the one to bind, or the one systemd bound.
@@ -38,7 +39,8 @@ final class DaemonServer: ClientRequestHandler {
 
     /// The status, and the destinations watched on the same netlink sockets.
     private let engine: NetworkEngine
-    private var watcher: NetworkWatcher { engine.watcher }
+    /// The engine's descriptors in the loop.
+    private let engineService: EngineService
     private let clients: ClientService
     private let poll: EventPoll<DaemonEventToken>
     /// Held for the server's life: the signal handler writes to its pipe,
@@ -56,6 +58,8 @@ final class DaemonServer: ClientRequestHandler {
     private let announcer: StatusAnnouncer
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
     private let watched: [DestinationTracker.Key]
+    /// Answers the clients' requests (the client service holds it weakly).
+    private let router: RequestRouter
     /// Every service with a deadline or descriptors of its own, in the
     /// order the loop serves them.
     private let services: [DaemonService]
@@ -101,8 +105,7 @@ final class DaemonServer: ClientRequestHandler {
         try connectivity?.register(in: poll)
         try passive?.register(in: poll)
         // Every descriptor there is, the resolver files' watch included.
-        _ = engine.takeNewDescriptors()
-        for (input, fd) in engine.descriptors { try poll.add(fd, .engine(input), interest: .readable) }
+        engineService = try EngineService(engine, poll: poll, logger: logger)
         destinations = DestinationService(limits: settings.destinationLimits, engine: engine, clients: clients, logger: logger)
         metrics = MetricsService(settings.metrics, passed: passed.metrics, watching: settings.watchedTargets, logger: logger)
         metrics.observe(first)
@@ -117,8 +120,13 @@ final class DaemonServer: ClientRequestHandler {
             "metrics.textfile": "\(metricsTextfile)",
             "watch.targets": "\(settings.watchedTargets.map(\.description).joined(separator: " "))",
         ])
-        services = ([announcer, passive, connectivity, clients, metrics] as [DaemonService?]).compactMap { $0 }
-        clients.handler = self
+        // The announcer last: each status's log line and journal entry cost
+        // about 0.1 ms, which nothing else should wait for.
+        router = RequestRouter(
+            clients: clients, fanOut: fanOut, destinations: destinations, connectivity: connectivity,
+            engine: engineService, metrics: metrics)
+        services = ([engineService, passive, connectivity, clients, metrics, announcer] as [DaemonService?]).compactMap { $0 }
+        clients.handler = router
         endPass(.now)
         metrics.writeTextfile(exposition)
         announcer.ready(first, poll: poll)
@@ -133,15 +141,14 @@ final class DaemonServer: ClientRequestHandler {
             // Requests already read and waiting their turn need no wait.
             let wake = clients.hasWaiting
                 ? .now
-                : services.reduce(engine.nextDeadline) { Deadline.earliest($0, $1.nextDeadline) }
+                : services.reduce(nil) { Deadline.earliest($0, $1.nextDeadline) }
             let wakeUp = DaemonWakeUp(try poll.wait(until: wake))
             if wakeUp.stop { return }
             let now = ContinuousClock.now
             announcer.pingWatchdogIfDue(now)
             // The daemon's own descriptors first: a change reaches every
             // subscriber before any client's request is read.
-            var changed: NetworkStatus?
-            for input in wakeUp.engine { changed = try handle(input, now) ?? changed }
+            var changed = try engineService.handle(wakeUp.engine, now)
             if wakeUp.journalWritable { announcer.journalWritable(poll: poll) }
             // The host's connections may ask for a probe, started below.
             passive?.serve(readable: wakeUp.connectionsClosed, connectivity: connectivity, now)
@@ -153,7 +160,7 @@ final class DaemonServer: ClientRequestHandler {
             }
             connectivity?.serveBus(ready: wakeUp.busReady, now)
             // A route behind the status that expired: the kernel says nothing.
-            changed = try expireRoutes(now) ?? changed
+            changed = engineService.expireRoutes(now) ?? changed
             // Once per wake-up, whatever asked for it: each evaluation is a
             // route lookup per watched address.
             let answers = destinations.evaluateChanged(now)
@@ -198,32 +205,9 @@ final class DaemonServer: ClientRequestHandler {
         metrics.exposition(
             subscribers: clients.subscriberCount,
             counts: .init(
-                refused: clients.refusedCount + metrics.refusedCount, resyncs: watcher.resyncCount,
+                refused: clients.refusedCount + metrics.refusedCount, resyncs: engine.watcher.resyncCount,
                 journalDropped: announcer.journalDropped, connectionsFailed: passive?.counts.failed ?? [:],
                 stalls: passive?.counts.stalls ?? [:]))
-    }
-
-    /// A client's request in its turn, routed to what answers it.
-    func answer(_ request: ClientRequest, from client: ClientConnection, _ now: ContinuousClock.Instant) {
-        switch request.operation {
-        case .get:
-            fanOut.deliverStatus(request.detail, to: client, now)
-        case .subscribe:
-            clients.subscribe(client, request.detail)
-            fanOut.deliverStatus(request.detail, to: client, now)
-        case .check:
-            requestCheck(for: client, detail: request.detail, now)
-        case .reach, .watch, .unwatch:
-            destinations.serve(request, from: client, now)
-            // Serving may watch /etc for a name's resolution: never netlink's, so it cannot fail.
-            try? registerNewDescriptors()
-        }
-    }
-
-    func clientLeft(_ client: ClientConnection) {
-        connectivity?.forget(client)
-        destinations.remove(client)
-        metrics.descriptorFreed()
     }
 
     /// Once per pass, after whatever could bind, pause or resume a listener.
@@ -231,49 +215,9 @@ final class DaemonServer: ClientRequestHandler {
         for service in services { service.endPass(now, poll: poll) }
     }
 
-    /// Asks for the connectivity check for `client`; without a check, the
-    /// answer is the status as it is.
-    private func requestCheck(for client: ClientConnection, detail: StatusDetail, _ now: ContinuousClock.Instant) {
-        guard let connectivity, connectivity.request(for: client, detail: detail, now) else {
-            fanOut.deliverStatus(detail, to: client, now)
-            return
-        }
-    }
-
-    /// The status, when a route it rests on expired and that changed it. A
-    /// failed lookup is logged, and asked again at the next wake-up.
-    private func expireRoutes(_ now: ContinuousClock.Instant) throws -> NetworkStatus? {
-        do {
-            return try engine.expireRoutes(now: now)
-        } catch {
-            logger.error("route lookups after a route expired failed", metadata: ["error": "\(error)"])
-            return nil
-        }
-    }
-
-    /// The status to publish, when reading `input` changed it.
-    private func handle(_ input: NetworkEngine.Input, _ now: ContinuousClock.Instant) throws -> NetworkStatus? {
-        let outcome = try engine.handle(input, now: now)
-        try registerNewDescriptors()
-        return outcome.status
-    }
-
-    /// The engine's descriptors that came since: a reopened netlink socket
-    /// (the old one left the poll when it was closed).
-    private func registerNewDescriptors() throws {
-        for (input, fd) in engine.takeNewDescriptors() {
-            do { try poll.add(fd, .engine(input), interest: .readable) } catch {
-                // Without netlink the daemon is deaf: better stopped, and restarted.
-                guard input != .netlink else { throw error }
-                logger.error("cannot wait for the resolver's files; watched names resolve again only when the path changes",
-                             metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
     /// Publishes a new status: to the subscribers before anything else
-    /// (``StatusFanOut``), then to the services that observe it, the log,
-    /// the journal and the metrics.
+    /// (``StatusFanOut``), then to every service, the announcer (the log,
+    /// the journal) last.
     private func publish(_ status: NetworkStatus) {
         let now = ContinuousClock.now
         let written = fanOut.publish(status, now)
@@ -283,11 +227,7 @@ final class DaemonServer: ClientRequestHandler {
         // the write to the subscriber's own, 58-61 µs with the core given
         // up here; bench/latency.py). Once per status, never while quiet.
         if written { sched_yield() }
-        connectivity?.observe(status, now)
-        passive?.observe(status)
-        metrics.observe(status)
-        // Subscribers first: see StatusAnnouncer.
-        announcer.announce(status, poll: poll)
+        for service in services { service.observe(status, now, poll: poll) }
         metrics.writeTextfile(exposition)
     }
 

@@ -16,4 +16,12 @@ protocol DaemonService: AnyObject {
     /// After each pass, once everything that could bind, pause or resume a
     /// descriptor of its has run: waits on each of them unless paused.
     func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>)
+
+    /// A status just published, once every subscriber has it: the services
+    /// hear it in the list's order. Most have no use for it.
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>)
+}
+
+extension DaemonService {
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
 }

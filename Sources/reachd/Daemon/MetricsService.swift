@@ -143,4 +143,8 @@ final class MetricsService {
 
 extension MetricsService: DaemonService {
     func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) { update(poll: poll, now) }
+
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
+        observe(status)
+    }
 }

@@ -82,4 +82,8 @@ final class PassiveWatchService {
 extension PassiveWatchService: DaemonService {
     /// Its socket is waited on for the daemon's life.
     func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
+
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
+        observe(status)
+    }
 }

@@ -100,4 +100,8 @@ extension StatusAnnouncer: DaemonService {
     /// The journal's socket is waited on only while a line waits for it,
     /// which announcing sets.
     func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
+
+    func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
+        announce(status, poll: poll)
+    }
 }
