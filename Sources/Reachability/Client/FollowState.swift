@@ -19,19 +19,22 @@ struct FollowState {
     typealias Configuration = FollowSession.Configuration
 
     let configuration: Configuration
-    private var followed = FollowedDestinations()
+    // Internal, not private, from here: the reducer's decisions are split
+    // by concern over FollowState*.swift (destinations, in-process), and
+    // only those files write them.
+    var followed = FollowedDestinations()
     private(set) var phase = Phase.idle
     /// Whether the engine runs, as last decided.
-    private(set) var engineRunning = false
+    var engineRunning = false
     /// Which daemon to ask next and when, or, in-process, when to start
     /// netlink again.
-    private var discovery: DaemonDiscovery
+    var discovery: DaemonDiscovery
     /// What was delivered of the status, and how the next one is.
-    private var stream: StatusStream
-    private var failures = DaemonFailureLog()
+    var stream: StatusStream
+    var failures = DaemonFailureLog()
 
-    private var updates: [Update] = []
-    private var effects: [Effect] = []
+    var updates: [Update] = []
+    var effects: [Effect] = []
 
     init(_ configuration: Configuration) {
         self.configuration = configuration
@@ -104,56 +107,6 @@ struct FollowState {
         return (updates, effects)
     }
 
-    // MARK: Destinations
-
-    private mutating func carryOut(_ commands: [FollowSession.Remote.Command]) {
-        for command in commands where !phase.hasEnded {
-            switch command {
-            case .stop: end(nil)
-            case .follow(let key): follow(key)
-            case .unfollow(let key): unfollow(key)
-            }
-        }
-    }
-
-    private mutating func follow(_ key: Key) {
-        guard let id = followed.add(key) else { return }
-        if phase.link != nil { effects.append(.send([watch(key, id: id)])) }
-        holdInProcess()
-    }
-
-    private mutating func unfollow(_ key: Key) {
-        guard let entry = followed.remove(key) else { return }
-        effects.append(.dropInProcess(key))
-        // What the daemon refused, it does not hold.
-        if entry.daemonHolds, phase.link != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
-        // An engine kept for what the daemon refused goes with the last of it.
-        if phase.daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
-    }
-
-    private func watch(_ key: Key, id: String) -> ClientRequest {
-        ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
-    }
-
-    /// Delivers a destination's answer unless it repeats the last one.
-    private mutating func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) {
-        if followed.deliver(status, for: key) { updates.append(.destination(key, status, line: line)) }
-    }
-
-    /// The daemon refused to watch `key` (over its limits, say): in-process
-    /// from then on where the source allows, else no more.
-    private mutating func watchRefused(_ key: Key, _ error: DaemonClientError) {
-        reportFailure(error)
-        switch configuration.source {
-        case .automatic, .inProcess:
-            followed.refusedByDaemon(key)
-            startEngine()
-        case .daemon:
-            _ = followed.remove(key)
-            updates.append(.destinationFailed(key, .noDaemonAnswered([error])))
-        }
-    }
-
     // MARK: The daemon
 
     private mutating func tick(_ now: ContinuousClock.Instant) {
@@ -185,7 +138,7 @@ struct FollowState {
     /// Asks the daemon at `path` for the status (or, when only destinations
     /// are followed, one `get`) and every watch. The answer is awaited in
     /// the loop, so a stopped daemon holds up nothing.
-    private mutating func connect(_ path: String) {
+    mutating func connect(_ path: String) {
         let first = configuration.statusDetail.map { ClientRequest(.subscribe, detail: $0) } ?? ClientRequest(.get, detail: .summary)
         let watches = followed.daemonWatches.map { watch($0.key, id: $0.wireID) }
         effects.append(.connect(path: path, requests: [first] + watches))
@@ -274,24 +227,6 @@ struct FollowState {
         return events
     }
 
-    private mutating func refused(_ error: DaemonClientError, code: String, id: String?, _ now: ContinuousClock.Instant) {
-        guard let id, let key = followed.key(wireID: id) else {
-            // About a destination unfollowed meanwhile (its unwatch, a
-            // refusal already on its way): nothing is asked of it now.
-            if let id, followed.wasIssued(id) { return }
-            return daemonFailed(error, now)
-        }
-        switch code {
-        case RequestError.tooManyWatches, RequestError.badDestination, RequestError.duplicateID:
-            // Refused: the daemon holds no watch for it.
-            watchRefused(key, error)
-        default:
-            // lookup_failed, or what a newer daemon says about it: the watch
-            // is held, and the daemon's next evaluation answers it.
-            reportFailure(error)
-        }
-    }
-
     /// The daemon's first answer: the next failure is news, and in-process
     /// can stop, but for what the daemon refused.
     private mutating func daemonAnswered(_ now: ContinuousClock.Instant) {
@@ -303,7 +238,7 @@ struct FollowState {
 
     /// The daemon failed: drop it, say so, retry on the schedule, and follow
     /// in-process meanwhile where the source allows.
-    private mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
+    mutating func daemonFailed(_ error: DaemonClientError, _ now: ContinuousClock.Instant) {
         let after = discovery.failed(error, now: now)
         dropDaemon()
         if configuration.daemonRequired { return end(.noDaemonAnswered([error])) }
@@ -339,7 +274,7 @@ struct FollowState {
         discovery.tryAgain(at: now)
     }
 
-    private mutating func dropDaemon() {
+    mutating func dropDaemon() {
         discovery.dropped()
         phase = .idle
         effects.append(.dropDaemon)
@@ -347,75 +282,17 @@ struct FollowState {
 
     /// Passes on and logs a daemon failure, once: a refusing daemon costs
     /// one warning, not one per retry.
-    private mutating func reportFailure(_ error: DaemonClientError) {
+    mutating func reportFailure(_ error: DaemonClientError) {
         updates.append(.problem(.noDaemonAnswered([error])))
         if let entry = failures.entry(for: error, source: configuration.source) {
             effects.append(.log(entry.level, entry.message, entry.metadata))
         }
     }
 
-    // MARK: In-process
-
-    /// Starts the engine where the source allows: the status, and every
-    /// destination the daemon does not answer for.
-    private mutating func startEngine() {
-        guard configuration.source != .daemon else { return }
-        engineRunning = true
-        effects.append(.startEngine)
-    }
-
-    private mutating func stopEngine() {
-        engineRunning = false
-        effects.append(.stopEngine)
-    }
-
-    private mutating func engineStarted(_ lastStatus: NetworkStatus?, _ now: ContinuousClock.Instant) {
-        // Stopped since it was started: nothing of it counts.
-        guard engineRunning else { return }
-        if !phase.daemonAnswers {
-            announce(source: .inProcess)
-            // Its status, the first or what it followed while the daemon
-            // answered: a daemon that stopped answering missed the same changes.
-            if let lastStatus { deliverIfNews(lastStatus, line: nil) }
-        }
-        holdInProcess()
-    }
-
-    /// Makes the engine hold every destination while no daemon answers, and
-    /// only those the daemon refused while one does.
-    private mutating func holdInProcess() {
-        guard engineRunning else { return }
-        effects.append(.holdInProcess(followed.ordered(followed.inProcess(daemonAnswers: phase.daemonAnswers))))
-    }
-
-    /// Delivers what the in-process half computed: its status while no
-    /// daemon answers, its answers for the destinations it holds.
-    private mutating func computed(_ events: [InProcessFollower.Event]) {
-        guard engineRunning else { return }
-        for event in events {
-            switch event {
-            case .status(let status): if !phase.daemonAnswers { deliverIfNews(status, line: nil) }
-            case .destination(let key, let status): forward(key, status, line: nil)
-            case .reopened(let error): updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
-            }
-        }
-    }
-
-    /// Netlink failed in-process: the end of a session that can't wait,
-    /// else a problem passed on and logged, and netlink tried again after a
-    /// while, in-process or with the daemon's next try.
-    private mutating func engineFailed(_ error: NetlinkError, _ now: ContinuousClock.Instant) {
-        stopEngine()
-        guard configuration.retryingInProcess else { return end(.inProcessFailed(error, daemonFailures: [])) }
-        updates.append(.problem(.inProcessFailed(error, daemonFailures: [])))
-        effects.append(.log(.error, "in-process network monitor failed; retrying", ["error": "\(error)"]))
-        discovery.scheduleUnlessDue(now)
-    }
-
     // MARK: Delivering
 
     /// Delivers a status unless it repeats what was delivered (``StatusStream``).
-    private mutating func deliverIfNews(_ status: NetworkStatus, line: [UInt8]?) {
+    mutating func deliverIfNews(_ status: NetworkStatus, line: [UInt8]?) {
         guard let detail = stream.detail else { return }
         // A daemon that predates summaries answers in full: reduced here.
         let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
@@ -423,11 +300,11 @@ struct FollowState {
     }
 
     /// Says where what follows comes from, when that changed.
-    private mutating func announce(source: StatusSource) {
+    mutating func announce(source: StatusSource) {
         if let update = stream.follow(source) { updates.append(update) }
     }
 
-    private mutating func end(_ error: ReachabilityError?) {
+    mutating func end(_ error: ReachabilityError?) {
         phase = .ended
         effects.append(.end(error))
     }

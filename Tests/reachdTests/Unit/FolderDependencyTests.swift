@@ -143,6 +143,7 @@ struct FolderDependencyTests {
     /// as a value their loop made.
     static let pureCores = [
         "Client/FollowState.swift", "Client/FollowStateMessages.swift", "Client/FollowStatePhase.swift",
+        "Client/FollowStateDestinations.swift", "Client/FollowStateInProcess.swift",
         "Client/DaemonDiscovery.swift", "Client/DaemonLink.swift",
         "Client/RetrySchedule.swift", "Client/StatusStream.swift",
         "Client/FollowedDestinations.swift", "Client/DaemonFailureLog.swift", "Monitor/StatusDiff.swift",
