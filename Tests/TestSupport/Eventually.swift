@@ -38,6 +38,23 @@ package func eventually<T>(
     throw HarnessError.timedOut(what + (lastError.map { " (last error: \($0))" } ?? ""))
 }
 
+/// Whether `condition` holds throughout `window`, looked at every
+/// `interval` and once more at its end: `false` as soon as it fails. For
+/// what must not happen (a second signal, another connection, a probe):
+/// the window is the claim, so it is said where the test is read, and a
+/// failure ends the wait at once instead of at the window's end.
+package func holdsThroughout(
+    _ window: Duration, every interval: Duration = .milliseconds(25), _ condition: () async throws -> Bool
+) async throws -> Bool {
+    let end = ContinuousClock.now + window
+    while true {
+        guard try await condition() else { return false }
+        let left = end - .now
+        if left <= .zero { return true }
+        try await Task.sleep(for: min(interval, left))
+    }
+}
+
 /// All of a /proc file. Foundation's `String(contentsOfFile:)` stops after the
 /// first page of a /proc file, whose size reads as 0 (seen with
 /// /proc/self/net/netlink: 4,045 of 5,793 bytes).

@@ -91,8 +91,8 @@ struct GLibAppTests {
         daemon.signal(SIGCONT)
         let spoke = try await app.signal(1, "the daemon's first status")
         #expect(spoke.available && spoke.metered, "the daemon's word, metered by its override: \(spoke)")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(app.signals.count == 1, "\(app.signals.map { ($0.available, $0.metered) })")
+        #expect(try await holdsThroughout(.milliseconds(300)) { app.signals.count == 1 },
+                "\(app.signals.map { ($0.available, $0.metered) })")
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
@@ -330,17 +330,17 @@ struct GLibAppTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await Self.meteredDaemon(in: network)
         defer { daemon.signal(SIGCONT) }
-        let app = try await GLibApp(in: network, socket: network.socketPath)
+        let app = try await GLibApp(in: network, socket: network.socketPath, environment: [GLibApp.moduleDebug])
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
         daemon.signal(SIGSTOP)
         try await network.inHost("route add 10.200.0.0/16 via 10.77.0.1")
         // The stop is noticed a second after the change (the question's deadline).
-        try await Task.sleep(for: .milliseconds(2500))
+        try await app.fallsBackToGLibsBackend()
         daemon.signal(SIGCONT)
         _ = try await daemonAnswers(at: network.socketPath)
         try await network.inHost("route add 10.201.0.0/16 via 10.77.0.1")
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(app.signals.isEmpty, "no signal for either switch: \(app.signals.map { ($0.available, $0.metered) })")
+        #expect(try await holdsThroughout(.milliseconds(1500)) { app.signals.isEmpty },
+                "no signal for either switch: \(app.signals.map { ($0.available, $0.metered) })")
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
@@ -353,18 +353,17 @@ struct GLibAppTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon()
         defer { daemon.signal(SIGCONT) }
-        let app = try await GLibApp(in: network, socket: network.socketPath)
+        let app = try await GLibApp(in: network, socket: network.socketPath, environment: [GLibApp.moduleDebug])
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available, "\(app.ready)")
         daemon.signal(SIGSTOP)
         try await network.inHost("route replace default via 10.77.0.254")
         // The stop is noticed a second after the change (the question's deadline).
-        try await Task.sleep(for: .milliseconds(2500))
+        try await app.fallsBackToGLibsBackend()
         #expect(app.signals.isEmpty, "GLib's backend moved no property: \(app.signals.count)")
         daemon.signal(SIGCONT)
         let handover = try await app.signal(1, "the handover, from the daemon back")
         #expect(handover.available && handover.connectivity == "full", "\(handover)")
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(app.signals.count == 1, "one signal: \(app.signals.count)")
+        #expect(try await holdsThroughout(.milliseconds(1500)) { app.signals.count == 1 }, "one signal: \(app.signals.count)")
     }
 
     /// A status line from a daemon of another network namespace.
@@ -383,8 +382,7 @@ struct GLibAppTests {
         // The fake hangs up: the module reconnects, and meets another network.
         let offline = try await app.signal(1, "GLib's backend: this namespace has no default route")
         #expect(!offline.available, "\(offline)")
-        try await Task.sleep(for: .seconds(3))
-        #expect(fake.connections == 2, "asked again \(fake.connections - 2) times")
+        #expect(try await holdsThroughout(.seconds(3)) { fake.connections == 2 }, "asked again \(fake.connections - 2) times")
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
     }
 
@@ -408,13 +406,12 @@ struct GLibAppTests {
             settled = 1
             #expect(try await app.signal(1, "GLib's backend, made after init").available == false)
         }
-        try await Task.sleep(for: .seconds(1))
-        #expect(app.signals.count == settled, "the other network's status changed nothing: \(app.signals)")
+        #expect(try await holdsThroughout(.seconds(1)) { app.signals.count == settled },
+                "the other network's status changed nothing: \(app.signals)")
         try await network.inHost("route add default via 10.77.0.1")
         let online = try await app.signal(settled + 1, "this network's default route, from GLib's backend")
         #expect(online.available, "\(online)")
-        try await Task.sleep(for: .seconds(2))
-        #expect(fake.connections == 1, "asked again \(fake.connections - 1) times")
+        #expect(try await holdsThroughout(.seconds(2)) { fake.connections == 1 }, "asked again \(fake.connections - 1) times")
         #expect(app.signals.count == settled + 1 && app.process.isRunning, "\(app.signals) \(app.process.errorOutput)")
     }
 
@@ -577,8 +574,7 @@ struct GLibAppTests {
         #expect(app.ready.type == "GNetworkMonitorNetlink", "\(app.process.errorOutput)")
         // Taken as its own network's, a daemon that hangs up after each line
         // would be asked again within the second; taken as no daemon, never.
-        try await Task.sleep(for: .seconds(2))
-        #expect(fake.connections == 1, "asked once, never again")
+        #expect(try await holdsThroughout(.seconds(2)) { fake.connections == 1 }, "asked once, never again")
     }
 
     /// A verdict the module has never seen, from a newer daemon: the
@@ -650,8 +646,8 @@ struct GLibAppTests {
         try await network.inHost("route del unreachable \(NameServer.address)/32")
         let routable = try await app.signal(2, "the name server routable again")
         #expect(routable.available && routable.connectivity == "full", "\(routable)")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(app.signals.count == 2, "one per change: \(app.signals.map { ($0.available, $0.connectivity) })")
+        #expect(try await holdsThroughout(.milliseconds(300)) { app.signals.count == 2 },
+                "one per change: \(app.signals.map { ($0.available, $0.connectivity) })")
         _ = daemon
     }
 
@@ -671,8 +667,7 @@ struct GLibAppTests {
             fake.connections >= 6 ? true : nil
         }
         // The backoff doubles from 100 ms: by 3 s at most 6 more tries.
-        try await Task.sleep(for: .seconds(2))
-        #expect(fake.connections <= 12, "asked \(fake.connections) times")
+        #expect(try await holdsThroughout(.seconds(2)) { fake.connections <= 12 }, "asked \(fake.connections) times")
         #expect(app.process.isRunning, "\(app.process.errorOutput)")
         #expect(app.signals.isEmpty && app.events.allSatisfy { $0.available && $0.connectivity == "full" },
                 "\(app.events.map(\.event))")
@@ -735,9 +730,9 @@ struct GLibAppTests {
         let fake = try FakeDaemon(answering: FakeDaemon.newerDaemonsLine)
         let app = try await GLibApp(in: network, socket: fake.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.ready)")
-        try await Task.sleep(for: .seconds(3))
         // Backoff from 100 ms: about 7 in 3 s; at once each time: thousands.
-        #expect(fake.connections >= 3 && fake.connections <= 12, "asked \(fake.connections) times")
+        #expect(try await holdsThroughout(.seconds(3)) { fake.connections <= 12 }, "asked \(fake.connections) times")
+        #expect(fake.connections >= 3, "asked \(fake.connections) times")
         #expect(app.signals.isEmpty && app.process.isRunning, "\(app.process.errorOutput)")
     }
 

@@ -74,6 +74,18 @@ final class GLibApp: @unchecked Sendable {
 
     var ready: Event { events[0] }
 
+    /// The module's debug messages, which GLib writes to standard output
+    /// beside the events: what it decided, where no property says so.
+    static let moduleDebug = "G_MESSAGES_DEBUG=reachd-gio"
+
+    /// Waits for the module, run with ``moduleDebug``, to say it follows
+    /// GLib's backend because the daemon stopped answering.
+    func fallsBackToGLibsBackend() async throws {
+        _ = try await eventually("the module follows GLib's backend: \(process.outputLines.suffix(5))", timeout: .seconds(15)) {
+            process.outputLines.contains { $0.contains("the daemon does not answer; following GLib's") } ? true : nil
+        }
+    }
+
     /// The `network-changed` signals so far, with the state each came with.
     var signals: [Event] { events.filter { $0.event == "network-changed" } }
 
