@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Testing
+import TestSupport
 @testable import Reachability
 
 #if canImport(Glibc)
@@ -33,11 +34,11 @@ struct HostResolverTests {
         return (resolver, { lookups.withLock { $0 } })
     }
 
-    @Test func aNameAskedForWhileItResolvesIsLookedUpAgain() throws {
+    @Test func aNameAskedForWhileItResolvesIsLookedUpAgain() async throws {
         let release = DispatchSemaphore(value: 0)
         let (resolver, lookups) = try Self.resolverWhoseFirstLookupWaits(for: release)
         resolver.resolve("api.example.com")
-        while lookups() == 0 { usleep(1000) }
+        _ = try await eventually("the first lookup", every: .milliseconds(1)) { lookups() > 0 ? true : nil }
         resolver.resolve("api.example.com")
         release.signal()
 
@@ -123,11 +124,11 @@ struct HostResolverTests {
     /// Two users ask for a name again while it resolves, and one of them
     /// goes: the other still gets a fresh answer (the rerun was one user's,
     /// and went with them).
-    @Test func aRerunAskedByTwoUsersOutlivesOneOfThem() throws {
+    @Test func aRerunAskedByTwoUsersOutlivesOneOfThem() async throws {
         let release = DispatchSemaphore(value: 0)
         let (resolver, lookups) = try Self.resolverWhoseFirstLookupWaits(for: release)
         resolver.resolve("api.example.com", for: 1)
-        while lookups() == 0 { usleep(1000) }
+        _ = try await eventually("the first lookup", every: .milliseconds(1)) { lookups() > 0 ? true : nil }
         resolver.resolve("api.example.com", for: 1)
         resolver.resolve("api.example.com", for: 2)
         resolver.cancel("api.example.com", for: 1)

@@ -257,16 +257,12 @@ struct PlaceholderControllerPromiseTests {
         controller.loadStarted(.initial, generation: 1)
         // The spinner after its delay. Waited for, not timed: make test runs
         // CPU-bound suites beside this one on a two-thread pool.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while controller.shown?.kind != .loading && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(controller.shown?.kind == .loading)
+        _ = try await eventually("the spinner") { controller.shown?.kind == .loading ? true : nil }
         // At most the minimum-display deadline is left; then it sleeps until
         // the load ends (the old engine busy-looped here).
         let before = controller.wakeUps
-        try await Task.sleep(for: .seconds(1))
-        #expect(controller.wakeUps - before <= 1, "\(controller.wakeUps - before) wake-ups in 1 s with a spinner showing")
+        #expect(try await holdsThroughout(.seconds(1)) { controller.wakeUps - before <= 1 },
+                "\(controller.wakeUps - before) wake-ups in 1 s with a spinner showing")
         #expect(controller.shown?.kind == .loading)
     }
 
@@ -282,8 +278,7 @@ struct PlaceholderControllerPromiseTests {
         }
         #expect(followed != nil, "follow(ReachabilityMonitor()) must keep the monitor")
         controller = nil
-        let deadline = ContinuousClock.now + .seconds(5)
-        while followed != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        _ = try? await eventually("the monitor let go", timeout: .seconds(5)) { followed == nil ? true : nil }
         #expect(followed == nil, "and let it go when the controller goes")
     }
 

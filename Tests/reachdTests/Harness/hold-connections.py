@@ -1,9 +1,10 @@
 # Opens COUNT connections to the daemon's socket at PATH (subscribing on
-# each, so none is closed as idle), waits a second and prints what the daemon
-# did with them as one JSON line; then holds the kept ones open. Run as
+# each, so none is closed as idle), waits for each one's first answer (5 s at
+# most in all) and prints what the daemon did with them as one JSON line; then
+# holds the kept ones open until killed. Run as
 # another user, by HostileClientTests and by the checks under systemd.
 # Usage: hold-connections.py PATH COUNT
-import json, socket, sys, time
+import json, select, signal, socket, sys, time
 path, count = sys.argv[1], int(sys.argv[2])
 opened = []
 for _ in range(count):
@@ -15,9 +16,11 @@ for _ in range(count):
         opened.append(s)
     except OSError:
         pass
-time.sleep(1)
+deadline = time.monotonic() + 5
 kept, refusals = [], []
 for s in opened:
+    # Its status, or its refusal: either makes it readable.
+    select.select([s], [], [], max(0.0, deadline - time.monotonic()))
     s.setblocking(False)
     try:
         data = s.recv(65536)
@@ -28,4 +31,4 @@ for s in opened:
     elif b'"type":"status"' in data:
         kept.append(s)
 print(json.dumps({"kept": len(kept), "refused": len(refusals), "message": (refusals or [""])[0]}), flush=True)
-time.sleep(120)
+signal.pause()

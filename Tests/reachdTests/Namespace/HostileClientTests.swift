@@ -156,7 +156,7 @@ struct HostileClientTests {
         var filler: Subprocess?
         if fullListenQueue {
             let fill = #"""
-                import socket, sys, time
+                import signal, socket, sys
                 held = []
                 while True:
                     s = socket.socket(socket.AF_UNIX)
@@ -167,7 +167,7 @@ struct HostileClientTests {
                         break
                     held.append(s)
                 print(len(held), flush=True)
-                time.sleep(120)
+                signal.pause()
                 """#
             var limit = rlimit()
             getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

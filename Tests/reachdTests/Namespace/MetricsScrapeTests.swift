@@ -176,7 +176,7 @@ struct MetricsScrapeTests {
         let squatter = try Subprocess(
             ["/usr/bin/env", "ip", "netns", "exec", network.host] + TestNetwork.asUser(HostileClientTests.nobody) + [
                 "/usr/bin/python3", "-c",
-                "import socket, time\ns = socket.socket()\ns.bind(('127.0.0.1', 10077))\ns.listen()\nprint('bound', flush=True)\ntime.sleep(600)",
+                "import signal, socket\ns = socket.socket()\ns.bind(('127.0.0.1', 10077))\ns.listen()\nprint('bound', flush=True)\nsignal.pause()",
             ])
         defer { squatter.signal(SIGKILL) }
         _ = try await eventually("the port taken") { squatter.outputLines.first == "bound" ? true : nil }
@@ -254,10 +254,10 @@ struct MetricsScrapeTests {
         let daemon = try await network.startDaemon(["--metrics-listen", "0.0.0.0:10077"])
         let holder = try Subprocess([
             "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", """
-            import socket, time
+            import signal, socket
             held = [socket.create_connection(("127.0.0.1", 10077), source_address=("127.0.0.1", 0)) for _ in range(100)]
             print("holding", len(held), flush=True)
-            time.sleep(60)
+            signal.pause()
             """,
         ])
         defer { holder.signal(SIGKILL) }

@@ -50,18 +50,15 @@ struct QuietClientTests {
         }
         var last: [String]?
         var since = ContinuousClock.now
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        _ = try await eventually("process \(pid) sitting waiting for \(quiet)", timeout: timeout, every: .milliseconds(20)) { () -> Bool? in
             let now = calls()
             if now == nil || now != last {
                 last = now
                 since = ContinuousClock.now
-            } else if ContinuousClock.now - since >= quiet {
-                return
+                return nil
             }
-            try await Task.sleep(for: .milliseconds(20))
+            return ContinuousClock.now - since >= quiet ? true : nil
         }
-        throw HarnessError.timedOut("process \(pid) never sat waiting for \(quiet) in \(timeout): \(last ?? [])")
     }
 
     /// Route changes made while a client follows the daemon, for the

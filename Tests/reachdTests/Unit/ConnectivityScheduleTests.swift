@@ -122,7 +122,7 @@ struct ConnectivityScheduleTests {
         #expect(checker.expireOverdueProbes(now: start + .seconds(5)))
         #expect(checker.findings.ipv4?.connectivity == .limited && !checker.isBusy(now: start + .seconds(5)))
         // The hung probes answer at last: too late to count.
-        while started.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = try await eventually("both probes started", every: .milliseconds(10)) { started.withLock { $0 } >= 2 ? true : nil }
         release.signal()
         _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
         try await Task.sleep(for: .milliseconds(100))
