@@ -226,8 +226,7 @@ struct HandoverTests {
         #expect(signal.available && signal.connectivity == "full", "\(signal)")
         // The probe's status reached the app too (it reads in order); a
         // second signal would follow it at once.
-        try await Task.sleep(for: .seconds(1))
-        #expect(app.signals.count == 1, "one network-changed for the handover: \(app.signals)")
+        #expect(try await holdsThroughout(.seconds(1)) { app.signals.count == 1 }, "one network-changed for the handover: \(app.signals)")
         withExtendedLifetime(server) {}
     }
 

@@ -351,8 +351,7 @@ struct DestinationReachabilityTests {
 
         let waiting = try network.startReachd("wait-online", "--host", "10.99.1.1:22", "--host", "10.77.0.1",
                                               "--timeout", "20", source)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(waiting.isRunning, "no route to 10.99.1.1 yet")
+        #expect(try await holdsThroughout(.milliseconds(300)) { waiting.isRunning }, "no route to 10.99.1.1 yet")
         try await network.inHost("route add 10.99.0.0/16 via 10.77.0.1")
         #expect(try await waiting.wait(timeout: .seconds(10)) == 0, "\(waiting.errorOutput)")
         #expect(waiting.output == "10.99.1.1:22 reachable via vh, gateway 10.77.0.1\n10.77.0.1:443 reachable via vh\n")

@@ -70,8 +70,8 @@ struct NameResolutionTests {
         defer { daemon.signal(SIGTERM) }
         let waiting = try network.startReachd("wait-online", "--dns", "-t", "20", "--socket=\(network.socketPath)")
         try await network.inHost("route add 10.0.0.0/8 via 10.77.0.1 metric 50")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(waiting.isRunning, "a route to the resolver, but no route out: still waiting")
+        #expect(try await holdsThroughout(.milliseconds(300)) { waiting.isRunning },
+                "a route to the resolver, but no route out: still waiting")
         try await network.inHost("route add default via 10.77.0.1")
         let status = try await waiting.wait(timeout: .seconds(10))
         #expect(status == 0, "\(waiting.errorOutput)")

@@ -122,8 +122,9 @@ struct OtherNamespaceTests {
             return
         }
         #expect(status.network?.cookie != nil, "the status names the daemon's network")
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try await NameResolutionTests.queriesSeen(network) == 0, "no query left for the sandbox's name")
+        #expect(try await holdsThroughout(.milliseconds(500), every: .milliseconds(100)) {
+            try await NameResolutionTests.queriesSeen(network) == 0
+        }, "no query left for the sandbox's name")
         #expect(daemon.isRunning)
     }
 }

@@ -230,8 +230,7 @@ struct QuietClientTests {
         subscription.cancel()
         nested.withLock { $0?.cancel() }
         try await network.inHost("route add default via 10.77.0.1")
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(seen.withLock { $0.count } == 4, "no calls after cancel")
+        #expect(try await holdsThroughout(.milliseconds(300)) { seen.withLock { $0.count } == 4 }, "no calls after cancel")
         withExtendedLifetime(daemon) {}
     }
 }

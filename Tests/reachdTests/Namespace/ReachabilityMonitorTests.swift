@@ -71,7 +71,7 @@ struct ReachabilityMonitorTests {
         daemon = try await network.startDaemon()
         _ = try await eventually("the daemon followed again") { monitor.currentStatus?.source == .daemon ? true : nil }
         _ = try await eventually("the handover delivered") { changes.count > 0 ? true : nil }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await holdsThroughout(.milliseconds(300)) { changes.count == 1 }, "one change: \(changes.seen)")
         #expect(changes.seen == ["ipv4 path vh via 10.77.0.1 from 10.77.0.2 → vh via 10.77.0.254 from 10.77.0.2"])
         #expect(monitor.currentStatus?.ipv4.path?.gateway == "10.77.0.254")
         changes.task.cancel()

@@ -47,13 +47,11 @@ struct ResumeFromSuspendTests {
         }
 
         try await bus.prepareForSleep(true)
-        try await Task.sleep(for: .seconds(6))
-        #expect(server.requests == before, "going to sleep is no reason to probe")
+        #expect(try await holdsThroughout(.seconds(6)) { server.requests == before }, "going to sleep is no reason to probe")
         try await bus.prepareForSleep(false)
         _ = try await eventually("the probe on waking", timeout: .seconds(3)) { server.requests > before ? true : nil }
         #expect(daemon.errorOutput.contains("the host resumed from suspend"), "\(daemon.errorOutput.suffix(1500))")
-        try await Task.sleep(for: .seconds(1))
-        #expect(server.requests == before + 1)
+        #expect(try await holdsThroughout(.seconds(1)) { server.requests == before + 1 }, "\(server.requests - before) probes")
         withExtendedLifetime((network, bus, server)) {}
     }
 
@@ -68,9 +66,8 @@ struct ResumeFromSuspendTests {
         try await Task.sleep(for: .seconds(5))
         let before = server.requests
         try await bus.spoofResume(as: HostileClientTests.nobody, count: 50)
-        try await Task.sleep(for: .seconds(1))
-        let resumes = daemon.errorOutput.components(separatedBy: "the host resumed from suspend").count - 1
-        #expect(resumes <= 1, "\(resumes) resumes logged")
+        func resumes() -> Int { daemon.errorOutput.components(separatedBy: "the host resumed from suspend").count - 1 }
+        #expect(try await holdsThroughout(.seconds(1)) { resumes() <= 1 }, "\(resumes()) resumes logged")
         #expect(server.requests == before, "no check for a spoofed resume")
 
         try await bus.prepareForSleep(false)
@@ -86,7 +83,6 @@ struct ResumeFromSuspendTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let daemon = try await network.startDaemon(["--check-url", "http://10.77.0.1:8080/generate_204"])
         defer { daemon.signal(SIGTERM) }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(!daemon.errorOutput.contains("system bus"), "\(daemon.errorOutput)")
+        #expect(try await holdsThroughout(.milliseconds(300)) { !daemon.errorOutput.contains("system bus") }, "\(daemon.errorOutput)")
     }
 }

@@ -125,8 +125,8 @@ struct RouteExpiryTests {
         }
         let onlineSince = monitor.statuses.count
         // Six seconds: two lifetimes, each refreshed by silent advertisements.
-        try await Task.sleep(for: .seconds(6))
-        #expect(monitor.statuses.count == onlineSince, "refreshes publish nothing: \(monitor.outputLines.suffix(3))")
+        #expect(try await holdsThroughout(.seconds(6)) { monitor.statuses.count == onlineSince },
+                "refreshes publish nothing: \(monitor.outputLines.suffix(3))")
         #expect(monitor.statuses.last?.ipv6.reachability == .online)
 
         // The kernel stopped using the route between these instants plus its lifetime.

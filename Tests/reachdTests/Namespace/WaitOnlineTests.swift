@@ -15,8 +15,7 @@ struct WaitOnlineTests {
         let source = throughDaemon ? "--socket=\(network.socketPath)" : "--no-daemon"
         let waiter = try network.startReachd("wait-online", "--timeout", "15", source)
         // Still waiting: nothing is online yet.
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(waiter.isRunning)
+        #expect(try await holdsThroughout(.milliseconds(300)) { waiter.isRunning }, "\(waiter.errorOutput)")
         try await network.inHost("route add default via 10.77.0.1")
         #expect(try await waiter.wait(timeout: .seconds(5)) == 0)
         #expect(waiter.output.contains("online: IPv4 via vh, gateway 10.77.0.1"))
@@ -81,8 +80,7 @@ struct WaitOnlineTests {
         #expect(carrier.status == 0 && carrier.output == "vh: carrier\n", "\(carrier.output)\(carrier.error)")
         let ignored = try await network.reachd("wait-online", "--ignore", "vh", "-t", "0.3", "--no-daemon")
         #expect(ignored.status == 1 && ignored.error.contains("through an interface other than vh"))
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(waiter.isRunning, "vh carries no route out yet")
+        #expect(try await holdsThroughout(.milliseconds(300)) { waiter.isRunning }, "vh carries no route out yet")
         try await network.inHost("route add default via 10.77.0.1")
         #expect(try await waiter.wait(timeout: .seconds(5)) == 0)
         #expect(waiter.output == "vh: carrier\nonline: IPv4 via vh, gateway 10.77.0.1\n", "in the order given: \(waiter.output)")
