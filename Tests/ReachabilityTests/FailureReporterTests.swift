@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import TestSupport
 @testable import Reachability
 
 /// An app's failure reports reach the daemon without blocking the app and
@@ -12,7 +13,8 @@ struct FailureReporterTests {
         let start = ContinuousClock.now
         for _ in 0..<1000 { reporter.report() }
         #expect(ContinuousClock.now - start < .milliseconds(100), "report() never waits for the send")
-        try await Task.sleep(for: FailureReporter.spacing * 2.5)
+        _ = try await eventually("the burst's second send") { sent.withLock { $0.count } >= 2 ? true : nil }
+        #expect(try await holdsThroughout(FailureReporter.spacing) { sent.withLock { $0.count } == 2 }, "no third send")
         let times = sent.withLock { $0 }
         #expect(times.count == 2, "the first at once, the other 999 as one: \(times.count)")
         if times.count == 2 {
@@ -20,8 +22,9 @@ struct FailureReporterTests {
             #expect(times[1] - times[0] >= FailureReporter.spacing, "no sooner than the spacing")
         }
         // Settled: the next report is sent at once again, alone.
+        let reported = ContinuousClock.now
         reporter.report()
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(sent.withLock { $0.count } == 3)
+        _ = try await eventually("the settled report") { sent.withLock { $0.count } >= 3 ? true : nil }
+        #expect(sent.withLock { $0[2] } - reported < FailureReporter.spacing, "sent at once, not after the spacing")
     }
 }

@@ -180,12 +180,12 @@ extension SessionsInThisProcess {
             _ = try await eventually("online") { controller.network == .online ? true : nil }
             controller.loadFailed(.initial, generation: 2, .server(status: 503))
             controller.loadFailed(.initial, generation: 3, .decoding)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(checks() == 0, "offline, or the server's own failure: nothing to check")
+            #expect(try await holdsThroughout(.milliseconds(300)) { checks() == 0 },
+                    "offline, or the server's own failure: nothing to check")
             controller.loadFailed(.refresh, generation: 4, .unreachable(.dns))
             _ = try await eventually("the report") { checks() > 0 ? true : nil }
-            try await Task.sleep(for: FailureReporter.spacing + .milliseconds(300))
-            #expect(checks() == 1, "\(daemon.allRequests)")
+            #expect(try await holdsThroughout(FailureReporter.spacing + .milliseconds(300)) { checks() == 1 },
+                    "\(daemon.allRequests)")
         }
     }
 

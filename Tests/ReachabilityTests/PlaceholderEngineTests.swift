@@ -618,7 +618,7 @@ struct PlaceholderControllerTests {
         let (statuses, feed) = AsyncStream.makeStream(of: NetworkStatus.self)
         controller.follow(statuses)
         feed.yield(Self.status(nil, changes: []))
-        try await Task.sleep(for: .milliseconds(100))
+        _ = try await eventually("the first status taken") { controller.network == .offline ? true : nil }
         controller.loadStarted(.initial, generation: 1)
         controller.loadFailed(.initial, generation: 1, .offline)
         #expect(controller.shown?.kind == .noNetwork)
@@ -626,8 +626,7 @@ struct PlaceholderControllerTests {
         feed.yield(Self.status(eth0, changes: [.reachability(.ipv4, from: .local, to: .online), .path(.ipv4, from: nil, to: eth0)]))
         _ = try await eventually("the return's retry") { retries.withLock { $0 } >= 1 ? true : nil }
         // Past the 200 ms a second retry would have waited.
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(retries.withLock { $0 } == 1, "one retry for the return")
+        #expect(try await holdsThroughout(.milliseconds(500)) { retries.withLock { $0 } == 1 }, "one retry for the return")
         let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
         controller.loadStarted(.refresh, generation: 2)
         controller.loadFailed(.refresh, generation: 2, .unreachable(.timeout))

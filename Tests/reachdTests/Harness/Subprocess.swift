@@ -104,14 +104,11 @@ final class Subprocess: @unchecked Sendable {
     /// Waits for the exit and returns its status, killing the child after `timeout`.
     @discardableResult
     func wait(timeout: Duration = .seconds(20)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let status = reap() { return status }
-            if ContinuousClock.now > deadline {
-                kill(pid, SIGKILL)
-                throw HarnessError.timedOut("\(arguments.joined(separator: " ")) ran past \(timeout)")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        do {
+            return try await eventually("the exit", timeout: timeout, every: .milliseconds(10)) { reap() }
+        } catch HarnessError.timedOut {
+            kill(pid, SIGKILL)
+            throw HarnessError.timedOut("\(arguments.joined(separator: " ")) ran past \(timeout)")
         }
     }
 

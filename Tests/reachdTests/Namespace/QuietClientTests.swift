@@ -145,7 +145,7 @@ struct QuietClientTests {
         let client = try network.startReachd(defaultSocket: network.socketPath, "monitor", "--json")
         defer { client.signal(SIGKILL) }
         _ = try await eventually("the first answer") { client.outputLines.first }
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.settled(client.pid)
         let printed = client.outputLines.count
         let changes = Self.newsChanges
         let (accepted, calls) = try await Self.connectionsAccepted(by: daemon, in: network) { change in
