@@ -35,6 +35,21 @@ struct QuietClientTests {
         }
     }
 
+    /// Waits until a tracer (the strace of ``systemCalls(of:everyThread:seconds:)``,
+    /// started beside) holds every thread of `pid`: what it counts starts there.
+    static func traced(_ pid: Int32) async throws {
+        _ = try await eventually("strace attached to \(pid)", every: .milliseconds(10)) { () -> Bool? in
+            guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty else {
+                return nil
+            }
+            let tracers = tasks.map { task in
+                readProcFile("/proc/\(pid)/task/\(task)/status").split(separator: "\n")
+                    .first { $0.hasPrefix("TracerPid:") }?.split(separator: "\t").last ?? "0"
+            }
+            return tracers.allSatisfy { $0 != "0" } ? true : nil
+        }
+    }
+
     /// Waits until every thread of `pid` has sat in the same system call,
     /// with the same arguments, for `quiet` (/proc/PID/task/*/syscall): a
     /// process done starting, or done with a change, and waiting. A fixed
@@ -77,7 +92,7 @@ struct QuietClientTests {
         by daemon: Subprocess, in network: TestNetwork, seen: (Int) async throws -> Void
     ) async throws -> (accepted: Int, calls: [String]) {
         async let traced = systemCalls(of: daemon.pid, seconds: 2 + newsChanges)
-        try await Task.sleep(for: .milliseconds(800))
+        try await Self.traced(daemon.pid)
         for change in 0..<newsChanges {
             try await network.inHost(change.isMultiple(of: 2) ? "route del default" : "route add default via 10.77.0.1")
             try await seen(change + 1)

@@ -40,7 +40,7 @@ struct ResumeFromSuspendTests {
         // a name's owner, which a match on every name would wake for).
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") {
             async let calls = QuietClientTests.systemCalls(of: daemon.pid)
-            try await Task.sleep(for: .milliseconds(500))
+            try await QuietClientTests.traced(daemon.pid)
             try await bus.comeAndGo(count: 20)
             let seen = try await calls
             #expect(seen.isEmpty, "system calls while idle:\n\(seen.joined(separator: "\n"))")
