@@ -97,6 +97,8 @@ extension SessionsInThisProcess {
             let failed = Mutex<[Key]>([])
             /// The session's run returned.
             let ended = Mutex(false)
+            /// Signalled when it did, for ``finish(_:_:)``, which cannot await.
+            let endedSignal = DispatchSemaphore(value: 0)
             /// Each switch of source the session said.
             let following = Mutex<[StatusSource]>([])
 
@@ -131,6 +133,7 @@ extension SessionsInThisProcess {
                     return true
                 }
                 delivered.ended.withLock { $0 = true }
+                delivered.endedSignal.signal()
             }
             return delivered
         }
@@ -139,8 +142,7 @@ extension SessionsInThisProcess {
         /// end, so that nothing of it outlives the test.
         static func finish(_ session: FollowSession, _ delivered: Delivered) {
             session.remote.stop()
-            let deadline = ContinuousClock.now + .seconds(1)
-            while !delivered.ended.withLock({ $0 }), ContinuousClock.now < deadline { usleep(1000) }
+            _ = delivered.endedSignal.wait(timeout: .now() + 1)
         }
 
         static func session(_ source: ReachabilityMonitor.Source, _ paths: [String], status: StatusDetail? = .summary) throws
