@@ -47,9 +47,7 @@ package struct OneShotQuery: Sendable {
     ) throws(ReachabilityError) -> Answer<NetworkStatus> {
         let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
             if operation == .check { return try Self.check(detail, on: connection, by: deadline, timeout: timeout) }
-            try connection.send([ClientRequest(operation, detail: detail)])
-            let (status, line) = StatusUpdate.inDetail(try Self.status(from: connection, by: deadline, timeout: timeout), detail)
-            try connection.checkServesThisNetwork(status)
+            let (status, line) = try Self.firstStatus(operation, detail, on: connection, by: deadline, timeout: timeout)
             return (status, [line])
         }
         if let (status, lines) = answer { return Answer(value: status, lines: lines, daemonFailures: failures) }
@@ -109,6 +107,18 @@ package struct OneShotQuery: Sendable {
         return (nil, failures)
     }
 
+    /// Sends `operation` and returns the daemon's first status, in
+    /// `detail`, once it is known to describe this network.
+    private static func firstStatus(
+        _ operation: ClientRequest.Operation, _ detail: StatusDetail, on connection: DaemonConnection,
+        by deadline: ContinuousClock.Instant, timeout: Duration
+    ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
+        try connection.send([ClientRequest(operation, detail: detail)])
+        let (status, line) = StatusUpdate.inDetail(try status(from: connection, by: deadline, timeout: timeout), detail)
+        try connection.checkServesThisNetwork(status)
+        return (status, line)
+    }
+
     /// The next status on `connection`, skipping lines of a type this
     /// version does not know; an error line is the daemon's refusal.
     private static func status(
@@ -139,9 +149,7 @@ package struct OneShotQuery: Sendable {
     private static func check(
         _ detail: StatusDetail, on connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (NetworkStatus, [[UInt8]]) {
-        try connection.send([ClientRequest(.get, detail: detail)])
-        let current = try status(from: connection, by: deadline, timeout: timeout).status
-        try connection.checkServesThisNetwork(current)
+        let current = try firstStatus(.get, detail, on: connection, by: deadline, timeout: timeout).status
         // Only now: a status line still unread is replaced by a newer one,
         // so an answer at once would take the place of the get's.
         try connection.send([ClientRequest(.check, detail: detail)])
@@ -160,9 +168,8 @@ package struct OneShotQuery: Sendable {
         _ destinations: [Destination], family: AddressFamily?, on connection: DaemonConnection,
         by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> ([DestinationStatus], [[UInt8]]) {
-        try connection.send([ClientRequest(.get, detail: .summary)])
         // The reach requests go only after this answer: nothing comes behind it.
-        try connection.checkServesThisNetwork(try status(from: connection, by: deadline, timeout: timeout).status)
+        _ = try firstStatus(.get, .summary, on: connection, by: deadline, timeout: timeout)
         let namesBy = ContinuousClock.now + timeout + resolutionAllowance
         var answers = [(status: DestinationStatus, line: [UInt8])?](repeating: nil, count: destinations.count)
         var sent = 0
