@@ -303,6 +303,56 @@ struct LineBufferTests {
         #expect(lines.first?.count == 4096)
     }
 
+    /// The framing as a byte at a time defines it: a line's bytes, its
+    /// `\r` included, held to the limit as they come; a newline ends it,
+    /// less one `\r` before it.
+    static func byteByByte(_ stream: [UInt8], limit: Int) -> (lines: [[UInt8]], partial: Bool)? {
+        var lines: [[UInt8]] = [], pending: [UInt8] = []
+        for byte in stream {
+            if byte == UInt8(ascii: "\n") {
+                if pending.last == UInt8(ascii: "\r") { pending.removeLast() }
+                lines.append(pending)
+                pending = []
+            } else {
+                guard pending.count < limit else { return nil }
+                pending.append(byte)
+            }
+        }
+        return (lines, !pending.isEmpty)
+    }
+
+    /// The buffer copies a segment at a time (issue 45): whatever the
+    /// stream and wherever it is cut, it frames as a byte at a time does,
+    /// and fails where that fails.
+    @Test func segmentsFrameAsBytesDo() {
+        var generator = SeededGenerator(seed: 45)
+        let alphabet = Array("ab\r\n".utf8)
+        for _ in 0..<2000 {
+            let limit = Int.random(in: 1...12, using: &generator)
+            let stream = (0..<Int.random(in: 0...80, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            let model = Self.byteByByte(stream, limit: limit)
+            var buffer = LineBuffer(limit: limit)
+            var rest = stream[...]
+            let outcome = Result { () throws(LineBuffer.Failure) -> [[UInt8]] in
+                var lines: [[UInt8]] = []
+                while !rest.isEmpty {
+                    let size = Int.random(in: 1...20, using: &generator)
+                    lines += try buffer.append(Array(rest.prefix(size)))
+                    rest = rest.dropFirst(size)
+                }
+                return lines
+            }
+            switch (model, outcome) {
+            case (let model?, .success(let lines)):
+                #expect(lines == model.lines && buffer.hasPartialLine == model.partial, "limit \(limit): \(stream)")
+            case (nil, .failure(let failure)):
+                #expect(failure == .lineTooLong(limit: limit))
+            case (_?, .failure), (nil, .success):
+                Issue.record("framed otherwise than a byte at a time, limit \(limit): \(stream)")
+            }
+        }
+    }
+
     /// However a stream is cut into reads, the same lines come out, and a
     /// line over the limit fails wherever it is cut.
     @Test func theLinesDoNotDependOnHowTheStreamIsCut() throws {

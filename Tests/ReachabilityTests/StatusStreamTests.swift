@@ -14,6 +14,25 @@ struct StatusStreamTests {
         .built(ipv4: .through(path, else: .local), seq: seq, source: source)
     }
 
+    /// Whether a line is a status is looked for from its end (issue 45):
+    /// the same answer as a search from its start, wherever the marker is,
+    /// and none for an error line.
+    @Test func aStatusLineIsFoundFromItsEnd() throws {
+        let marker = Array(#""type":"status""#.utf8)
+        var generator = SeededGenerator(seed: 45)
+        let alphabet = Array(#"{}":,typesau"#.utf8)
+        for _ in 0..<3000 {
+            var line = (0..<Int.random(in: 0...40, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            if Bool.random(using: &generator) {
+                line.insert(contentsOf: marker, at: Int.random(in: 0...line.count, using: &generator))
+            }
+            #expect(StatusUpdate.isStatusLine(line) == (line.firstRange(ofBytes: marker) != nil), "\(String(decoding: line, as: UTF8.self))")
+        }
+        let status = StatusLineWriter.line(Self.status(Self.eth0, seq: 1, source: .daemon))
+        #expect(StatusUpdate.isStatusLine(status))
+        #expect(!StatusUpdate.isStatusLine(Array(#"{"code":"bad_request","message":"x","type":"error","version":1}"#.utf8)))
+    }
+
     @Test func theSameNetworkFromTheSameSourceIsDeliveredOnce() throws {
         var stream = StatusStream(detail: .full)
         let offered = [
