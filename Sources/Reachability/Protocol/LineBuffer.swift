@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Splits a byte stream into newline-terminated lines, refusing any line longer
 /// than `limit` bytes before it is complete, so a peer cannot make it grow.
 package struct LineBuffer {
@@ -29,7 +33,12 @@ package struct LineBuffer {
     private mutating func split(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<[[UInt8]], Failure> {
         var lines: [[UInt8]] = []
         var start = 0
-        while let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) {
+        // memchr: the standard library's firstIndex(of:) on a slice cost 6
+        // instructions a byte, libc's a fraction of one.
+        while let base = bytes.baseAddress, start < bytes.count,
+            let found = memchr(base + start, Int32(UInt8(ascii: "\n")), bytes.count - start)
+        {
+            let newline = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
             // The line so far, its `\r` included, is held to the limit.
             guard pending.count + (newline - start) <= limit else { return .failure(.lineTooLong(limit: limit)) }
             let segment = UnsafeBufferPointer(rebasing: bytes[start..<newline])
