@@ -27,12 +27,17 @@ package func eventually<T>(
 ) async throws -> T {
     let deadline = ContinuousClock.now + timeout
     var lastError: (any Error)?
-    while ContinuousClock.now < deadline {
+    // A last look after the deadline, always: under make test's start-up a
+    // wait's sleep can end seconds late, and a child that exited meanwhile
+    // must not time out unseen (Subprocess.wait, which looked before judging
+    // the deadline, did that until it waited through this).
+    while true {
         do {
             if let value = try await probe() { return value }
         } catch {
             lastError = error
         }
+        if ContinuousClock.now >= deadline { break }
         try await Task.sleep(for: interval)
     }
     throw HarnessError.timedOut(what + (lastError.map { " (last error: \($0))" } ?? ""))
