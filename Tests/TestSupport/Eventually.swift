@@ -44,7 +44,9 @@ package func eventually<T>(
 }
 
 /// Whether `condition` holds throughout `window`, looked at every
-/// `interval` and once more at its end: `false` as soon as it fails. For
+/// `interval` and once more when it has passed (a look that began before
+/// the end does not close the window, however long it took): `false` as
+/// soon as it fails. For
 /// what must not happen (a second signal, another connection, a probe):
 /// the window is the claim, so it is said where the test is read, and a
 /// failure ends the wait at once instead of at the window's end.
@@ -53,10 +55,11 @@ package func holdsThroughout(
 ) async throws -> Bool {
     let end = ContinuousClock.now + window
     while true {
+        let looked = ContinuousClock.now
         guard try await condition() else { return false }
+        if looked >= end { return true }
         let left = end - .now
-        if left <= .zero { return true }
-        try await Task.sleep(for: min(interval, left))
+        if left > .zero { try await Task.sleep(for: min(interval, left)) }
     }
 }
 

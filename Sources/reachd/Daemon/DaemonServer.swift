@@ -61,7 +61,8 @@ final class DaemonServer {
     /// Answers the clients' requests (the client service holds it weakly).
     private let router: RequestRouter
     /// Every service with a deadline or descriptors of its own, in the
-    /// order the loop serves them.
+    /// order they end a pass and hear a published status (``run()`` serves
+    /// their events in an order of its own).
     private let services: [DaemonService]
 
     /// Subscribes to netlink, takes the first snapshot, then listens (binding

@@ -2,11 +2,12 @@ import Reachability
 
 /// The shape every service of the daemon's loop has (``DaemonServer``):
 /// when the loop must wake for it though none of its descriptors is ready,
-/// and what it waits on once a pass is over. Its descriptors' events reach
-/// it through ``DaemonWakeUp``, in the pass order the loop states. The loop
-/// keeps its services in one list, in that order: a new service is its own
-/// file and a place in the list (and, with descriptors, a token and a line
-/// in ``DaemonWakeUp``).
+/// what it waits on once a pass is over, and each published status. Its
+/// descriptors' events reach it through ``DaemonWakeUp``, in the pass order
+/// the loop states. The loop keeps its services in one list, the order in
+/// which they end a pass and hear a status, the announcer last: a new
+/// service is its own file and a place in the list (and, with descriptors,
+/// a token and a line in ``DaemonWakeUp``).
 protocol DaemonService: AnyObject {
     /// When the loop must wake for this service even if nothing is ready:
     /// a due probe, an idle client, a watchdog ping. `nil`: never; an idle

@@ -332,10 +332,12 @@ struct GLibAppTests {
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath, environment: [GLibApp.moduleDebug])
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available && app.ready.metered, "\(app.ready)")
+        let fallbacks = app.fallbacks
         daemon.signal(SIGSTOP)
         try await network.inHost("route add 10.200.0.0/16 via 10.77.0.1")
         // The stop is noticed a second after the change (the question's deadline).
-        try await app.fallsBackToGLibsBackend()
+        try await app.fallsBackToGLibsBackend(after: fallbacks)
+        #expect(try await holdsThroughout(.milliseconds(500)) { app.signals.isEmpty }, "GLib's backend moved no property")
         daemon.signal(SIGCONT)
         _ = try await daemonAnswers(at: network.socketPath)
         try await network.inHost("route add 10.201.0.0/16 via 10.77.0.1")
@@ -355,11 +357,13 @@ struct GLibAppTests {
         defer { daemon.signal(SIGCONT) }
         let app = try await GLibApp(in: network, socket: network.socketPath, environment: [GLibApp.moduleDebug])
         #expect(app.ready.type == "ReachdNetworkMonitor" && app.ready.available, "\(app.ready)")
+        let fallbacks = app.fallbacks
         daemon.signal(SIGSTOP)
         try await network.inHost("route replace default via 10.77.0.254")
         // The stop is noticed a second after the change (the question's deadline).
-        try await app.fallsBackToGLibsBackend()
-        #expect(app.signals.isEmpty, "GLib's backend moved no property: \(app.signals.count)")
+        try await app.fallsBackToGLibsBackend(after: fallbacks)
+        #expect(try await holdsThroughout(.milliseconds(500)) { app.signals.isEmpty },
+                "GLib's backend moved no property: \(app.signals.count)")
         daemon.signal(SIGCONT)
         let handover = try await app.signal(1, "the handover, from the daemon back")
         #expect(handover.available && handover.connectivity == "full", "\(handover)")
