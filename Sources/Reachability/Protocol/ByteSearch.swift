@@ -25,6 +25,25 @@ extension RandomAccessCollection where Element == UInt8 {
         let lower = index(startIndex, offsetBy: offset)
         return lower..<index(lower, offsetBy: marker.count)
     }
+
+    /// Whether `marker` occurs in these bytes, looked for from their end:
+    /// for a key that sorts late in a line, such as a status line's
+    /// `"type"`, which a following client looked for from the start on each
+    /// line it passed on, 10k instructions a 1.5 KB line (callgrind, issue 45).
+    package func containsBytes(fromTheEnd marker: [UInt8]) -> Bool {
+        guard let first = marker.first, count >= marker.count else { return false }
+        let found: Bool? = withContiguousStorageIfAvailable { bytes in
+            marker.withUnsafeBufferPointer { marker in
+                var start = bytes.count - marker.count
+                while start >= 0 {
+                    if bytes[start] == first, memcmpEqual(bytes, from: start, marker) { return true }
+                    start -= 1
+                }
+                return false
+            }
+        }
+        return found ?? (firstRange(ofBytes: marker) != nil)
+    }
 }
 
 /// Whether `bytes` holds `marker` at `start` (which leaves room for it).

@@ -26,8 +26,6 @@ import Glibc
 /// only on suspend and resume: no timer, no wake-up. Only where a system bus
 /// exists; one that goes away is tried again, from 5 s, doubling.
 final class SleepWatch {
-    private static let login1 = LogindInbox.login1
-    private static let busDriver = LogindInbox.busDriver
 
     private var bus: OpaquePointer?
     private var match: OpaquePointer?
@@ -152,13 +150,13 @@ final class SleepWatch {
         // or goes changes a name, and none of those may wake the daemon.
         var added = sd_bus_add_match_async(
             opened, &ownerMatch,
-            "type='signal',sender='\(Self.busDriver)',path='/org/freedesktop/DBus',interface='\(Self.busDriver)',"
-                + "member='NameOwnerChanged',arg0='\(Self.login1)'",
+            "type='signal',sender='\(LogindInbox.busDriver)',path='/org/freedesktop/DBus',interface='\(LogindInbox.busDriver)',"
+                + "member='NameOwnerChanged',arg0='\(LogindInbox.login1)'",
             LogindInbox.nameOwnerChanged, nil, userdata)
         if added >= 0 { added = askOwner(opened, userdata) }
         if added >= 0 {
             added = sd_bus_match_signal_async(
-                opened, &match, Self.login1, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                opened, &match, LogindInbox.login1, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
                 "PrepareForSleep", LogindInbox.prepareForSleep, LogindInbox.matchAdded, userdata)
         }
         guard added >= 0 else {
@@ -193,15 +191,15 @@ final class SleepWatch {
         failures += 1
     }
 
-    /// `GetNameOwner("org.freedesktop.login1")`, answered to ``ownerAnswer``.
+    /// `GetNameOwner("org.freedesktop.login1")`, answered to ``LogindInbox/ownerAnswer``.
     /// Built by parts: Swift cannot call sd-bus's variadic helpers.
     private func askOwner(_ bus: OpaquePointer, _ userdata: UnsafeMutableRawPointer) -> Int32 {
         var call: OpaquePointer?
         var result = sd_bus_message_new_method_call(
-            bus, &call, Self.busDriver, "/org/freedesktop/DBus", Self.busDriver, "GetNameOwner")
+            bus, &call, LogindInbox.busDriver, "/org/freedesktop/DBus", LogindInbox.busDriver, "GetNameOwner")
         guard result >= 0, let call else { return result }
         defer { sd_bus_message_unref(call) }
-        result = Self.login1.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
+        result = LogindInbox.login1.withCString { sd_bus_message_append_basic(call, CChar(UInt8(ascii: "s")), $0) }
         guard result >= 0 else { return result }
         return sd_bus_call_async(bus, &ownerQuery, call, LogindInbox.ownerAnswer, userdata, 0)
     }
