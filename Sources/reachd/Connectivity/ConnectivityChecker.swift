@@ -281,6 +281,10 @@ final class ConnectivityChecker {
         }
     }
 
+    /// Probes finished and not yet taken in by ``collect(now:)``: what a
+    /// test of a late answer waits for, as the wake signal is one for all.
+    var finishedProbes: Int { finished.results.withLock { $0.count } }
+
     /// Takes in finished probes; returns whether a verdict changed.
     func collect(now: ContinuousClock.Instant) -> Bool {
         wake.drain()

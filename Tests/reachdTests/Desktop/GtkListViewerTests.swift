@@ -80,9 +80,11 @@ struct GtkListViewerTests {
         // The host loses its default route, but the server is on-link: its
         // rows stay, with no offline wording, past the 2 s grace and refreshes.
         try await network.inHost("route del default")
-        try await Task.sleep(for: .seconds(3))
-        let onLink = try await display.text()
-        #expect(onLink.contains("apple") && !onLink.contains("offline") && !onLink.contains("No network"), "\(onLink)")
+        var onLink = ""
+        #expect(try await holdsThroughout(.seconds(3), every: .milliseconds(250)) {
+            onLink = try await display.text()
+            return onLink.contains("apple") && !onLink.contains("offline") && !onLink.contains("No network")
+        }, "\(onLink)")
 
         try serve(#"{"status": 200, "items": []}"#)
         try await display.waitUntil(reads: "Nothing here yet", without: ["apple"], "the no-data page")

@@ -53,11 +53,9 @@ final class SocketClient: @unchecked Sendable {
     func readLine(timeout: Duration = .seconds(5)) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while pending.isEmpty {
-            guard ContinuousClock.now < deadline else { throw HarnessError.timedOut("no line from the daemon") }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 0) > 0 else {
-                try await Task.sleep(for: .milliseconds(5))
-                continue
+            _ = try await eventually("a line from the daemon", timeout: deadline - .now, every: .milliseconds(5)) { () -> Bool? in
+                var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                return poll(&descriptor, 1, 0) > 0 ? true : nil
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

@@ -186,10 +186,16 @@ final class TestNetwork: @unchecked Sendable {
     }
 
     /// Connections a daemon in the host namespace has accepted on `socket`
-    /// and not yet closed.
+    /// and not yet closed, from clients in the host namespace or the
+    /// test's own: the kernel makes an accepted socket in its client's
+    /// namespace, not the listener's, and lists it there.
     func connections(to socket: String) async throws -> Int {
-        let listing = try await Subprocess.run(["/usr/bin/env", "ip", "netns", "exec", host, "ss", "-xHn", "state", "connected"])
-        return listing.output.split(separator: "\n").filter { $0.contains(" \(socket) ") }.count
+        var count = 0
+        for namespace in [["ip", "netns", "exec", host], []] {
+            let listing = try await Subprocess.run(["/usr/bin/env"] + namespace + ["ss", "-xHn", "state", "connected"])
+            count += listing.output.split(separator: "\n").filter { $0.contains(" \(socket) ") }.count
+        }
+        return count
     }
 
     /// A copy of the host's /etc for ``inHost(etc:)``, in ``ScratchSpace``.

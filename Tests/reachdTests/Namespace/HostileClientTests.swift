@@ -251,7 +251,10 @@ struct HostileClientTests {
         _ = try await eventually("a client that never reads its answers is closed", timeout: .seconds(5)) {
             unread.wasClosed ? true : nil
         }
-        try await Task.sleep(for: .seconds(1))
+        // Twice the idle timeout, and the subscriber's connection stays.
+        #expect(try await holdsThroughout(.seconds(1), every: .milliseconds(100)) {
+            try await network.connections(to: network.socketPath) == 1
+        }, "the daemon kept only the subscriber's connection")
         try await network.inHost("route add default via 10.77.0.1")
         #expect(try await subscriber.readStatus().online, "a quiet subscriber is kept")
         #expect(daemon.isRunning)
@@ -436,7 +439,10 @@ struct HostileClientTests {
             """, network.socketPath])
         defer { flood.signal(SIGKILL) }
         _ = try await eventually("the checks are pipelined") { flood.outputLines.first }
-        try await Task.sleep(for: .milliseconds(500))
+        // The daemon holds the eight (and a get's, at most) before it is measured.
+        _ = try await eventually("the daemon accepted the pipelines") {
+            try await network.connections(to: network.socketPath) >= 8 ? true : nil
+        }
         let ticks = MetricsScrapeTests.cpuTicks(daemon.pid)
         let sampled = ContinuousClock.now
         let flooded = try await medianGet()

@@ -159,7 +159,9 @@ struct MetricsScrapeTests {
             try await Self.fetch("http://127.0.0.1:10077/metrics", in: network)
         }
         #expect(scrape.contains("reachd_online 0"))
+        #expect(attack.isRunning, "the storm lasted while the subscriber and the scrape were served: \(attack.output)")
 
+        attack.signal(SIGUSR1)
         let status = try await attack.wait(timeout: .seconds(60))
         #expect(status == 0, "the attacker said: \(attack.output) \(attack.errorOutput)")
         #expect(attack.output.contains("slow-loris cut off") && attack.output.contains("huge request refused: 431"), "\(attack.output)")
@@ -358,7 +360,7 @@ struct MetricsScrapeTests {
 
     /// The three attacks, reporting each as it ends.
     static let attacker = #"""
-        import resource, socket, sys, time
+        import resource, signal, socket, sys, time
         resource.setrlimit(resource.RLIMIT_NOFILE, (20000, 20000))
         def out(text):
             print(text, flush=True)
@@ -397,8 +399,10 @@ struct MetricsScrapeTests {
             except BlockingIOError:
                 pass
             held.append(s)
+        # Held until the test has heard a flip and got a scrape through.
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
         out("storm: %d connections" % len(held))
-        time.sleep(8)
+        signal.sigwait([signal.SIGUSR1])
         for s in held:
             s.close()
         """#

@@ -185,12 +185,11 @@ struct PassiveEvidenceTests {
         let localPort = try Subprocess(network.inHost(etc: nil) + ["/usr/bin/python3", Self.script, "connect", "0.2", "0.5", "3", "127.0.0.1:9", "127.0.0.3:9"])
         try await local.wait(timeout: .seconds(15))
         try await localPort.wait(timeout: .seconds(15))
-        // The kernel holds the on-link SYNs for its 3 s of address
-        // resolution: their sockets end only then.
-        try await Task.sleep(for: .seconds(4))
         #expect(Self.outcomes(local).filter { !$0.answered }.count >= 20, "\(local.output)")
         #expect(Self.outcomes(localPort).filter { !$0.answered }.count >= 10, "\(localPort.output)")
-        #expect(check.requests == probes, "a probe for failures on the host or the link")
+        // The kernel holds the on-link SYNs for its 3 s of address
+        // resolution: their sockets end only then, and none may probe.
+        #expect(try await holdsThroughout(.seconds(4)) { check.requests == probes }, "a probe for failures on the host or the link")
         #expect(!daemon.errorOutput.contains("connections through this path fail"), "\(daemon.errorOutput.suffix(3000))")
 
         // Control: the same daemon hears off-link failures (three servers
@@ -206,8 +205,8 @@ struct PassiveEvidenceTests {
         #expect(Self.outcomes(remote).filter { !$0.answered }.count >= 25, "\(remote.output)")
         _ = try await eventually("the daemon probes") { check.requests > probes ? true : nil }
         #expect(daemon.errorOutput.contains("connections through this path fail"), "\(daemon.errorOutput.suffix(3000))")
-        try await Task.sleep(until: stormStarted + .seconds(8))
-        #expect((1...2).contains(check.requests - probes), "probes for a storm of failures over 3.5 s: \(check.requests - probes)")
+        #expect(try await holdsThroughout(stormStarted + .seconds(8) - .now) { check.requests - probes <= 2 },
+                "probes for a storm of failures over 3.5 s: \(check.requests - probes)")
         let status = try await network.status().status
         #expect(status.connectivity == .full, "the probe decides: \(status)")
     }

@@ -124,8 +124,7 @@ struct ConnectivityScheduleTests {
         // The hung probes answer at last: too late to count.
         _ = try await eventually("both probes started", every: .milliseconds(10)) { started.withLock { $0 } >= 2 ? true : nil }
         release.signal()
-        _ = try PollSet.wait(for: checker.wake.fileDescriptor, until: .now + .seconds(5))
-        try await Task.sleep(for: .milliseconds(100))
+        _ = try await eventually("both hung probes answered", every: .milliseconds(10)) { checker.finishedProbes == 2 ? true : nil }
         #expect(!checker.collect(now: start + .seconds(6)))
         #expect(checker.findings.ipv4?.connectivity == .limited, "a late answer is stale")
         // Limited already: no confirmation can follow the next probe, which
