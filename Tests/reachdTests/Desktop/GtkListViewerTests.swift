@@ -52,9 +52,14 @@ struct GtkListViewerTests {
         guard let directory = ProcessInfo.processInfo.environment["REACHD_SCREENSHOTS"] else { return }
         let picture = URL(fileURLWithPath: directory).appendingPathComponent("\(name).png")
         if asRead { return try display.keepLastRead(to: picture) }
-        // The crossfade (250 ms) is over before the picture.
-        try await Task.sleep(for: .milliseconds(400))
-        try await display.screenshot(to: picture)
+        // Kept once two pictures in a row agree: the crossfade (250 ms) is over.
+        var last = Data()
+        _ = try await eventually("the \(name) screen stops changing", every: .milliseconds(100)) { () -> Bool? in
+            try await display.screenshot(to: picture)
+            let shot = try Data(contentsOf: picture)
+            defer { last = shot }
+            return shot == last ? true : nil
+        }
     }
 
     /// The cases in the order a day might bring them.
