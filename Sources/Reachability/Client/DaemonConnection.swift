@@ -48,12 +48,6 @@ final class DaemonConnection {
 
     deinit { close(fd) }
 
-    /// Takes the daemon's first status as an answer only when it describes
-    /// this thread's network namespace (``checkServes(_:network:path:)``).
-    func checkServesThisNetwork(_ status: NetworkStatus) throws(DaemonClientError) {
-        try Self.checkServes(status, network: ownNetwork, path: path)
-    }
-
     /// The network namespace this connection was made in, as its socket's
     /// cookie and the thread's /proc tell it: what a daemon's status is
     /// compared with.

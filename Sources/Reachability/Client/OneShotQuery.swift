@@ -45,9 +45,9 @@ package struct OneShotQuery: Sendable {
         _ operation: ClientRequest.Operation = .get, detail: StatusDetail = .full,
         timeout: Duration = ReachabilityMonitor.defaultTimeout
     ) throws(ReachabilityError) -> Answer<NetworkStatus> {
-        let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
-            if operation == .check { return try Self.check(detail, on: connection, by: deadline, timeout: timeout) }
-            let (status, line) = try Self.firstStatus(operation, detail, on: connection, by: deadline, timeout: timeout)
+        let (answer, failures) = askDaemons(timeout: timeout) { connection, link, deadline throws(DaemonClientError) in
+            if operation == .check { return try Self.check(detail, on: connection, &link, by: deadline, timeout: timeout) }
+            let (status, line) = try Self.firstStatus(operation, detail, on: connection, &link, by: deadline, timeout: timeout)
             return (status, [line])
         }
         if let (status, lines) = answer { return Answer(value: status, lines: lines, daemonFailures: failures) }
@@ -66,7 +66,7 @@ package struct OneShotQuery: Sendable {
     /// where none runs there is no check to ask, and nothing to do.
     @discardableResult
     package func requestCheck(timeout: Duration = ReachabilityMonitor.defaultTimeout) -> Bool {
-        askDaemons(timeout: timeout) { connection, _ throws(DaemonClientError) in
+        askDaemons(timeout: timeout) { connection, _, _ throws(DaemonClientError) in
             try connection.send([ClientRequest.check])
             return ((), [])
         }.answer != nil
@@ -76,8 +76,8 @@ package struct OneShotQuery: Sendable {
     package func destinations(
         _ destinations: [Destination], family: AddressFamily?, timeout: Duration = ReachabilityMonitor.defaultTimeout
     ) throws(ReachabilityError) -> Answer<[DestinationStatus]> {
-        let (answer, failures) = askDaemons(timeout: timeout) { connection, deadline throws(DaemonClientError) in
-            try Self.reach(destinations, family: family, on: connection, by: deadline, timeout: timeout)
+        let (answer, failures) = askDaemons(timeout: timeout) { connection, link, deadline throws(DaemonClientError) in
+            try Self.reach(destinations, family: family, on: connection, &link, by: deadline, timeout: timeout)
         }
         if let (statuses, lines) = answer { return Answer(value: statuses, lines: lines, daemonFailures: failures) }
         guard source != .daemon else { throw .noDaemonAnswered(failures) }
@@ -88,10 +88,11 @@ package struct OneShotQuery: Sendable {
 
     /// Asks the daemons in turn, all within one budget of `timeout` from now
     /// to connect and give their first answer: the first that does gives the
-    /// answer, else its failures are returned.
+    /// answer, else its failures are returned. Each connection's lines are
+    /// read through a ``DaemonLink``, as a follow session's are.
     private func askDaemons<Value>(
         timeout: Duration,
-        _ ask: (DaemonConnection, ContinuousClock.Instant) throws(DaemonClientError) -> (Value, [[UInt8]])
+        _ ask: (DaemonConnection, inout DaemonLink, ContinuousClock.Instant) throws(DaemonClientError) -> (Value, [[UInt8]])
     ) -> (answer: (Value, [[UInt8]])?, failures: [DaemonClientError]) {
         guard source != .inProcess else { return (nil, []) }
         let deadline = ContinuousClock.now + timeout
@@ -99,7 +100,8 @@ package struct OneShotQuery: Sendable {
         for path in socketPaths {
             do throws(DaemonClientError) {
                 let connection = try DaemonConnection(path: path, timeout: max(deadline - .now, .milliseconds(1)))
-                return (try ask(connection, deadline), failures)
+                var link = DaemonLink(path: path, ownNetwork: connection.ownNetwork, firstAnswerBy: deadline)
+                return (try ask(connection, &link, deadline), failures)
             } catch {
                 failures.append(error)
             }
@@ -111,31 +113,45 @@ package struct OneShotQuery: Sendable {
     /// `detail`, once it is known to describe this network.
     private static func firstStatus(
         _ operation: ClientRequest.Operation, _ detail: StatusDetail, on connection: DaemonConnection,
-        by deadline: ContinuousClock.Instant, timeout: Duration
+        _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
         try connection.send([ClientRequest(operation, detail: detail)])
-        let (status, line) = StatusUpdate.inDetail(try status(from: connection, by: deadline, timeout: timeout), detail)
-        try connection.checkServesThisNetwork(status)
-        return (status, line)
+        return StatusUpdate.inDetail(try status(from: connection, &link, by: deadline, timeout: timeout), detail)
     }
 
-    /// The next status on `connection`, skipping lines of a type this
-    /// version does not know; an error line is the daemon's refusal.
+    /// The next status on `connection`: the first only once it describes
+    /// this network (the link's rule).
     private static func status(
-        from connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
+        from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
         while true {
-            guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else {
-                throw .closed(path: connection.path)
-            }
-            for line in lines {
-                switch try DaemonMessage.received(line) {
-                case .status(let status): return (status, line)
-                case .error(let code, let message, _): throw .rejected(code: code, message: message)
-                case .destination, .unrecognized: continue
+            for event in try events(from: connection, &link, by: deadline, timeout: timeout) {
+                switch event {
+                case .answered(let status, let line), .status(let status, let line): return (status, line)
+                // events(from:) threw the last two.
+                case .news, .destination, .refused, .failed: continue
                 }
             }
         }
+    }
+
+    /// What the next lines on `connection` mean, by `deadline`; the
+    /// daemon's refusal, a line that does not decode and another network's
+    /// daemon throw.
+    private static func events(
+        from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
+    ) throws(DaemonClientError) -> [DaemonLink.Event] {
+        guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else { throw .closed(path: connection.path) }
+        var events: [DaemonLink.Event] = []
+        for line in lines {
+            for event in link.read(line, passesThrough: false) {
+                switch event {
+                case .failed(let error, _), .refused(let error, _, _): throw error
+                case .news, .answered, .status, .destination: events.append(event)
+                }
+            }
+        }
+        return events
     }
 
     /// How long a daemon that does not say how soon it answers a check
@@ -147,15 +163,16 @@ package struct OneShotQuery: Sendable {
     /// check's time, and its status says how soon the check is answered
     /// (``DaemonCheck/answerWithin``), which is awaited, and a second more.
     private static func check(
-        _ detail: StatusDetail, on connection: DaemonConnection, by deadline: ContinuousClock.Instant, timeout: Duration
+        _ detail: StatusDetail, on connection: DaemonConnection, _ link: inout DaemonLink,
+        by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (NetworkStatus, [[UInt8]]) {
-        let current = try firstStatus(.get, detail, on: connection, by: deadline, timeout: timeout).status
+        let current = try firstStatus(.get, detail, on: connection, &link, by: deadline, timeout: timeout).status
         // Only now: a status line still unread is replaced by a newer one,
         // so an answer at once would take the place of the get's.
         try connection.send([ClientRequest(.check, detail: detail)])
         // A daemon with no check answers at once all the same.
         let allowance = (current.check?.answerWithin ?? unannouncedCheckAllowance) + .seconds(1)
-        let checked = try status(from: connection, by: .now + allowance, timeout: allowance)
+        let checked = try status(from: connection, &link, by: .now + allowance, timeout: allowance)
         let (status, line) = StatusUpdate.inDetail(checked, detail)
         return (status, [line])
     }
@@ -165,11 +182,11 @@ package struct OneShotQuery: Sendable {
     /// once, so a stopped one costs the budget, not the resolver's allowance
     /// that names are given afterwards.
     private static func reach(
-        _ destinations: [Destination], family: AddressFamily?, on connection: DaemonConnection,
+        _ destinations: [Destination], family: AddressFamily?, on connection: DaemonConnection, _ link: inout DaemonLink,
         by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> ([DestinationStatus], [[UInt8]]) {
         // The reach requests go only after this answer: nothing comes behind it.
-        _ = try firstStatus(.get, .summary, on: connection, by: deadline, timeout: timeout)
+        _ = try firstStatus(.get, .summary, on: connection, &link, by: deadline, timeout: timeout)
         let namesBy = ContinuousClock.now + timeout + resolutionAllowance
         var answers = [(status: DestinationStatus, line: [UInt8])?](repeating: nil, count: destinations.count)
         var sent = 0
@@ -182,22 +199,11 @@ package struct OneShotQuery: Sendable {
                 })
                 sent = batch.upperBound
             }
-            guard let lines = try connection.nextLines(by: namesBy, timeout: timeout + resolutionAllowance) else {
-                throw .closed(path: connection.path)
-            }
-            for line in lines {
-                switch try DaemonMessage.received(line) {
-                case .destination(let status):
-                    guard let id = status.id, let position = Int(id), answers.indices.contains(position),
-                        answers[position] == nil
-                    else { continue }
-                    answers[position] = (status, line)
-                    answered += 1
-                case .error(let code, let message, _):
-                    throw .rejected(code: code, message: message)
-                case .status, .unrecognized:
-                    continue
-                }
+            let events = try events(from: connection, &link, by: namesBy, timeout: timeout + resolutionAllowance)
+            for case .destination(let id, let status, let line) in events {
+                guard let position = Int(id), answers.indices.contains(position), answers[position] == nil else { continue }
+                answers[position] = (status, line)
+                answered += 1
             }
         }
         let complete = answers.map { $0! }
