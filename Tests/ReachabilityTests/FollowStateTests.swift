@@ -486,8 +486,10 @@ struct FollowStateTests {
         session.feed(.tick)
         #expect(session.feed(.connectFailed(path: Self.socket, .closed(path: Self.socket))).effects.last == "start engine")
         #expect(session.feed(.engineFailed(NetlinkError("nl_connect", errno: EPERM))).effects.first == "stop engine")
+        let stopped = session.state
         let late = session.feed(.engineStarted(lastStatus: Self.embeddedStatus(seq: 1)))
         #expect(late.updates.isEmpty && late.effects.isEmpty)
+        #expect(session.state == stopped, "the late start left no trace")
     }
 
     @Test func aNewRunStartsWithNoConnectionAndSaysItsSourceAgain() {
@@ -506,6 +508,23 @@ struct FollowStateTests {
         let stopped = session.feed(.commands([.stop, .follow(Self.key("api.example.com:443"))]))
         #expect(stopped.effects == ["end"], "no watch sent after the stop")
         #expect(session.state.phase.hasEnded)
+        let ended = session.state
+        for input: FollowState.Input in [
+            .tick, .daemonLines([Self.offlineNews]), .commands([.follow(Self.key("b.example.com:443"))]),
+            .computed([.status(Self.embeddedStatus(seq: 9))]), .socketsChanged,
+        ] {
+            let after = session.feed(input)
+            #expect(after.updates.isEmpty && after.effects.isEmpty && session.state == ended, "\(input) after the end")
+        }
+    }
+
+    /// A tick with nothing due changes nothing of the session: not a
+    /// deadline, not a count.
+    @Test func aTickWithNothingDueLeavesTheWholeStateAsItWas() {
+        var session = Driver(.automatic)
+        _ = session.answeredByDaemon()
+        let answered = session.state
+        #expect(session.feed(.tick) == ([], []) && session.state == answered)
     }
 
     @Test func aDaemonOnlySessionWithEveryDaemonAnotherNetworksEnds() {

@@ -1,6 +1,6 @@
 /// Why one daemon did not give a client its answer. A ``ReachabilityError``
 /// lists one per daemon tried.
-public enum DaemonClientError: Error, Sendable, CustomStringConvertible {
+public enum DaemonClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Nothing listens at the path (ENOENT, ECONNREFUSED): start the daemon,
     /// or let ``ReachabilityMonitor`` compute the answer in-process.
     case notRunning(path: String, cause: SystemError)

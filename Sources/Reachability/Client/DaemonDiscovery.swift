@@ -4,7 +4,7 @@
 /// schedule while none exists; and the rule that a subscription that lasted
 /// ``stableSubscription`` was a daemon that worked. Pure: what became of
 /// each try in, the next step out. ``FollowState`` acts on it.
-struct DaemonDiscovery {
+struct DaemonDiscovery: Equatable {
     /// A subscription that lasted this long after its first status was a
     /// daemon that worked, and its end (a restart) is retried after the
     /// shortest wait. One that ended sooner, answer or not, backs off, so a

@@ -4,7 +4,7 @@ import Logging
 /// daemon answers again, so that a refusing daemon costs one warning, not
 /// one per retry. Pure: failures in, the line to log out. The `reachd`
 /// command holds one too, to say on its terminal what a session would log.
-package struct DaemonFailureLog {
+package struct DaemonFailureLog: Equatable {
     /// The last failure warned about since the daemon last answered.
     private var lastWarned: String?
 

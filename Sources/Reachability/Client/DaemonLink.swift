@@ -4,9 +4,9 @@
 /// are held until then, and a first status from another network namespace
 /// fails the link. Pure: lines in, link events out; the connection's own
 /// namespace is a value its loop read.
-struct DaemonLink {
+struct DaemonLink: Equatable {
     /// What a line from the daemon means.
-    enum Event {
+    enum Event: Equatable {
         /// A change on a subscription that has answered, passed on as it
         /// came, not decoded yet (reachd monitor --json prints it before).
         case news(StatusUpdate)
@@ -27,7 +27,7 @@ struct DaemonLink {
     private(set) var firstAnswerBy: ContinuousClock.Instant?
     /// Destination answers that came before the first status: they count
     /// once it says the daemon serves this network.
-    private var held: [(id: String, status: DestinationStatus, line: [UInt8])] = []
+    private var held: [Event] = []
 
     /// The daemon's socket.
     let path: String
@@ -59,13 +59,13 @@ struct DaemonLink {
             }
             firstAnswerBy = nil
             defer { held = [] }
-            return [.answered(status, line: line)] + held.map { .destination(id: $0.id, $0.status, line: $0.line) }
+            return [.answered(status, line: line)] + held
         case .destination(let status):
             // An answer without an id names nothing the session asked.
             guard let id = status.id else { return [] }
             guard hasAnswered else {
                 // Before the first status, nothing says the daemon serves this network.
-                held.append((id, status, line))
+                held.append(.destination(id: id, status, line: line))
                 return []
             }
             return [.destination(id: id, status, line: line)]

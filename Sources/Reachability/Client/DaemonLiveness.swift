@@ -32,7 +32,7 @@ struct DaemonLiveness {
     /// ``probeSpacing``, so that the bound above holds.
     static let newsGrace: Duration = .milliseconds(250)
 
-    enum Verdict {
+    enum Verdict: Equatable {
         /// Nothing to say.
         case none
         /// The probe got no answer in time.

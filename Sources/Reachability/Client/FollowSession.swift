@@ -40,7 +40,7 @@ package final class FollowSession {
     package typealias Key = DestinationTracker.Key
 
     /// What a session delivers, in order.
-    package enum Update {
+    package enum Update: Equatable {
         /// What follows comes from the daemon (it answered) or is computed
         /// in-process (no daemon answers): said once per switch, before
         /// anything from the new source.
@@ -90,15 +90,23 @@ package final class FollowSession {
         case engine(NetworkEngine.Input)
     }
 
-    package init(_ configuration: Configuration, remote: Remote, logger: Logger) {
+    /// `traceDatagrams` is handed every netlink datagram the in-process
+    /// engine reads: a tool for the engine, not a decision of the session's.
+    package init(
+        _ configuration: Configuration, remote: Remote, logger: Logger, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil
+    ) {
         self.remote = remote
         self.logger = logger
         state = FollowState(configuration)
-        inProcess = InProcessFollower(logger: logger, traceDatagrams: configuration.traceDatagrams)
+        inProcess = InProcessFollower(logger: logger, traceDatagrams: traceDatagrams)
     }
 
-    package convenience init(_ configuration: Configuration, logger: Logger) throws(ReachabilityError) {
-        do { self.init(configuration, remote: try Remote(), logger: logger) } catch { throw .waitFailed(error) }
+    package convenience init(
+        _ configuration: Configuration, logger: Logger, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil
+    ) throws(ReachabilityError) {
+        do { self.init(configuration, remote: try Remote(), logger: logger, traceDatagrams: traceDatagrams) } catch {
+            throw .waitFailed(error)
+        }
     }
 
     /// Follows on the calling thread, calling `deliver` with each update

@@ -1,6 +1,6 @@
 extension FollowSession {
     /// What a session follows, and where from.
-    package struct Configuration: Sendable {
+    package struct Configuration: Sendable, Equatable {
         package var source: ReachabilityMonitor.Source
         /// Daemon sockets to try, in order.
         package var socketPaths: [String]
@@ -17,8 +17,6 @@ extension FollowSession {
         /// Retry netlink in-process when it fails; `false` throws the
         /// failure instead: what one answer, which cannot wait, needs.
         package var retryingInProcess = true
-        /// Handed every netlink datagram the in-process engine reads.
-        package var traceDatagrams: (@Sendable ([UInt8]) -> Void)?
 
         package init(
             source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,

@@ -3,7 +3,7 @@ import Synchronization
 extension FollowSession {
     /// What any thread may ask of a running session; it wakes the session.
     package final class Remote: Sendable {
-        enum Command {
+        enum Command: Equatable {
             case follow(Key)
             case unfollow(Key)
             case stop

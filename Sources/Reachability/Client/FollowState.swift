@@ -13,7 +13,7 @@ import Logging
 /// An effect says what to make so, decided with what was known then: the
 /// loop performs them in the order decided, and a later one supersedes an
 /// earlier one (a `.stopEngine` after a `.startEngine`).
-struct FollowState {
+struct FollowState: Equatable {
     typealias Key = DestinationTracker.Key
     typealias Update = FollowSession.Update
     typealias Configuration = FollowSession.Configuration

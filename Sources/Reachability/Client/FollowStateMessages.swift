@@ -4,7 +4,7 @@ import Logging
 /// an effect came to) and what comes out for the loop to perform: the
 /// reducer's whole vocabulary, apart from its decisions.
 extension FollowState {
-    enum Input {
+    enum Input: Equatable {
         /// What other threads asked, through the session's ``FollowSession/Remote``.
         case commands([FollowSession.Remote.Command])
         /// Time passed: a retry or a first answer may be due.
@@ -43,7 +43,7 @@ extension FollowState {
         case socketsUnwatchable
     }
 
-    enum Effect {
+    enum Effect: Equatable {
         /// Connect to the daemon at `path` and send `requests`; `.connected`
         /// or `.connectFailed` says how it went.
         case connect(path: String, requests: [ClientRequest])

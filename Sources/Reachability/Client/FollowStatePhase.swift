@@ -1,6 +1,6 @@
 extension FollowState {
     /// Where the session stands with a daemon, or that it ended.
-    enum Phase {
+    enum Phase: Equatable {
         /// No daemon connection: none made yet, or the last one dropped.
         case idle
         /// Connected to the daemon `link` reads: its first status, which

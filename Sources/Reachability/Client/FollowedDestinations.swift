@@ -2,10 +2,10 @@
 /// daemon's connection, the answer delivered last, and whether the daemon
 /// refused it. Pure: the session's loop asks it what to send and what to
 /// deliver.
-struct FollowedDestinations {
+struct FollowedDestinations: Equatable {
     typealias Key = DestinationTracker.Key
 
-    private struct Entry {
+    private struct Entry: Equatable {
         /// Its id on the daemon's connection: never used for another.
         let wireID: String
         let order: Int

@@ -10,7 +10,7 @@ final class InProcessFollower {
     typealias Key = DestinationTracker.Key
 
     /// What the engine computed.
-    enum Event {
+    enum Event: Equatable {
         case status(NetworkStatus)
         case destination(Key, DestinationStatus)
         /// Netlink failed and was reopened: a problem met and worked around.

@@ -9,7 +9,7 @@
 ///     print(error)   // "no daemon at /run/reachd/reachd.sock": each daemon tried, and why
 /// }
 /// ```
-public enum ReachabilityError: Error, Sendable, CustomStringConvertible {
+public enum ReachabilityError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Every daemon tried failed (in order), and the answer may not be
     /// computed in-process: the source is `.daemon`, the daemon refused the
     /// request, or it runs the connectivity check that was asked for.

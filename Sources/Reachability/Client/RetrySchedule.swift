@@ -2,7 +2,7 @@
 /// waits that double up to a cap (``Backoff``), back to
 /// the shortest wait after a success. The follower's one schedule, for the
 /// daemon and for restarting the in-process monitor alike.
-struct RetrySchedule {
+struct RetrySchedule: Equatable {
     let backoff: Backoff
     /// When the next attempt is due; `nil` while none is scheduled.
     private(set) var due: ContinuousClock.Instant?

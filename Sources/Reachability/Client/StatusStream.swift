@@ -5,7 +5,7 @@
 /// Kept apart from the session's loop because it is where PROTOCOL.md's
 /// promises to a reader are kept (no status twice, `changes` against what
 /// was delivered, `seq` never backwards), and they hold without a socket.
-struct StatusStream {
+struct StatusStream: Equatable {
     /// How much of each status is delivered; `nil`: none.
     let detail: StatusDetail?
     /// The status delivered last: one describing the same network from the

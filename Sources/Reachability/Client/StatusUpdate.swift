@@ -84,6 +84,16 @@ package struct StatusUpdate {
     private static let statusMarker = Array(#""type":"status""#.utf8)
 }
 
+extension StatusUpdate: Equatable {
+    /// The same daemon line or, computed in-process, the same status: what
+    /// a reader is handed. Whether the line was decoded yet is a cache's
+    /// state, not the update's.
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.line == nil, rhs.line == nil else { return lhs.line == rhs.line }
+        return lhs.decodedResult == rhs.decodedResult
+    }
+}
+
 extension DaemonMessage {
     /// A line a daemon sent, as a client takes it: what does not decode is a
     /// protocol error of that daemon's.

@@ -140,10 +140,9 @@ struct ConnectionOptions: ParsableArguments {
         until deadline: ContinuousClock.Instant? = nil, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil,
         deliver: (FollowSession.Update) -> Bool
     ) throws {
-        var configuration = FollowSession.Configuration(
+        let configuration = FollowSession.Configuration(
             source: traceDatagrams == nil ? source : .inProcess, socketPaths: socketPaths, statusDetail: detail,
             daemonRequired: socket != nil)
-        configuration.traceDatagrams = traceDatagrams
         var refused: ReachabilityError?
         var followingDaemon: Bool?
         // The command says each daemon failure that is news, and each
@@ -159,7 +158,7 @@ struct ConnectionOptions: ParsableArguments {
         var logger = Logger(label: "reachd.monitor")
         logger.logLevel = .error
         do {
-            let session = try FollowSession(configuration, logger: logger)
+            let session = try FollowSession(configuration, logger: logger, traceDatagrams: traceDatagrams)
             for key in destinations { session.remote.follow(key) }
             try session.run(until: deadline) { update in
                 switch update {
