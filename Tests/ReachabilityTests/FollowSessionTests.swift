@@ -170,21 +170,9 @@ extension SessionsInThisProcess {
         }
 
         /// Nothing a daemon says counts before its status says it serves
-        /// this network; a daemon-only session, with nothing else to ask, ends.
-        @Test(.timeLimit(.minutes(1)))
-        func nothingADaemonSaysCountsBeforeItsStatusSaysWhichNetwork() async throws {
-            let daemon = try ScriptedDaemon(respond: Self.foreignAfterAnswering)
-            let session = try Self.session(.daemon, [daemon.path])
-            let key = try Self.key("10.0.0.1:443")
-            session.remote.follow(key)
-            let delivered = Self.start(session)
-            defer { Self.finish(session, delivered) }
-            _ = try await eventually("the session ends") { delivered.ended.withLock { $0 } ? true : nil }
-            #expect(delivered.answers(for: key).isEmpty, "another network's answer was passed on")
-        }
-
-        /// The same for an `.automatic` session: it follows in-process, and
-        /// the other network's answer is never delivered.
+        /// this network, as the loop reads its own: an `.automatic` session
+        /// follows in-process, and the other network's answer is never
+        /// delivered.
         @Test(.timeLimit(.minutes(1)))
         func anotherNetworksAnswerIsNotDeliveredBeforeTheSessionGoesInProcess() async throws {
             let daemon = try ScriptedDaemon(respond: Self.foreignAfterAnswering)
@@ -308,20 +296,6 @@ extension SessionsInThisProcess {
             #expect(daemon.allRequests.filter { $0.contains("127.0.0.1:443") }.count == 1, "asked once")
         }
 
-        /// Only the daemon may answer a `.daemon` session: a destination it
-        /// refuses ends alone, and the others go on.
-        @Test(.timeLimit(.minutes(1)))
-        func aDaemonOnlySessionEndsARefusedDestinationAlone() async throws {
-            let fixture = try Self.following(.daemon, refused: "10.0.0.9:443")
-            let (refused, answered, delivered) = (fixture.refused, fixture.answered, fixture.delivered)
-            defer { Self.finish(fixture.session, fixture.delivered) }
-            _ = try await eventually("the refusal") { delivered.failed.withLock { $0.first } }
-            _ = try await eventually("the other's answer") { delivered.answers(for: answered).first }
-            #expect(delivered.failed.withLock { $0 } == [refused])
-            #expect(delivered.answers(for: refused).isEmpty)
-            #expect(!delivered.ended.withLock { $0 }, "the session goes on")
-        }
-
         /// A refusal about a destination already unfollowed (`unknown_id` for
         /// its unwatch, or a late `too_many_watches`) is no fault of the
         /// daemon's: the connection stays, and nothing is delivered again.
@@ -345,34 +319,6 @@ extension SessionsInThisProcess {
             #expect(daemon.connections == 1, "the daemon's unknown_id for an unwatched id is no failure")
             #expect(delivered.statuses.withLock { $0 } == [.daemon], "no switch to in-process and back")
             #expect(delivered.answers(for: later).map(\.source) == [.daemon])
-        }
-
-        /// `lookup_failed` says "try again": the daemon keeps the watch and
-        /// answers it at its next evaluation, so the session keeps asking it.
-        @Test(.timeLimit(.minutes(1)))
-        func aFailedLookupKeepsTheWatchWithTheDaemon() async throws {
-            let daemon = try ScriptedDaemon { _, line in
-                let request = Self.request(line)
-                switch request["op"] as? String {
-                case "subscribe": return [FakeDaemon.newerDaemonsLine]
-                case "watch": return [Self.refusal(RequestError.lookupFailed, id: request["id"] as? String)]
-                default: return []
-                }
-            }
-            let session = try Self.session(.automatic, [daemon.path])
-            let key = try Self.key("127.0.0.1:443")
-            session.remote.follow(key)
-            let delivered = Self.start(session)
-            defer { Self.finish(session, delivered) }
-            let id = try await eventually("the watch") {
-                daemon.requests(of: 0).map(Self.request).first { $0["op"] as? String == "watch" }?["id"] as? String
-            }
-            daemon.send(Self.line(.reachable, id: id, target: "127.0.0.1:443"))
-            daemon.send(Self.line(.unreachable, id: id, target: "127.0.0.1:443"))
-            _ = try await eventually("the daemon's answers") { delivered.answers(for: key).count >= 2 ? true : nil }
-            #expect(delivered.answers(for: key).map(\.source) == [.daemon, .daemon], "not answered in-process beside the daemon")
-            #expect(delivered.answers(for: key).map(\.state) == [.reachable, .unreachable])
-            #expect(daemon.connections == 1)
         }
 
         /// Answered in-process while no daemon runs, an automatic session asks

@@ -418,6 +418,13 @@ struct FollowStateTests {
         let failed = session.feed(.daemonLines([Self.refusal(RequestError.lookupFailed, id: "0")]))
         #expect(failed.updates == ["problem: daemon"])
         #expect(failed.effects == ["log warning"], "no engine, no drop")
+        // The daemon answers at its next evaluation, and is heard.
+        let answers = session.feed(.daemonLines([
+            Self.destinationLine(.reachable, id: "0", target: "api.example.com:443"),
+            Self.destinationLine(.unreachable, id: "0", target: "api.example.com:443"),
+        ]))
+        #expect(answers.updates == ["api.example.com:443 reachable from daemon", "api.example.com:443 unreachable from daemon"])
+        #expect(answers.effects.isEmpty, "\(answers.effects)")
     }
 
     // MARK: Liveness
