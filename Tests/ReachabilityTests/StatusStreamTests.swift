@@ -36,10 +36,10 @@ struct StatusStreamTests {
     @Test func theSameNetworkFromTheSameSourceIsDeliveredOnce() throws {
         var stream = StatusStream(detail: .full)
         let offered = [
-            stream.offer(Self.status(Self.eth0, seq: 1, source: .daemon), line: nil),
+            stream.delivery(of: Self.status(Self.eth0, seq: 1, source: .daemon), line: nil),
             // A resubscription renumbers: the same network, a new number.
-            stream.offer(Self.status(Self.eth0, seq: 9, source: .daemon), line: nil),
-            stream.offer(Self.status(Self.tun0, seq: 10, source: .daemon), line: nil),
+            stream.delivery(of: Self.status(Self.eth0, seq: 9, source: .daemon), line: nil),
+            stream.delivery(of: Self.status(Self.tun0, seq: 10, source: .daemon), line: nil),
         ]
         #expect(offered.map { $0 != nil } == [true, false, true])
     }
@@ -54,7 +54,7 @@ struct StatusStreamTests {
             Self.status(Self.eth0, seq: 4, source: .daemon), Self.status(Self.tun0, seq: 50, source: .daemon),
         ]
         for status in offers {
-            if let update = stream.offer(status, line: nil) { delivered.append(try update.status().seq) }
+            if let update = stream.delivery(of: status, line: nil) { delivered.append(try update.status().seq) }
         }
         #expect(delivered == [40, 41, 42, 50], "renumbered above the last delivered, then the daemon's own")
     }
@@ -64,14 +64,14 @@ struct StatusStreamTests {
         let daemonLine = { (status: NetworkStatus) in Array(DaemonMessage.status(status).line().dropLast()) }
         let destinationsOnly = StatusStream(detail: nil)
         #expect(!destinationsOnly.passesThrough(daemonLine(Self.status(Self.eth0, seq: 1, source: .daemon))))
-        _ = stream.offer(Self.status(Self.eth0, seq: 40, source: .inProcess), line: nil)
+        _ = stream.delivery(of: Self.status(Self.eth0, seq: 40, source: .inProcess), line: nil)
         let back = Self.status(Self.tun0, seq: 3, source: .daemon)
-        let offered = stream.offer(back, line: daemonLine(back))
+        let offered = stream.delivery(of: back, line: daemonLine(back))
         let update = try #require(offered)
         let line = try #require(update.line)
         #expect(String(decoding: line, as: UTF8.self).contains(#""seq":41,"#), "the line says the number delivered")
         #expect(!stream.passesThrough(daemonLine(Self.status(Self.eth0, seq: 4, source: .daemon))), "still renumbered")
-        _ = stream.offer(Self.status(Self.eth0, seq: 50, source: .daemon), line: nil)
+        _ = stream.delivery(of: Self.status(Self.eth0, seq: 50, source: .daemon), line: nil)
         #expect(stream.passesThrough(daemonLine(Self.status(Self.tun0, seq: 51, source: .daemon))))
         #expect(!stream.passesThrough(Array(#"{"type":"error","code":"bad_request"}"#.utf8)), "an error is no status")
     }
@@ -80,8 +80,8 @@ struct StatusStreamTests {
     /// says no changes, yet the reader was last told eth0.
     @Test func aNewSourcesFirstStatusSaysWhatChangedSinceTheLastDelivered() throws {
         var stream = StatusStream(detail: .full)
-        _ = stream.offer(Self.status(Self.eth0, seq: 7, source: .daemon), line: nil)
-        let offered = stream.offer(Self.status(Self.tun0, seq: 1, source: .inProcess), line: nil)
+        _ = stream.delivery(of: Self.status(Self.eth0, seq: 7, source: .daemon), line: nil)
+        let offered = stream.delivery(of: Self.status(Self.tun0, seq: 1, source: .inProcess), line: nil)
         let update = try #require(offered)
         #expect(try update.status().changes == [.path(.ipv4, from: Self.eth0, to: Self.tun0)])
     }

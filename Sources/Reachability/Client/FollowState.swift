@@ -295,8 +295,8 @@ struct FollowState: Equatable {
     mutating func deliverIfNews(_ status: NetworkStatus, line: [UInt8]?) {
         guard let detail = stream.detail else { return }
         // A daemon that predates summaries answers in full: reduced here.
-        let offered: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
-        if let update = stream.offer(offered.status, line: offered.line) { updates.append(.status(update)) }
+        let inDetail: (status: NetworkStatus, line: [UInt8]?) = line.map { StatusUpdate.inDetail((status, $0), detail) } ?? (status, nil)
+        if let update = stream.delivery(of: inDetail.status, line: inDetail.line) { updates.append(.status(update)) }
     }
 
     /// Says where what follows comes from, when that changed.

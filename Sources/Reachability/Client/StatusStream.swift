@@ -49,7 +49,7 @@ struct StatusStream: Equatable {
 
     /// A line that passed through (``passesThrough(_:)``) and nobody
     /// decoded: what was delivered last, decoded only when a later status
-    /// is compared with it (``offer(_:line:)``).
+    /// is compared with it (``delivery(of:line:)``).
     private var passedUndecoded: StatusUpdate?
 
     /// A line that passed through (``passesThrough(_:)``), once decoded.
@@ -82,7 +82,7 @@ struct StatusStream: Equatable {
     /// differs from what was delivered, the reader was not told how, so its
     /// changes are worked out here, as the publisher would have: a
     /// handover while the daemon restarted is still one.
-    mutating func offer(_ status: NetworkStatus, line: [UInt8]?) -> StatusUpdate? {
+    mutating func delivery(of status: NetworkStatus, line: [UInt8]?) -> StatusUpdate? {
         guard let detail else { return nil }
         decodePassed()
         var reduced = line == nil ? status.detailed(detail) : status
