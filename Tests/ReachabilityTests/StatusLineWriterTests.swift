@@ -134,6 +134,45 @@ struct StatusLineWriterTests {
         }
     }
 
+    /// Through a memo, as the daemon and `monitor --json` in-process write
+    /// one status after another: the bytes written without one, the links'
+    /// taken from the memo exactly when the list is the one written last.
+    @Test func aMemoReusesTheLinksBytesOnlyForTheListWrittenLast() {
+        var generator = SeededGenerator(seed: 14)
+        var memo = StatusLineMemo()
+        var previous = Self.status(&generator)
+        var lastWritten: [InterfaceStatus]?
+        var reusable = 0
+        for run in 0..<1000 {
+            var status = Self.status(&generator)
+            // Most changes leave the links as they were (a route's): the
+            // same array, or an equal one built anew.
+            switch run % 4 {
+            case 0: status.interfaces = previous.interfaces
+            case 1: status.interfaces = previous.interfaces.map { $0 }
+            case 2: status.interfaces = previous.interfaces.dropLast() + previous.interfaces.suffix(1).map { link in
+                    var renamed = link
+                    renamed.name += "x"
+                    return renamed
+                }
+            default: break
+            }
+            if run % 5 == 0 { status = status.summary() }
+            let written = StatusLineWriter.line(status, memo: &memo)
+            guard written == StatusLineWriter.line(status) else {
+                Issue.record("run \(run) differs:\n\(String(decoding: written, as: UTF8.self))")
+                return
+            }
+            if !status.isSummary {
+                if lastWritten == status.interfaces { reusable += 1 }
+                lastWritten = status.interfaces
+            }
+            previous = status
+        }
+        #expect(memo.reuses == reusable)
+        #expect(reusable > 300, "the runs reuse the links")
+    }
+
     /// The calendar against Foundation's formatter, on whole seconds; the
     /// milliseconds against the integer they came from. Foundation's own
     /// milliseconds round down too: for about half of all whole-millisecond

@@ -14,15 +14,34 @@ import Foundation
 /// so the two can't drift apart; decoding still goes through `Codable`.
 package struct StatusLineWriter {
     private let bytes: Output
+    /// The interface list last written by this writer's owner, where it keeps one.
+    private var memo: StatusLineMemo?
 
     package static func line(_ status: NetworkStatus) -> [UInt8] {
+        var writer = StatusLineWriter(sizedFor: status, memo: nil)
+        return writer.line(status)
+    }
+
+    /// The line, with the interface list's bytes taken from `memo` where
+    /// the list is the one written last: a route change leaves the links
+    /// as they were, and they are half of a full line.
+    package static func line(_ status: NetworkStatus, memo: inout StatusLineMemo) -> [UInt8] {
+        var writer = StatusLineWriter(sizedFor: status, memo: memo)
+        defer { memo = writer.memo! }
+        return writer.line(status)
+    }
+
+    private init(sizedFor status: NetworkStatus, memo: StatusLineMemo?) {
         // Room for the whole line: a status with two links and a handover
         // is about 1.5 KB, and each growth copies what was written.
-        var writer = StatusLineWriter(
-            bytes: Output(capacity: 1024 + 256 * status.interfaces.count + 256 * status.changes.count))
-        writer.write(status)
-        writer.bytes.append(UInt8(ascii: "\n"))
-        return writer.bytes.array
+        bytes = Output(capacity: 1024 + 256 * status.interfaces.count + 256 * status.changes.count)
+        self.memo = memo
+    }
+
+    private mutating func line(_ status: NetworkStatus) -> [UInt8] {
+        write(status)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes.array
     }
 
     /// The line as written so far, through a pointer: `Array.append` cost
@@ -41,6 +60,11 @@ package struct StatusLineWriter {
         deinit { base.deallocate() }
 
         var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+        /// What was written from `start` on.
+        func written(from start: Int) -> [UInt8] {
+            Array(UnsafeBufferPointer(start: base + start, count: count - start))
+        }
 
         func append(_ byte: UInt8) {
             if count == capacity { grow(to: count + 1) }
@@ -104,7 +128,7 @@ package struct StatusLineWriter {
         raw("}")
         if !status.isSummary {
             raw(",\"interfaces\":")
-            array(status.interfaces) { $0.write($1) }
+            write(status.interfaces)
         }
         raw(",\"ipv4\":")
         string(status.ipv4.reachability.rawValue)
@@ -306,6 +330,20 @@ package struct StatusLineWriter {
         string(interface)
     }
 
+    /// The interface list: the memo's bytes where it holds this list.
+    private mutating func write(_ links: [InterfaceStatus]) {
+        guard var memo else { return array(links) { $0.write($1) } }
+        defer { self.memo = memo }
+        if let written = memo.bytes, memo.interfaces == links {
+            memo.reuses += 1
+            return written.withUnsafeBufferPointer { bytes.append($0) }
+        }
+        let start = bytes.count
+        array(links) { $0.write($1) }
+        memo.interfaces = links
+        memo.bytes = bytes.written(from: start)
+    }
+
     private mutating func write(_ link: InterfaceStatus) {
         raw("{\"addresses\":")
         array(link.addresses) { writer, address in
@@ -406,4 +444,23 @@ package struct StatusLineWriter {
         }
         bytes.append(UInt8(ascii: "\""))
     }
+}
+
+/// The last interface list a ``StatusLineWriter`` wrote for its owner, and
+/// its bytes: kept by whoever encodes one status after another (the
+/// daemon's published lines, `reachd monitor --json` in-process).
+///
+/// ```swift
+/// var memo = StatusLineMemo()
+/// let first = StatusLineWriter.line(status, memo: &memo)
+/// let next = StatusLineWriter.line(afterARouteChange, memo: &memo)  // the links' bytes reused
+/// ```
+package struct StatusLineMemo: Sendable {
+    fileprivate var interfaces: [InterfaceStatus] = []
+    /// `nil` until a list is written.
+    fileprivate var bytes: [UInt8]?
+    /// How many lines took the list's bytes from here: what a test counts.
+    package fileprivate(set) var reuses = 0
+
+    package init() {}
 }

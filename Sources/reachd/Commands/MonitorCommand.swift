@@ -49,6 +49,8 @@ struct MonitorCommand: ParsableCommand {
         let detail: StatusDetail = output.json && !summary ? .full : .summary
         // The last line printed: its state, and the time it showed.
         var printed: (state: String, at: Date)?
+        // In-process, a route change leaves the links' bytes as last printed.
+        var memo = StatusLineMemo()
         try connection.follow(status: detail, announcingSource: !traceNetlink, traceDatagrams: trace) { update in
             guard case .status(let update) = update else { return true }
             if output.json, let line = update.line {
@@ -58,7 +60,7 @@ struct MonitorCommand: ParsableCommand {
             }
             guard let status = try? update.status() else { return true }
             if output.json {
-                Console.json(StatusFormatter.jsonLine(status))
+                Console.json(StatusLineWriter.line(status, memo: &memo))
             } else {
                 // A new source's first status (stderr says the switch) in
                 // the state last printed is no news. A line's time never

@@ -21,6 +21,9 @@ struct PublishedLines {
     private var summaryStatus: NetworkStatus
     /// The lines encoded for this status so far.
     private var encoded: [Form: [UInt8]] = [:]
+    /// The full form's interface list as last encoded: a route change
+    /// leaves it, and its bytes, as they were.
+    private var memo = StatusLineMemo()
 
     private struct Form: Hashable {
         var detail: StatusDetail
@@ -80,7 +83,7 @@ struct PublishedLines {
     private mutating func line(_ form: Form) -> [UInt8] {
         if let line = encoded[form] { return line }
         let status = self.form(form.detail)
-        let line = DaemonMessage.status(form.first ? status.asFirst() : status).line()
+        let line = StatusLineWriter.line(form.first ? status.asFirst() : status, memo: &memo)
         encoded[form] = line
         return line
     }
