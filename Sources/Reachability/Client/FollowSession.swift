@@ -135,8 +135,13 @@ package final class FollowSession {
             if signalled { remote.wake.drain() }
             if let ending = perform(.commands(remote.takeCommands()), now, deliver) { return ending }
             // Time matters only when something is due: a route change's
-            // wake-up steps the state once, for what it read.
-            if let due = state.nextDeadline, now >= due, let ending = perform(.tick, now, deliver) { return ending }
+            // wake-up steps the state once, for what it read. Asked once a
+            // turn (again only after a tick): each ask copies the state.
+            var due = state.nextDeadline
+            if let overdue = due, now >= overdue {
+                if let ending = perform(.tick, now, deliver) { return ending }
+                due = state.nextDeadline
+            }
 
             var descriptors = PollSet<Token>()
             descriptors.add(remote.wake.fileDescriptor, .commands)
@@ -150,7 +155,7 @@ package final class FollowSession {
             descriptors.add(socketWatch?.fileDescriptor, .sockets)
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
             let wake = Deadline.earliest(
-                deadline, state.nextDeadline, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
+                deadline, due, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
             signalled = false
