@@ -448,13 +448,8 @@ package struct StatusLineWriter {
 
 /// The last interface list a ``StatusLineWriter`` wrote for its owner, and
 /// its bytes: kept by whoever encodes one status after another (the
-/// daemon's published lines, `reachd monitor --json` in-process).
-///
-/// ```swift
-/// var memo = StatusLineMemo()
-/// let first = StatusLineWriter.line(status, memo: &memo)
-/// let next = StatusLineWriter.line(afterARouteChange, memo: &memo)  // the links' bytes reused
-/// ```
+/// daemon's published lines, `reachd monitor --json` in-process), and
+/// passed to ``StatusLineWriter/line(_:memo:)`` with each status.
 package struct StatusLineMemo: Sendable {
     fileprivate var interfaces: [InterfaceStatus] = []
     /// `nil` until a list is written.
