@@ -593,7 +593,7 @@ struct GLibAppTests {
         let fake = try FakeDaemon(answering: line)
         let app = try await GLibApp(in: network, socket: fake.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
-        #expect(app.ready.available && app.ready.connectivity == connectivity, "\(app.ready)")
+        _ = try await app.settles("the daemon's verdict") { $0.available && $0.connectivity == connectivity }
     }
 
     /// A level the module has never seen, in the families and in
@@ -611,7 +611,7 @@ struct GLibAppTests {
         let fake = try FakeDaemon(answering: line)
         let app = try await GLibApp(in: network, socket: fake.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
-        #expect(app.ready.available == available && app.ready.connectivity == connectivity, "\(app.ready)")
+        _ = try await app.settles("the daemon's level") { $0.available == available && $0.connectivity == connectivity }
     }
 
     /// Names that cannot resolve (`dns` failing, or no name server routable)
@@ -630,7 +630,7 @@ struct GLibAppTests {
         let fake = try FakeDaemon(answering: line)
         let app = try await GLibApp(in: network, socket: fake.path)
         #expect(app.ready.type == "ReachdNetworkMonitor", "\(app.process.errorOutput)")
-        #expect(app.ready.available && app.ready.connectivity == connectivity, "\(app.ready)")
+        _ = try await app.settles("the daemon's names") { $0.available && $0.connectivity == connectivity }
     }
 
     /// The route to the only name server blackholed while the host stays

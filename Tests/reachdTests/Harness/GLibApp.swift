@@ -74,6 +74,22 @@ final class GLibApp: @unchecked Sendable {
 
     var ready: Event { events[0] }
 
+    /// The app's state once `holds` says it is the daemon's word. A daemon
+    /// that answers after init's deadline (250 ms: a test's fake, under
+    /// make test's load) is followed all the same, GLib's backend answering
+    /// first, and its word comes as a change after "ready".
+    func settles(_ what: String, where holds: @escaping (Event) -> Bool) async throws -> Event {
+        var last = ready
+        do {
+            return try await eventually(what, timeout: .seconds(10)) { () -> Event? in
+                last = events.last ?? last
+                return holds(last) ? last : nil
+            }
+        } catch {
+            throw HarnessError.timedOut("\(what): the app's state stayed \(last)")
+        }
+    }
+
     /// The module's debug messages, which GLib writes to standard output
     /// beside the events: what it decided, where no property says so.
     static let moduleDebug = "G_MESSAGES_DEBUG=reachd-gio"
