@@ -23,4 +23,15 @@ struct OneShotQueryTests {
             #expect(error?.daemonFailures.count == 2, "both were tried: \(String(describing: error))")
         }
     }
+
+    /// The status a `get` asked for is the answer, whatever follows it in
+    /// the same read: a line that does not decode after it is no fault of
+    /// the answer's (a one-shot read through the session's DaemonLink
+    /// decoded the whole read first, and failed on it).
+    @Test(.timeLimit(.minutes(1)))
+    func whatFollowsTheStatusInTheSameReadIsNotItsBusiness() throws {
+        let daemon = try ScriptedDaemon { _, _ in [FakeDaemon.newerDaemonsLine + "\n{\"type\":"] }
+        let answer = try OneShotQuery(source: .daemon, socketPaths: [daemon.path]).status(timeout: .seconds(5))
+        #expect(answer.value.source == .daemon && answer.daemonFailures.isEmpty, "\(answer.value)")
+    }
 }

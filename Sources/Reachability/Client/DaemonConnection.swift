@@ -56,8 +56,8 @@ final class DaemonConnection {
     /// Takes a daemon's status as an answer only when it describes `ours`:
     /// a socket path reaches across namespaces, and another network's daemon
     /// answers for another network. A status that names none (or none that
-    /// reads) proves nothing. Pure: the follow session's reducer asks it
-    /// with the namespace its loop read.
+    /// reads) proves nothing. Pure: ``DaemonLink`` asks it with the
+    /// namespace its reader read.
     static func checkServes(_ status: NetworkStatus, network ours: NetworkNamespace?, path: String) throws(DaemonClientError) {
         guard let theirs = status.network else { throw .unnamedNetwork(path: path) }
         guard !theirs.isSameNetwork(as: ours) else { return }

@@ -1,9 +1,9 @@
-/// What a line from a ``FollowSession``'s daemon means for the session,
-/// before the session acts on it. Until the daemon's first status says it
+/// What a line from a daemon means, before a ``FollowSession`` or a
+/// ``OneShotQuery`` acts on it. Until the daemon's first status says it
 /// serves this network, it is not trusted: its answers about destinations
 /// are held until then, and a first status from another network namespace
 /// fails the link. Pure: lines in, link events out; the connection's own
-/// namespace is a value its loop read.
+/// namespace is a value its reader read.
 struct DaemonLink: Equatable {
     /// What a line from the daemon means.
     enum Event: Equatable {

@@ -120,16 +120,20 @@ package struct OneShotQuery: Sendable {
     }
 
     /// The next status on `connection`: the first only once it describes
-    /// this network (the link's rule).
+    /// this network (the link's rule). Read line by line: what follows the
+    /// status in the same read is not its business.
     private static func status(
         from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
         while true {
-            for event in try events(from: connection, &link, by: deadline, timeout: timeout) {
-                switch event {
-                case .answered(let status, let line), .status(let status, let line): return (status, line)
-                // events(from:) threw the last two.
-                case .news, .destination, .refused, .failed: continue
+            guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else { throw .closed(path: connection.path) }
+            for line in lines {
+                for event in link.read(line, passesThrough: false) {
+                    switch event {
+                    case .answered(let status, let line), .status(let status, let line): return (status, line)
+                    case .failed(let error, _), .refused(let error, _, _): throw error
+                    case .news, .destination: continue
+                    }
                 }
             }
         }
@@ -137,7 +141,8 @@ package struct OneShotQuery: Sendable {
 
     /// What the next lines on `connection` mean, by `deadline`; the
     /// daemon's refusal, a line that does not decode and another network's
-    /// daemon throw.
+    /// daemon throw, whatever came before them in the read (a `reach`
+    /// asked every answer in it).
     private static func events(
         from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> [DaemonLink.Event] {

@@ -330,7 +330,10 @@ package struct StatusLineWriter {
         string(interface)
     }
 
-    /// The interface list: the memo's bytes where it holds this list.
+    /// The interface list: the memo's bytes where it holds this list. Equal
+    /// as Swift compares strings: a link renamed to a canonically
+    /// equivalent spelling alone (NFC to NFD) keeps the old bytes, as it
+    /// publishes no new status (``NetworkStatus/describesSameNetwork(as:)``).
     private mutating func write(_ links: [InterfaceStatus]) {
         guard var memo else { return array(links) { $0.write($1) } }
         defer { self.memo = memo }
