@@ -8,7 +8,7 @@ connect EVERY TIMEOUT SECONDS ADDRESS:PORT...
     address in turn (each on a thread of its own, so that one that hangs
     delays no other), gives it TIMEOUT seconds to connect and answer, and
     prints when it ended, as seconds since the epoch, and how: "ok" or
-    "fail".
+    "fail"; exits once every attempt has.
 """
 import socket
 import sys
@@ -51,11 +51,15 @@ def connect(every, timeout, seconds, addresses):
     lock = threading.Lock()
     end = time.time() + seconds
     turn = 0
+    attempts = []
     while time.time() < end:
-        threading.Thread(target=attempt, args=(addresses[turn % len(addresses)], timeout, lock), daemon=True).start()
+        attempts.append(threading.Thread(target=attempt, args=(addresses[turn % len(addresses)], timeout, lock)))
+        attempts[-1].start()
         turn += 1
         time.sleep(every)
-    time.sleep(timeout + 0.5)
+    # Every attempt says how it ended: each is bounded by its timeouts.
+    for started in attempts:
+        started.join()
 
 
 if __name__ == "__main__":
