@@ -38,6 +38,10 @@ struct PublishedLines {
         summaryStatus = status.summary()
     }
 
+    /// How many full lines took their interface list's bytes from the last
+    /// one: what a test counts.
+    var interfaceListsReused: Int { memo.reuses }
+
     /// The status as news: the line every subscriber of `detail` is sent.
     mutating func line(_ detail: StatusDetail) -> [UInt8] {
         line(Form(detail: detail, first: false))

@@ -52,6 +52,24 @@ struct PublishedLinesTests {
         #expect(summary.changes == handover && summary.seq == 2)
     }
 
+    /// A handover leaves the links as they were: the full lines, first and
+    /// news, write the interface list once between them and once for the
+    /// handover's news, and a veth appearing writes it anew. Counted, not
+    /// timed (issue 45).
+    @Test func aRouteChangeWritesTheInterfaceListOnce() throws {
+        let links = ["eth0", "tun0"]
+        var lines = PublishedLines(Self.status(Self.eth0, links: links, seq: 1, changes: []))
+        _ = lines.first(.full)
+        _ = lines.line(.full)
+        #expect(lines.interfaceListsReused == 1, "the news took the first's list")
+        _ = lines.update(Self.status(Self.tun0, links: links, seq: 2, changes: [.path(.ipv4, from: Self.eth0, to: Self.tun0)]))
+        let news = try Self.decoded(lines.line(.full))
+        #expect(lines.interfaceListsReused == 2 && news.interfaces.map(\.name) == links)
+        _ = lines.update(Self.status(Self.tun0, links: links + ["veth0"], seq: 3, changes: [.interfaces(links: ["veth0"])]))
+        let withVeth = try Self.decoded(lines.line(.full))
+        #expect(lines.interfaceListsReused == 2 && withVeth.interfaces.map(\.name) == links + ["veth0"], "written anew")
+    }
+
     @Test func aSlowReaderIsToldWhatTheLineItMissedWouldHaveSaid() throws {
         var lines = PublishedLines(Self.status(Self.eth0, seq: 1, changes: []))
         let missed: [StatusChange] = [.path(.ipv4, from: Self.eth0, to: Self.tun0)]
