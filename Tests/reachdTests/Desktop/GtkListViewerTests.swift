@@ -65,7 +65,7 @@ struct GtkListViewerTests {
     /// The issue's cases in the order a day might bring them.
     @Test func aPersonSeesTheRowsOrThePlaceholderTheEngineChose() async throws {
         let network = try await TestNetwork()
-        let (server, serve) = try ListViewerExampleTests.itemServer(in: network)
+        let (server, serve) = try await ListViewerExampleTests.itemServer(in: network)
         try serve(Self.items)
         let display = try await VirtualDisplay(in: network)
         let viewer = try Self.viewer(in: network, on: display, refresh: "0.5")
@@ -143,7 +143,7 @@ struct GtkListViewerTests {
         try await network.bringUpIPv4(defaultRoute: true)
         let portal = try await CheckServer(
             in: network, answering: .init(status: 302, headers: ["Location": "http://10.77.0.1:8081/login"]), port: 8081)
-        let (server, serve) = try ListViewerExampleTests.itemServer(in: network)
+        let (server, serve) = try await ListViewerExampleTests.itemServer(in: network)
         try serve(#"{"status": 200, "body": "<html>Sign in to Hotel Wi-Fi</html>"}"#)
         let daemon = try await network.startDaemon(["--check-url", portal.url])
         let (handler, opened) = try Self.webPageHandler(in: network.directory)
@@ -201,7 +201,7 @@ struct GtkListViewerTests {
     @Test func loadingFailedAndRetryByClick() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let (server, serve) = try ListViewerExampleTests.itemServer(in: network)
+        let (server, serve) = try await ListViewerExampleTests.itemServer(in: network)
         // Slow enough for OCR to read the spinner page on a busy machine
         // (a byte a second: the app's 3 s idle timeout does not fire).
         try serve(#"{"status": 500, "items": [], "delay": 8}"#)

@@ -15,7 +15,7 @@ struct ListViewerExampleTests {
     static let viewer = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("ListViewer").path
 
     /// The item server in the gateway namespace, answering what `serve` writes.
-    static func itemServer(in network: TestNetwork) throws -> (server: Subprocess, serve: (String) throws -> Void) {
+    static func itemServer(in network: TestNetwork) async throws -> (server: Subprocess, serve: (String) throws -> Void) {
         let state = network.directory.appendingPathComponent("state.json")
         let serve = { (json: String) throws in try json.write(to: state, atomically: true, encoding: .utf8) }
         try serve(#"{"status": 200, "items": []}"#)
@@ -23,6 +23,13 @@ struct ListViewerExampleTests {
             "/usr/bin/env", "ip", "netns", "exec", network.gateway, "python3", Self.server,
             "--port", "8080", "--state", state.path,
         ])
+        // Listening before an app asks: under make test's load a viewer's
+        // first load once came first, was refused, and its next was an hour away.
+        _ = try await eventually("the item server listens") { () -> Bool? in
+            guard server.isRunning else { throw HarnessError.commandFailed("the item server exited: \(server.errorOutput)") }
+            let listening = try await Subprocess.run(["/usr/bin/env", "ip", "netns", "exec", network.gateway, "ss", "-ltnH", "sport = :8080"])
+            return listening.output.isEmpty ? nil : true
+        }
         return (server, serve)
     }
 
@@ -44,7 +51,7 @@ struct ListViewerExampleTests {
     @Test func itSwitchesBetweenItemsNoDataFailedAndNoNetwork() async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
-        let (server, serve) = try Self.itemServer(in: network)
+        let (server, serve) = try await Self.itemServer(in: network)
         try serve(#"{"status": 200, "items": ["apple", "pear"]}"#)
         // No daemon: the viewer's ReachabilityMonitor follows netlink in-process.
         let viewer = try Self.viewer(in: network)
@@ -90,7 +97,7 @@ struct ListViewerExampleTests {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: false)
         #expect(try await network.reachd("status", "--short", "--no-daemon").status == 1, "the host is offline")
-        let (server, serve) = try Self.itemServer(in: network)
+        let (server, serve) = try await Self.itemServer(in: network)
         try serve(#"{"status": 200, "items": ["apple"]}"#)
         let viewer = try Self.viewer(in: network)
         try await Self.shows(viewer, "[content] 1 item", "the intranet's items")
@@ -108,7 +115,7 @@ struct ListViewerExampleTests {
         // list's own request gets that page too.
         let portal = try await CheckServer(
             in: network, answering: .init(status: 302, headers: ["Location": "http://10.77.0.1:8081/login"]), port: 8081)
-        let (server, serve) = try Self.itemServer(in: network)
+        let (server, serve) = try await Self.itemServer(in: network)
         try serve(#"{"status": 200, "body": "<html>Sign in to Hotel Wi-Fi</html>"}"#)
         let daemon = try await network.startDaemon(["--check-url", portal.url])
         let viewer = try Self.viewer(in: network)
