@@ -349,10 +349,11 @@ struct DaemonTests {
         #expect(daemon.errorOutput.hasPrefix("<"), "logs in the journal's form: \(daemon.errorOutput.prefix(200))")
         // A thousand changes, each its own status (a batch would be read
         // as a few), each a journal entry: one process speaking rtnetlink,
-        // a millisecond apart, rather than a thousand `ip` processes that
-        // would load the machine under every other test.
+        // each change once the last was published, rather than a thousand
+        // `ip` processes that would load the machine under every other test.
         let flips = try await Subprocess.run([
             "/usr/bin/env", "ip", "netns", "exec", network.host, "/usr/bin/python3", "-c", Self.defaultRouteFlips, "500",
+            network.socketPath,
         ], timeout: .seconds(60))
         #expect(flips.status == 0, "\(flips.error)")
         // Each get is answered at once, whatever the journal does.
@@ -370,10 +371,20 @@ struct DaemonTests {
         #expect(daemon.isRunning)
     }
 
-    /// Adds and deletes `default via 10.77.0.1` ARGV[1] times, a
-    /// millisecond apart, over rtnetlink, each acknowledged.
+    /// Adds and deletes `default via 10.77.0.1` ARGV[1] times over
+    /// rtnetlink, each acknowledged, and each once the daemon at ARGV[2]
+    /// has published the one before (a subscriber's next line).
     static let defaultRouteFlips = #"""
-        import socket, struct, sys, time
+        import socket, struct, sys
+        daemon = socket.socket(socket.AF_UNIX)
+        daemon.settimeout(10)
+        daemon.connect(sys.argv[2])
+        daemon.sendall(b'{"op":"subscribe"}\n')
+        published = daemon.makefile("rb")
+        def wait_for_publishing():
+            if not published.readline():
+                sys.exit("the daemon closed the subscription")
+        wait_for_publishing()  # the status the subscription starts from
         s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
         def change(kind, flags, seq):
             # AF_INET, /0, table main, protocol static, scope universe, unicast.
@@ -385,8 +396,8 @@ struct DaemonTests {
                 sys.exit("netlink error %d" % error)
         for i in range(int(sys.argv[1])):
             change(24, 0x600, 2 * i + 1)  # RTM_NEWROUTE, CREATE | EXCL
-            time.sleep(0.001)
+            wait_for_publishing()
             change(25, 0, 2 * i + 2)  # RTM_DELROUTE
-            time.sleep(0.001)
+            wait_for_publishing()
         """#
 }
