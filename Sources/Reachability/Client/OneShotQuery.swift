@@ -120,31 +120,33 @@ package struct OneShotQuery: Sendable {
     }
 
     /// The next status on `connection`: the first only once it describes
-    /// this network (the link's rule). Read line by line: what follows the
-    /// status in the same read is not its business.
+    /// this network (the link's rule).
     private static func status(
         from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
         while true {
-            guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else { throw .closed(path: connection.path) }
-            for line in lines {
-                for event in link.read(line, passesThrough: false) {
-                    switch event {
-                    case .answered(let status, let line), .status(let status, let line): return (status, line)
-                    case .failed(let error, _), .refused(let error, _, _): throw error
-                    case .news, .destination: continue
-                    }
-                }
+            switch try events(from: connection, &link, by: deadline, timeout: timeout, upTo: isStatus).last {
+            case .answered(let status, let line)?, .status(let status, let line)?: return (status, line)
+            case .news?, .destination?, .refused?, .failed?, nil: continue
             }
         }
     }
 
-    /// What the next lines on `connection` mean, by `deadline`; the
+    private static func isStatus(_ event: DaemonLink.Event) -> Bool {
+        switch event {
+        case .answered, .status: true
+        case .news, .destination, .refused, .failed: false
+        }
+    }
+
+    /// What the next lines on `connection` mean, by `deadline`, line by line
+    /// up to the first event `wanted` takes: what follows it in the read is
+    /// not the asker's business (by default, a `reach`'s, all of it is). The
     /// daemon's refusal, a line that does not decode and another network's
-    /// daemon throw, whatever came before them in the read (a `reach`
-    /// asked every answer in it).
+    /// daemon throw.
     private static func events(
-        from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
+        from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration,
+        upTo wanted: (DaemonLink.Event) -> Bool = { _ in false }
     ) throws(DaemonClientError) -> [DaemonLink.Event] {
         guard let lines = try connection.nextLines(by: deadline, timeout: timeout) else { throw .closed(path: connection.path) }
         var events: [DaemonLink.Event] = []
@@ -152,7 +154,9 @@ package struct OneShotQuery: Sendable {
             for event in link.read(line, passesThrough: false) {
                 switch event {
                 case .failed(let error, _), .refused(let error, _, _): throw error
-                case .news, .answered, .status, .destination: events.append(event)
+                case .news, .answered, .status, .destination:
+                    events.append(event)
+                    if wanted(event) { return events }
                 }
             }
         }
