@@ -1,42 +1,76 @@
 import Synchronization
 
-/// A monitor's registrations: everyone listening to the status, and to each
+/// A monitor's registrations: everyone listening to the status or to a
 /// destination, with the newest answer of each for whoever comes next. The
 /// session's thread feeds it (``take(_:)``); any thread registers. A
 /// destination's first registration asks the session to follow it, its last
 /// one leaving to stop: one watch per destination, however many listen.
+///
+/// Every kind of registration (a status stream, a path-change stream, a
+/// callback, each for the status or a destination) is one ``Listener`` on
+/// one ``Topic``: one table, one order of delivery, one way to end.
 final class MonitorHub: Sendable {
-    /// Someone listening to a destination.
-    enum Listener: Sendable {
-        case stream(AsyncThrowingStream<DestinationStatus, any Error>.Continuation)
-        case handler(@Sendable (DestinationStatus) -> Void)
+    typealias Key = FollowSession.Key
+
+    /// What a registration listens to.
+    enum Topic: Hashable {
+        case status
+        case destination(Key)
     }
 
-    private struct Destination {
-        var latest: DestinationStatus?
-        var listeners: [Int: Listener] = [:]
+    /// An answer, on its topic.
+    enum Answer: Sendable {
+        case status(NetworkStatus)
+        case destination(Key, DestinationStatus)
+
+        var topic: Topic {
+            switch self {
+            case .status: .status
+            case .destination(let key, _): .destination(key)
+            }
+        }
+
+        var status: NetworkStatus? { if case .status(let status) = self { status } else { nil } }
+        var destinationStatus: DestinationStatus? { if case .destination(_, let status) = self { status } else { nil } }
+    }
+
+    /// How a registration hears. A stream is fed under the state lock: a
+    /// yield never blocks, and a stream never waits for a handler. A handler
+    /// is called outside it, under ``delivery``.
+    enum Listener: Sendable {
+        case stream(yield: @Sendable (Answer) -> Void, finish: @Sendable (ReachabilityError?) -> Void)
+        case handler(@Sendable (Answer) -> Void)
     }
 
     private struct State {
         var current: NetworkStatus?
+        /// The newest answer of each destination someone listens to.
+        var latest: [Key: DestinationStatus] = [:]
+        var listeners: [Int: (topic: Topic, listener: Listener)] = [:]
         var lastError: ReachabilityError?
-        var statusStreams: [Int: AsyncThrowingStream<NetworkStatus, any Error>.Continuation] = [:]
-        var statusHandlers: [Int: @Sendable (NetworkStatus) -> Void] = [:]
-        /// Told every path change, where a status stream keeps only the
-        /// newest status for a slow reader.
-        var pathStreams: [Int: AsyncThrowingStream<PathChange, any Error>.Continuation] = [:]
-        var destinations: [FollowSession.Key: Destination] = [:]
-        /// Which destination each registration listens to.
-        var keys: [Int: FollowSession.Key] = [:]
         var nextID = 0
         var finished = false
         /// What ended the monitor, for whoever registers after.
         var ending: ReachabilityError?
+
+        /// Who listens to `topic`, in the order they came.
+        func listening(to topic: Topic) -> [(id: Int, listener: Listener)] {
+            listeners.filter { $0.value.topic == topic }.sorted { $0.key < $1.key }.map { ($0.key, $0.value.listener) }
+        }
+
+        /// What a registration on `topic` hears first: what changed before
+        /// it came is no news to it.
+        func newest(_ topic: Topic) -> Answer? {
+            switch topic {
+            case .status: current.map { .status($0.asFirst()) }
+            case .destination(let key): latest[key].map { .destination(key, $0) }
+            }
+        }
     }
 
     private let state = Mutex(State())
     /// Held while handlers are called, so each sees every answer once, in
-    /// order, the current one first. Recursive: a handler may register another.
+    /// order, the newest one first. Recursive: a handler may register another.
     private let delivery = RecursiveLock()
     /// `nil` when the session could not start.
     private let remote: FollowSession.Remote?
@@ -54,9 +88,9 @@ final class MonitorHub: Sendable {
         switch update {
         case .status(let update):
             // A line that doesn't decode ends the subscription in the session.
-            if let status = try? update.status() { publish(status) }
+            if let status = try? update.status() { publish(.status(status)) }
         case .destination(let key, let status, _):
-            publish(status, of: key)
+            publish(.destination(key, status))
         case .destinationFailed(let key, let error):
             fail(key, error)
         case .problem(let error):
@@ -68,184 +102,116 @@ final class MonitorHub: Sendable {
         return !isFinished
     }
 
-    func newRegistration() -> Int {
+    /// A stream of what `topic` hears, as `elements` makes it, kept until
+    /// it ends or the monitor does.
+    func stream<Element: Sendable>(
+        _ topic: Topic, bufferingNewest limit: Int, _ elements: @escaping @Sendable (Answer) -> [Element]
+    ) -> AsyncThrowingStream<Element, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
+        let id = newRegistration()
+        continuation.onTermination = { [weak self] _ in self?.remove(id) }
+        add(
+            id, topic,
+            .stream(
+                yield: { for element in elements($0) { continuation.yield(element) } },
+                finish: { continuation.finish(throwing: $0) }))
+        return stream
+    }
+
+    /// Calls `handler` with what `topic` hears, the newest answer first,
+    /// until the subscription is cancelled.
+    func handler(_ topic: Topic, _ handler: @escaping @Sendable (Answer) -> Void) -> ReachabilityMonitor.Subscription {
+        let id = newRegistration()
+        delivery.withLock { add(id, topic, .handler(handler)) }
+        return ReachabilityMonitor.Subscription { self.remove(id) }
+    }
+
+    private func newRegistration() -> Int {
         state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
         }
     }
 
-    // MARK: The status
-
-    func subscribe() -> AsyncThrowingStream<NetworkStatus, any Error> {
-        // Latest-state semantics for slow consumers too: only the newest matters.
-        register(\.statusStreams, bufferingNewest: 1) { continuation, current in
-            // What changed before it came is no news to it.
-            if let current { continuation.yield(current.asFirst()) }
+    /// Registers `listener` under `id`, telling it the newest answer at once.
+    private func add(_ id: Int, _ topic: Topic, _ listener: Listener) {
+        let (newest, ending): (Answer?, ReachabilityError??) = state.withLock { state in
+            guard !state.finished else { return (nil, .some(state.ending)) }
+            // Under the lock: a follow and an unfollow reach the session in
+            // the order the registrations came and went.
+            if case .destination(let key) = topic, state.listening(to: topic).isEmpty { remote?.follow(key) }
+            state.listeners[id] = (topic, listener)
+            let newest = state.newest(topic)
+            if case .stream(let yield, _) = listener, let newest { yield(newest) }
+            return (newest, nil)
+        }
+        switch listener {
+        case .stream(_, let finish): if let ending { finish(ending) }
+        case .handler(let handler): if let newest { handler(newest) }
         }
     }
 
-    /// Every path change from now on (``ReachabilityMonitor/pathChanges()``).
-    func subscribePathChanges() -> AsyncThrowingStream<PathChange, any Error> {
-        register(\.pathStreams, bufferingNewest: 16) { _, _ in }
-    }
-
-    /// A stream kept in `streams` until it ends or the monitor does;
-    /// `start` is given it and the current status, under the lock.
-    private func register<Element: Sendable>(
-        _ streams: WritableKeyPath<State, [Int: AsyncThrowingStream<Element, any Error>.Continuation]>,
-        bufferingNewest limit: Int,
-        start: (AsyncThrowingStream<Element, any Error>.Continuation, NetworkStatus?) -> Void
-    ) -> AsyncThrowingStream<Element, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
-        let id = newRegistration()
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        let ending: ReachabilityError?? = state.withLock { state in
-            guard !state.finished else { return .some(state.ending) }
-            state[keyPath: streams][id] = continuation
-            start(continuation, state.current)
-            return nil
-        }
-        if let ending { continuation.finish(throwing: ending) }
-        return stream
-    }
-
-    /// Registers `handler` and calls it with the current status, if any.
-    func addHandler(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Int {
-        let id = newRegistration()
-        delivery.withLock {
-            let current: NetworkStatus? = state.withLock { state in
-                guard !state.finished else { return nil }
-                state.statusHandlers[id] = handler
-                return state.current
-            }
-            if let current { handler(current.asFirst()) }
-        }
-        return id
-    }
-
-    /// Passes `status` on to every listener (the session has dropped repeats).
-    private func publish(_ status: NetworkStatus) {
+    /// Passes `answer` on to everyone listening, in the order they came
+    /// (the session has dropped repeats).
+    private func publish(_ answer: Answer) {
         delivery.withLock {
             let handlers = state.withLock { state in
-                state.current = status
-                for listener in state.statusStreams.values { listener.yield(status) }
-                if !state.pathStreams.isEmpty {
-                    for change in status.pathChanges {
-                        for listener in state.pathStreams.values { listener.yield(change) }
-                    }
+                let listening = state.listening(to: answer.topic)
+                switch answer {
+                case .status(let status): state.current = status
+                case .destination(let key, let status): if !listening.isEmpty { state.latest[key] = status }
                 }
-                return state.statusHandlers.sorted { $0.key < $1.key }
-            }
-            for (id, handler) in handlers where state.withLock({ $0.statusHandlers[id] != nil }) {
-                handler(status)
-            }
-        }
-    }
-
-    // MARK: Destinations
-
-    /// Registers `listener` under `id` for `key`'s answers: the newest at
-    /// once, if there is one. The first registration of a destination asks
-    /// the session to follow it.
-    func add(_ id: Int, following key: FollowSession.Key, _ listener: Listener) {
-        delivery.withLock {
-            let outcome: (latest: DestinationStatus?, ending: ReachabilityError??) = state.withLock { state in
-                guard !state.finished else { return (nil, .some(state.ending)) }
-                var destination = state.destinations[key] ?? Destination()
-                // Under the lock: a follow and an unfollow reach the session in
-                // the order the registrations came and went.
-                if state.destinations[key] == nil { remote?.follow(key) }
-                destination.listeners[id] = listener
-                state.destinations[key] = destination
-                state.keys[id] = key
-                if case .stream(let continuation) = listener, let latest = destination.latest {
-                    continuation.yield(latest)
-                }
-                return (destination.latest, nil)
-            }
-            switch listener {
-            case .stream(let continuation):
-                if let ending = outcome.ending { continuation.finish(throwing: ending) }
-            case .handler(let handler):
-                if let latest = outcome.latest { handler(latest) }
-            }
-        }
-    }
-
-    private func publish(_ status: DestinationStatus, of key: FollowSession.Key) {
-        delivery.withLock {
-            let handlers = state.withLock { state -> [(Int, @Sendable (DestinationStatus) -> Void)] in
-                guard state.destinations[key] != nil else { return [] }
-                state.destinations[key]?.latest = status
-                var handlers: [(Int, @Sendable (DestinationStatus) -> Void)] = []
-                for (id, listener) in state.destinations[key]!.listeners.sorted(by: { $0.key < $1.key }) {
+                var handlers: [(id: Int, handler: @Sendable (Answer) -> Void)] = []
+                for (id, listener) in listening {
                     switch listener {
-                    case .stream(let continuation): continuation.yield(status)
+                    case .stream(let yield, _): yield(answer)
                     case .handler(let handler): handlers.append((id, handler))
                     }
                 }
                 return handlers
             }
-            for (id, handler) in handlers where state.withLock({ $0.keys[id] != nil }) {
-                handler(status)
-            }
+            for (id, handler) in handlers where state.withLock({ $0.listeners[id] != nil }) { handler(answer) }
         }
     }
 
     /// The session no longer follows `key`: its listeners end with `error`.
-    private func fail(_ key: FollowSession.Key, _ error: ReachabilityError) {
-        let listeners: [Listener] = state.withLock { state in
+    private func fail(_ key: Key, _ error: ReachabilityError) {
+        let ended: [Listener] = state.withLock { state in
             state.lastError = error
-            guard let destination = state.destinations.removeValue(forKey: key) else { return [] }
-            for id in destination.listeners.keys { state.keys[id] = nil }
-            return Array(destination.listeners.values)
+            state.latest[key] = nil
+            let listening = state.listening(to: .destination(key))
+            for (id, _) in listening { state.listeners[id] = nil }
+            return listening.map(\.listener)
         }
-        for case .stream(let continuation) in listeners { continuation.finish(throwing: error) }
+        for case .stream(_, let finish) in ended { finish(error) }
     }
 
-    // MARK: Either
-
-    /// Ends registration `id`, of the status or a destination. A
-    /// destination's last one asks the session to stop following it.
+    /// Ends registration `id`. A destination's last one asks the session to
+    /// stop following it.
     func remove(_ id: Int) {
         state.withLock { state in
-            state.statusHandlers[id] = nil
-            state.statusStreams[id] = nil
-            state.pathStreams[id] = nil
-            guard let key = state.keys.removeValue(forKey: id) else { return }
-            state.destinations[key]?.listeners[id] = nil
-            if state.destinations[key]?.listeners.isEmpty == true {
-                state.destinations[key] = nil
-                remote?.unfollow(key)
-            }
+            guard let (topic, _) = state.listeners.removeValue(forKey: id), case .destination(let key) = topic,
+                state.listening(to: topic).isEmpty
+            else { return }
+            state.latest[key] = nil
+            remote?.unfollow(key)
         }
     }
 
     /// Ends every registration, with `error` if one ended the monitor.
     func finish(throwing error: ReachabilityError?) {
-        let (statusStreams, pathStreams, destinations):
-            ([AsyncThrowingStream<NetworkStatus, any Error>.Continuation],
-             [AsyncThrowingStream<PathChange, any Error>.Continuation], [Destination]) =
-            state.withLock { state in
-                guard !state.finished else { return ([], [], []) }
-                state.finished = true
-                state.ending = error
-                if let error { state.lastError = error }
-                defer {
-                    state.statusStreams.removeAll()
-                    state.pathStreams.removeAll()
-                    state.statusHandlers.removeAll()
-                    state.destinations.removeAll()
-                    state.keys.removeAll()
-                }
-                return (Array(state.statusStreams.values), Array(state.pathStreams.values), Array(state.destinations.values))
+        let ended: [Listener] = state.withLock { state in
+            guard !state.finished else { return [] }
+            state.finished = true
+            state.ending = error
+            if let error { state.lastError = error }
+            defer {
+                state.listeners.removeAll()
+                state.latest.removeAll()
             }
-        // Outside the lock: finishing calls each stream's onTermination, which takes it.
-        for stream in statusStreams { stream.finish(throwing: error) }
-        for stream in pathStreams { stream.finish(throwing: error) }
-        for case .stream(let continuation) in destinations.flatMap(\.listeners.values) {
-            continuation.finish(throwing: error)
+            return state.listeners.values.map(\.listener)
         }
+        // Outside the lock: finishing calls each stream's onTermination, which takes it.
+        for case .stream(_, let finish) in ended { finish(error) }
     }
 }

@@ -218,7 +218,7 @@ public final class ReachabilityMonitor: Sendable {
     /// misses the ones before it, with what they said changed: to act on
     /// every handover, read ``pathChanges()``.
     public func statuses() -> AsyncThrowingStream<NetworkStatus, any Error> {
-        hub.subscribe()
+        hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }
     }
 
     /// Every change of a family's path, from now on: a VPN taking the
@@ -240,7 +240,7 @@ public final class ReachabilityMonitor: Sendable {
     /// }
     /// ```
     public func pathChanges() -> AsyncThrowingStream<PathChange, any Error> {
-        hub.subscribePathChanges()
+        hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges ?? [] }
     }
 
     /// Calls `handler` with the current status (once known) and every change,
@@ -251,9 +251,7 @@ public final class ReachabilityMonitor: Sendable {
     /// network is quiet. For UI code use ``onChange(onMainActor:)``.
     @discardableResult
     public func onChange(_ handler: @escaping @Sendable (NetworkStatus) -> Void) -> Subscription {
-        let id = hub.addHandler(handler)
-        let hub = hub
-        return Subscription { hub.remove(id) }
+        hub.handler(.status) { if let status = $0.status { handler(status) } }
     }
 
     /// Like ``onChange(_:)``, with `handler` called on the main actor, as
@@ -298,13 +296,9 @@ public final class ReachabilityMonitor: Sendable {
     public func reachability(
         of destination: Destination, family: AddressFamily? = nil
     ) -> AsyncThrowingStream<DestinationStatus, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: DestinationStatus.self, bufferingPolicy: .bufferingNewest(1))
-        let id = hub.newRegistration()
-        let hub = hub
-        continuation.onTermination = { _ in hub.remove(id) }
-        hub.add(id, following: FollowSession.Key(destination, uid: nil, family: family), .stream(continuation))
-        return stream
+        hub.stream(.destination(FollowSession.Key(destination, uid: nil, family: family)), bufferingNewest: 1) {
+            $0.destinationStatus.map { [$0] } ?? []
+        }
     }
 
     /// Calls `handler` with `destination`'s answer and every change of it,
@@ -324,10 +318,9 @@ public final class ReachabilityMonitor: Sendable {
         of destination: Destination, family: AddressFamily? = nil,
         _ handler: @escaping @Sendable (DestinationStatus) -> Void
     ) -> Subscription {
-        let id = hub.newRegistration()
-        hub.add(id, following: FollowSession.Key(destination, uid: nil, family: family), .handler(handler))
-        let hub = hub
-        return Subscription { hub.remove(id) }
+        hub.handler(.destination(FollowSession.Key(destination, uid: nil, family: family))) {
+            if let status = $0.destinationStatus { handler(status) }
+        }
     }
 
     /// Stops following the network: closes the sockets, ends the monitor's

@@ -1,0 +1,132 @@
+import Synchronization
+import Testing
+@testable import Reachability
+import TestSupport
+
+/// A monitor's registrations (``MonitorHub``), fed as its session would,
+/// without one: what the session is asked to follow, what each listener
+/// hears and in what order, and how each ends.
+@Suite("A monitor's registrations", .timeLimit(.minutes(1)))  // an unended stream would hang, not fail
+struct MonitorHubTests {
+    static let key = FollowSession.Key(try! Destination(parsing: "192.0.2.7:443"), uid: nil, family: nil)
+    static let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
+    static let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
+
+    static func answer(_ seq: UInt64) -> DestinationStatus {
+        DestinationStatus(
+            target: "192.0.2.7:443", host: "192.0.2.7", port: 443, state: .reachable, reason: nil, via: nil,
+            addresses: [], seq: seq, source: .daemon)
+    }
+
+    static func status(_ path: NetworkPath, seq: UInt64, changes: [StatusChange]) -> NetworkStatus {
+        .built(ipv4: .through(path), seq: seq, changes: changes)
+    }
+
+    /// What handlers heard, in order, as "name:seq".
+    final class Heard: Sendable {
+        private let calls = Mutex<[String]>([])
+        func note(_ name: String, _ answer: MonitorHub.Answer) {
+            let seq = answer.status?.seq ?? answer.destinationStatus?.seq ?? 0
+            calls.withLock { $0.append("\(name):\(seq)") }
+        }
+        var all: [String] { calls.withLock { $0 } }
+    }
+
+    @Test func aDestinationIsFollowedOnceHoweverManyListenAndLeftWithTheLast() throws {
+        let remote = try FollowSession.Remote()
+        let hub = MonitorHub(remote: remote)
+        let first = hub.handler(.destination(Self.key)) { _ in }
+        let second = hub.handler(.destination(Self.key)) { _ in }
+        do {
+            let stream = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+            #expect(remote.takeCommands() == [.follow(Self.key)])
+            _ = stream
+        }
+        // The stream went with its scope, and one handler is cancelled: one listens still.
+        first.cancel()
+        #expect(remote.takeCommands() == [])
+        second.cancel()
+        #expect(remote.takeCommands() == [.unfollow(Self.key)])
+        _ = hub.handler(.destination(Self.key)) { _ in }
+        #expect(remote.takeCommands() == [.follow(Self.key)])
+    }
+
+    @Test func aLateListenerHearsTheNewestAnswerFirstThenEveryOneInTheOrderListenersCame() async throws {
+        let hub = MonitorHub(remote: try FollowSession.Remote())
+        let heard = Heard()
+        _ = hub.handler(.destination(Self.key)) { heard.note("a", $0) }
+        #expect(hub.take(.destination(Self.key, Self.answer(1), line: nil)))
+        _ = hub.handler(.destination(Self.key)) { heard.note("b", $0) }
+        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+            .makeAsyncIterator()
+        #expect(try await answers.next()?.seq == 1)
+        #expect(hub.take(.destination(Self.key, Self.answer(2), line: nil)))
+        #expect(try await answers.next()?.seq == 2)
+        #expect(heard.all == ["a:1", "b:1", "a:2", "b:2"])
+
+        // The status: a new reader is told the current one without what
+        // changed before it came; a path reader, only the changes after.
+        let handover = StatusChange.path(.ipv4, from: Self.eth0, to: Self.tun0)
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.tun0, seq: 5, changes: [handover]), line: nil)))
+        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        var paths = hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges ?? [] }.makeAsyncIterator()
+        let first = try await statuses.next()
+        #expect(first?.seq == 5 && first?.changes == [])
+        let back = StatusChange.path(.ipv4, from: Self.tun0, to: Self.eth0)
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 6, changes: [back]), line: nil)))
+        #expect(try await statuses.next()?.seq == 6)
+        let change = try await paths.next()
+        #expect(change?.from == Self.tun0 && change?.to == Self.eth0)
+        #expect(hub.current?.seq == 6)
+    }
+
+    @Test func aDestinationTheSessionGaveUpOnEndsItsListenersAloneWithTheError() async throws {
+        let remote = try FollowSession.Remote()
+        let hub = MonitorHub(remote: remote)
+        let heard = Heard()
+        let handler = hub.handler(.destination(Self.key)) { heard.note("a", $0) }
+        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+            .makeAsyncIterator()
+        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        _ = remote.takeCommands()
+        let refused = ReachabilityError.noDaemonAnswered([.rejected(code: "too_many_watches", message: "full")])
+        #expect(hub.take(.destinationFailed(Self.key, refused)))
+        await #expect(throws: refused) { _ = try await answers.next() }
+        #expect(hub.lastError == refused)
+        // No longer followed by the session, so nothing to unfollow; still
+        // listened to afterwards, it is followed again.
+        handler.cancel()
+        #expect(remote.takeCommands() == [])
+        _ = hub.take(.destination(Self.key, Self.answer(3), line: nil))
+        #expect(heard.all == [])
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 7, changes: []), line: nil)))
+        #expect(try await statuses.next()?.seq == 7)
+        _ = hub.handler(.destination(Self.key)) { _ in }
+        #expect(remote.takeCommands() == [.follow(Self.key)])
+    }
+
+    @Test func finishingEndsEveryStreamAndEveryLaterOneAtOnce() async throws {
+        let remote = try FollowSession.Remote()
+        let hub = MonitorHub(remote: remote)
+        let heard = Heard()
+        var streams = [
+            hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0.seq] } ?? [] }.makeAsyncIterator(),
+            hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges.map(\.status.seq) ?? [] }.makeAsyncIterator(),
+            hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0.seq] } ?? [] }
+                .makeAsyncIterator(),
+        ]
+        let ended = ReachabilityError.noDaemonAnswered([.protocolError(.versionMismatch(received: 9))])
+        hub.finish(throwing: ended)
+        #expect(hub.take(.destination(Self.key, Self.answer(4), line: nil)) == false)
+        for index in streams.indices {
+            await #expect(throws: ended) { _ = try await streams[index].next() }
+        }
+        var later = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        await #expect(throws: ended) { _ = try await later.next() }
+        _ = hub.handler(.status) { heard.note("late", $0) }
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 8, changes: []), line: nil)))
+        #expect(heard.all == [])
+        // The session ends with the hub: nothing was left to unfollow.
+        #expect(remote.takeCommands() == [.follow(Self.key)])
+    }
+}
