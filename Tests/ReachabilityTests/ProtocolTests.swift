@@ -199,12 +199,12 @@ struct ProtocolTests {
             seq: 3, source: .daemon)]
         let line = Array(DaemonMessage.status(status).line().dropLast())
         let newer = Array(String(decoding: line, as: UTF8.self).replacingOccurrences(of: #""type":"status""#, with: #""type":"status","vpn":{"seq":1}"#).utf8)
-        let renumbered = try #require(StatusUpdate.line(newer, renumberedTo: 123_456))
+        let renumbered = try #require(StatusLineLayout.line(newer, renumberedTo: 123_456))
         #expect(String(decoding: renumbered, as: UTF8.self) == String(decoding: newer, as: UTF8.self)
             .replacingOccurrences(of: #""seq":7,"#, with: #""seq":123456,"#))
         guard case .status(let decoded) = try DaemonMessage.decode(renumbered) else { throw ProtocolError.malformed("not a status") }
         #expect(decoded.seq == 123_456 && decoded.watched.first?.seq == 3)
-        #expect(StatusUpdate.line(Array(#"{"type":"error"}"#.utf8), renumberedTo: 1) == nil)
+        #expect(StatusLineLayout.line(Array(#"{"type":"error"}"#.utf8), renumberedTo: 1) == nil)
     }
 
     /// A client that guessed wrong learns every operation there is, in

@@ -26,11 +26,11 @@ struct StatusStreamTests {
             if Bool.random(using: &generator) {
                 line.insert(contentsOf: marker, at: Int.random(in: 0...line.count, using: &generator))
             }
-            #expect(StatusUpdate.isStatusLine(line) == (line.firstRange(ofBytes: marker) != nil), "\(String(decoding: line, as: UTF8.self))")
+            #expect(StatusLineLayout.isStatus(line) == (line.firstRange(ofBytes: marker) != nil), "\(String(decoding: line, as: UTF8.self))")
         }
         let status = StatusLineWriter.line(Self.status(Self.eth0, seq: 1, source: .daemon))
-        #expect(StatusUpdate.isStatusLine(status))
-        #expect(!StatusUpdate.isStatusLine(Array(#"{"code":"bad_request","message":"x","type":"error","version":1}"#.utf8)))
+        #expect(StatusLineLayout.isStatus(status))
+        #expect(!StatusLineLayout.isStatus(Array(#"{"code":"bad_request","message":"x","type":"error","version":1}"#.utf8)))
     }
 
     @Test func theSameNetworkFromTheSameSourceIsDeliveredOnce() throws {

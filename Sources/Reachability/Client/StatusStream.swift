@@ -41,11 +41,9 @@ struct StatusStream: Equatable {
     /// decoded first: a subscription that has answered publishes only
     /// changes, so it needs no comparing, unless it must be renumbered.
     func passesThrough(_ line: [UInt8]) -> Bool {
-        guard seqOffset == 0, let detail, StatusUpdate.isStatusLine(line) else { return false }
-        return detail == .full || line.firstRange(ofBytes: Self.summaryMarker) != nil
+        guard seqOffset == 0, let detail, StatusLineLayout.isStatus(line) else { return false }
+        return detail == .full || StatusLineLayout.isSummary(line)
     }
-
-    private static let summaryMarker = Array(#""detail":"summary""#.utf8)
 
     /// A line that passed through (``passesThrough(_:)``) and nobody
     /// decoded: what was delivered last, decoded only when a later status
@@ -108,7 +106,7 @@ struct StatusStream: Equatable {
         // and carry the number delivered. A new number alone is spliced in,
         // keeping the keys a newer daemon added.
         if let received = line, changesRewritten || renumbered {
-            line = changesRewritten ? nil : StatusUpdate.line(received, renumberedTo: seq)
+            line = changesRewritten ? nil : StatusLineLayout.line(received, renumberedTo: seq)
             if line == nil { line = Array(DaemonMessage.status(reduced).line().dropLast()) }
         }
         current = reduced

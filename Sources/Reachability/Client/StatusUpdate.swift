@@ -52,36 +52,6 @@ package struct StatusUpdate {
         return (summary, Array(DaemonMessage.status(summary).line().dropLast()))
     }
 
-    /// `line` with its status's `seq` replaced and every other byte as the
-    /// daemon sent it, so that keys a newer daemon added survive; `nil` where
-    /// the line is not as a daemon writes it. The status's own `seq` is the
-    /// one whose object goes on with its `source` and `"type":"status"`
-    /// (keys are sorted): a watched target's has no `type`.
-    static func line(_ line: [UInt8], renumberedTo seq: UInt64) -> [UInt8]? {
-        let key = Array(#""seq":"#.utf8), source = Array(#","source":""#.utf8), type = Array(#"","type":"status""#.utf8)
-        var start = 0
-        while let found = line[start...].firstRange(ofBytes: key) {
-            start = found.upperBound
-            var end = found.upperBound
-            while end < line.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(line[end]) { end += 1 }
-            guard end > found.upperBound, line[end...].starts(with: source) else { continue }
-            let value = end + source.count
-            guard let quote = line[value...].firstIndex(of: UInt8(ascii: "\"")),
-                line[quote...].starts(with: type)
-            else { continue }
-            return Array(line[..<found.upperBound]) + Array(String(seq).utf8) + Array(line[end...])
-        }
-        return nil
-    }
-
-    /// Whether `line` says it is a status (an error line must not pass for
-    /// one). Looked for from the end: the daemon sorts its keys, and
-    /// `"type"` is among the last.
-    static func isStatusLine(_ line: [UInt8]) -> Bool {
-        line.containsBytes(fromTheEnd: statusMarker)
-    }
-
-    private static let statusMarker = Array(#""type":"status""#.utf8)
 }
 
 extension StatusUpdate: Equatable {
