@@ -101,7 +101,7 @@ struct RetryScheduleTests {
         var schedule = RetrySchedule(.init(initial: .milliseconds(100), maximum: .seconds(1)), first: start)
         let first = schedule.takeIfDue(start)
         #expect(first, "the first attempt is at once")
-        #expect(!schedule.isScheduled)
+        #expect(schedule.due == nil)
         var waits: [Duration] = []
         var now = start
         for _ in 0..<6 {

@@ -150,7 +150,7 @@ struct DaemonDiscovery: Equatable {
     /// Netlink failed in-process: it is tried again with the next try,
     /// scheduled now unless one is.
     mutating func scheduleUnlessDue(_ now: ContinuousClock.Instant) {
-        if !retry.isScheduled { retry.failed(now: now) }
+        if retry.due == nil { retry.failed(now: now) }
     }
 
     /// Ends a watch that is on; `true` when there was one.

@@ -21,6 +21,14 @@ struct DaemonLink: Equatable {
         /// The link is no good: a line that does not decode, or a daemon of
         /// another network namespace (`otherNetwork`).
         case failed(DaemonClientError, otherNetwork: Bool)
+
+        /// The status a status event carries, with its line.
+        var status: (status: NetworkStatus, line: [UInt8])? {
+            switch self {
+            case .answered(let status, let line), .status(let status, let line): (status, line)
+            case .news, .destination, .refused, .failed: nil
+            }
+        }
     }
 
     /// Until the first status arrives: when to give up on it.

@@ -85,7 +85,7 @@ package final class FollowSession {
         case ends(Ending)
     }
 
-    private enum Token {
+    private enum Token: Equatable {
         case commands, daemon, sentinel, probe, sockets
         case engine(NetworkEngine.Input)
     }
@@ -158,30 +158,21 @@ package final class FollowSession {
                 deadline, due, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
-            signalled = false
-            var (daemonReady, kernelChanged, probeReady, socketsChanged) = (false, false, false, false)
-            var engineReady: [NetworkEngine.Input] = []
-            for event in events {
-                switch event.token {
-                case .commands: signalled = true
-                case .daemon: daemonReady = true
-                case .sentinel: kernelChanged = true
-                case .probe: probeReady = true
-                case .sockets: socketsChanged = socketWatch?.takeChanges() == true
-                case .engine(let input): engineReady.append(input)
-                }
-            }
+            // A few at most: a look through them costs less than hashing them.
+            let ready = events.map(\.token)
+            signalled = ready.contains(.commands)
 
             let later = ContinuousClock.now
             var inputs: [FollowState.Input] = []
             if let connection,
                 let verdict = liveness?.verdict(
-                    probeReadable: probeReady, kernelChanged: kernelChanged, subscription: connection, now: later)
+                    probeReadable: ready.contains(.probe), kernelChanged: ready.contains(.sentinel),
+                    subscription: connection, now: later)
             {
                 inputs.append(.liveness(verdict))
             }
-            if daemonReady { inputs.append(.daemonReadable) }
-            if socketsChanged {
+            if ready.contains(.daemon) { inputs.append(.daemonReadable) }
+            if ready.contains(.sockets), socketWatch?.takeChanges() == true {
                 socketWatch = nil
                 inputs.append(.socketsChanged)
             }
@@ -190,7 +181,8 @@ package final class FollowSession {
             }
             // News of a change the sentinel heard: no probe for it. The only
             // place the subscription is read, so the only place to look.
-            if daemonReady, let connection { liveness?.heard(connection) }
+            if ready.contains(.daemon), let connection { liveness?.heard(connection) }
+            let engineReady = events.compactMap { if case .engine(let input) = $0.token { input } else { nil } }
             for input in engineReady where inProcess.isRunning {
                 let computed = computed { () throws(NetlinkError) in try inProcess.handle(input, now: later) }
                 if let ending = perform(computed, later, deliver) { return ending }
@@ -215,13 +207,7 @@ package final class FollowSession {
     private func perform(_ input: FollowState.Input, _ now: ContinuousClock.Instant, _ deliver: (Update) -> Bool) -> Ending? {
         // An input that says nothing is not stepped: no command came, or the
         // engine found nothing expired or moved (most wake-ups).
-        switch input {
-        case .commands(let commands) where commands.isEmpty: return nil
-        case .computed(let events) where events.isEmpty: return nil
-        case .commands, .tick, .connected, .connectFailed, .daemonReadable, .daemonLines, .decoded, .passedUndecoded,
-            .daemonFailed, .liveness, .engineStarted, .engineFailed, .computed, .socketsChanged, .socketsUnwatchable:
-            break
-        }
+        if input == .commands([]) || input == .computed([]) { return nil }
         var next: FollowState.Input? = input
         var queue: [FollowState.Effect] = []
         var performed = 0

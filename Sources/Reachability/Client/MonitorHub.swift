@@ -81,7 +81,6 @@ final class MonitorHub: Sendable {
 
     var current: NetworkStatus? { state.withLock { $0.current } }
     var lastError: ReachabilityError? { state.withLock { $0.lastError } }
-    var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Takes what the session delivers; returns whether to go on.
     func take(_ update: FollowSession.Update) -> Bool {
@@ -99,7 +98,7 @@ final class MonitorHub: Sendable {
             // Each answer says its source.
             break
         }
-        return !isFinished
+        return state.withLock { !$0.finished }
     }
 
     /// A stream of what `topic` hears, as `elements` makes it, kept until

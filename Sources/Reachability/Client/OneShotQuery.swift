@@ -125,17 +125,9 @@ package struct OneShotQuery: Sendable {
         from connection: DaemonConnection, _ link: inout DaemonLink, by deadline: ContinuousClock.Instant, timeout: Duration
     ) throws(DaemonClientError) -> (status: NetworkStatus, line: [UInt8]) {
         while true {
-            switch try events(from: connection, &link, by: deadline, timeout: timeout, upTo: isStatus).last {
-            case .answered(let status, let line)?, .status(let status, let line)?: return (status, line)
-            case .news?, .destination?, .refused?, .failed?, nil: continue
+            if let found = try events(from: connection, &link, by: deadline, timeout: timeout, upTo: { $0.status != nil }).last?.status {
+                return found
             }
-        }
-    }
-
-    private static func isStatus(_ event: DaemonLink.Event) -> Bool {
-        switch event {
-        case .answered, .status: true
-        case .news, .destination, .refused, .failed: false
         }
     }
 

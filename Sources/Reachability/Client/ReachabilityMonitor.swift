@@ -265,11 +265,8 @@ public final class ReachabilityMonitor: Sendable {
     @discardableResult
     public func onChange(onMainActor handler: @escaping @MainActor @Sendable (NetworkStatus) -> Void) -> Subscription {
         let stream = statuses()
-        let task = Task { @MainActor in
-            do {
-                for try await status in stream { handler(status) }
-            } catch {}
-        }
+        // The stream's end, or its error (``lastError`` keeps it), ends the calls.
+        let task = Task { @MainActor in for try await status in stream { handler(status) } }
         return Subscription { task.cancel() }
     }
 

@@ -14,8 +14,6 @@ struct RetrySchedule: Equatable {
         due = first
     }
 
-    var isScheduled: Bool { due != nil }
-
     /// Whether an attempt is due at `now`; if so it is taken off the schedule.
     mutating func takeIfDue(_ now: ContinuousClock.Instant) -> Bool {
         guard let due, now >= due else { return false }
