@@ -45,7 +45,7 @@ struct DestinationTrackerTests {
     @Test func anAnswerIsPublishedOnceAndAgainOnlyWhenItChanges() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let key = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
+        let key = DestinationKey(Self.server, uid: 1000, family: nil)
         tracker.add(key, now: .now)
         #expect(try tracker.evaluate(now: .now, judge: lookup.judge) == [key])
         let first = try #require(tracker.status(of: key))
@@ -75,8 +75,8 @@ struct DestinationTrackerTests {
     @Test func aRouteChangeAsksOnlyForTheWatchedAddressesItsPrefixHolds() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let vpnServer = DestinationTracker.Key(Self.server, uid: nil, family: nil)
-        let lanServer = DestinationTracker.Key(try Destination(host: "192.0.2.80", port: 443), uid: nil, family: nil)
+        let vpnServer = DestinationKey(Self.server, uid: nil, family: nil)
+        let lanServer = DestinationKey(try Destination(host: "192.0.2.80", port: 443), uid: nil, family: nil)
         tracker.add(vpnServer, now: .now)
         tracker.add(lanServer, now: .now)
         #expect(Set(try tracker.evaluate(now: .now, judge: lookup.judge)) == [vpnServer, lanServer])
@@ -108,9 +108,9 @@ struct DestinationTrackerTests {
     @Test func watchesOfOneAddressShareOneLookup() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let mine = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
-        let again = DestinationTracker.Key(Self.server, uid: 1000, family: .ipv4)
-        let theirs = DestinationTracker.Key(Self.server, uid: 1001, family: nil)
+        let mine = DestinationKey(Self.server, uid: 1000, family: nil)
+        let again = DestinationKey(Self.server, uid: 1000, family: .ipv4)
+        let theirs = DestinationKey(Self.server, uid: 1001, family: nil)
         for key in [mine, mine, again, theirs] { tracker.add(key, now: .now) }
         #expect(tracker.count == 3)
         _ = try tracker.evaluate(now: .now, judge: lookup.judge)
@@ -125,7 +125,7 @@ struct DestinationTrackerTests {
     @Test func anAddressOfTheWrongFamilyIsNoAddressAndNeedsNoLookup() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let key = DestinationTracker.Key(Self.server, uid: nil, family: .ipv6)
+        let key = DestinationKey(Self.server, uid: nil, family: .ipv6)
         tracker.add(key, now: .now)
         _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         #expect(tracker.status(of: key)?.state == .unresolved && tracker.status(of: key)?.reason == .noAddress)
@@ -136,7 +136,7 @@ struct DestinationTrackerTests {
         let tracker = try DestinationTracker(source: .inProcess, firstSeq: 0, resolutionTimeout: .seconds(5))
         let lookup = Lookup()
         let start = ContinuousClock.now
-        let key = DestinationTracker.Key(try Destination(host: "pending.example"), uid: nil, family: nil)
+        let key = DestinationKey(try Destination(host: "pending.example"), uid: nil, family: nil)
         tracker.add(key, now: start)
         #expect(tracker.isPending(key))
         #expect(tracker.nextDeadline == start + .seconds(5))
@@ -167,14 +167,14 @@ struct DestinationTrackerTests {
         let lookup = Lookup()
         let start = ContinuousClock.now
         for name in ["slow1.example", "slow2.example", "victim.example"] {
-            tracker.add(DestinationTracker.Key(try Destination(host: name), uid: 65534, family: nil), now: start)
+            tracker.add(DestinationKey(try Destination(host: name), uid: 65534, family: nil), now: start)
         }
-        let attackers = DestinationTracker.Key(try Destination(host: "victim.example"), uid: 65534, family: nil)
+        let attackers = DestinationKey(try Destination(host: "victim.example"), uid: 65534, family: nil)
         #expect(tracker.takeDue(now: start + .seconds(5)))
         _ = try tracker.evaluate(now: start + .seconds(5), judge: lookup.judge)
         #expect(tracker.status(of: attackers)?.reason == .timeout, "behind its own slow names")
 
-        let victims = DestinationTracker.Key(try Destination(host: "victim.example"), uid: 4242, family: nil)
+        let victims = DestinationKey(try Destination(host: "victim.example"), uid: 4242, family: nil)
         tracker.add(victims, now: start + .seconds(6))
         _ = try tracker.evaluate(now: start + .seconds(6), judge: lookup.judge)
         #expect(tracker.status(of: victims)?.state == .pending, "its own wait, not the other user's timeout")
@@ -192,7 +192,7 @@ struct DestinationTrackerTests {
     @Test func anExpiringRouteIsLookedUpAgainAtItsExpiry() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        let key = DestinationKey(Self.server, uid: nil, family: nil)
         tracker.add(key, now: .now)
         let start = ContinuousClock.now
         _ = try tracker.evaluate(now: start, judge: lookup.judge)
@@ -224,7 +224,7 @@ struct DestinationTrackerTests {
         let tracker = try makeTracker()
         let lookup = Lookup()
         lookup.lifetime = .seconds(1800)
-        let key = DestinationTracker.Key(Self.server, uid: 1000, family: nil)
+        let key = DestinationKey(Self.server, uid: 1000, family: nil)
         tracker.add(key, now: .now)
         _ = try tracker.evaluate(now: .now, judge: lookup.judge)
         #expect(tracker.nextDeadline != nil)
@@ -239,7 +239,7 @@ struct DestinationTrackerTests {
         let tracker = try makeTracker()
         let lookup = Lookup()
         lookup.lifetime = .seconds(3)
-        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        let key = DestinationKey(Self.server, uid: nil, family: nil)
         tracker.add(key, now: .now)
         let start = ContinuousClock.now
         _ = try tracker.evaluate(now: start, judge: lookup.judge)
@@ -262,7 +262,7 @@ struct DestinationTrackerTests {
         let tracker = try makeTracker()
         let lookup = Lookup()
         lookup.lifetime = .seconds(3)
-        let key = DestinationTracker.Key(Self.server, uid: nil, family: nil)
+        let key = DestinationKey(Self.server, uid: nil, family: nil)
         tracker.add(key, now: .now)
         let wokeUp = ContinuousClock.now
         let answered = wokeUp + .milliseconds(80)
@@ -274,7 +274,7 @@ struct DestinationTrackerTests {
     @Test func localhostResolvesOnTheResolversThread() async throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
-        let key = DestinationTracker.Key(try Destination(host: "localhost", port: 22), uid: 0, family: .ipv4)
+        let key = DestinationKey(try Destination(host: "localhost", port: 22), uid: 0, family: .ipv4)
         tracker.add(key, now: .now)
         var descriptor = pollfd(fd: tracker.resolverDescriptor, events: Int16(POLLIN), revents: 0)
         #expect(poll(&descriptor, 1, 5000) == 1, "the resolver signals its answer")

@@ -11,7 +11,7 @@ extension SessionsInThisProcess {
     /// between the daemon and in-process.
     @Suite("Follow session")
     struct FollowSessionTests {
-        typealias Key = FollowSession.Key
+        typealias Key = DestinationKey
 
         static let backoff = Backoff(initial: .milliseconds(10), maximum: .milliseconds(40))
 

@@ -11,7 +11,7 @@ import TestSupport
 /// stage in a test (a netlink failure, a liveness verdict at a chosen time).
 @Suite("A follow session's decisions")
 struct FollowStateTests {
-    typealias Key = DestinationTracker.Key
+    typealias Key = DestinationKey
 
     static let socket = "/run/reachd/reachd.sock"
     static let userSocket = "/run/user/1000/reachd.sock"

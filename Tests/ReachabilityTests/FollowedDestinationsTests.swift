@@ -6,8 +6,8 @@ import Testing
 /// connection and the answers delivered, without a socket.
 @Suite("The destinations a session follows")
 struct FollowedDestinationsTests {
-    static func key(_ target: String) -> DestinationTracker.Key {
-        DestinationTracker.Key(try! Destination(parsing: target), uid: nil, family: nil)
+    static func key(_ target: String) -> DestinationKey {
+        DestinationKey(try! Destination(parsing: target), uid: nil, family: nil)
     }
 
     static func answer(_ state: DestinationState, source: StatusSource = .daemon) -> DestinationStatus {

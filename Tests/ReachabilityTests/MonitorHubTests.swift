@@ -8,7 +8,7 @@ import TestSupport
 /// hears and in what order, and how each ends.
 @Suite("A monitor's registrations", .timeLimit(.minutes(1)))  // an unended stream would hang, not fail
 struct MonitorHubTests {
-    static let key = FollowSession.Key(try! Destination(parsing: "192.0.2.7:443"), uid: nil, family: nil)
+    static let key = DestinationKey(try! Destination(parsing: "192.0.2.7:443"), uid: nil, family: nil)
     static let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
     static let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
 

@@ -37,7 +37,6 @@ import Logging
 /// `reach --watch` and `wait-online` run one on their main thread, so an
 /// answer reaches stdout with no hop between threads.
 package final class FollowSession {
-    package typealias Key = DestinationTracker.Key
 
     /// What a session delivers, in order.
     package enum Update: Equatable {
@@ -49,10 +48,10 @@ package final class FollowSession {
         case status(StatusUpdate)
         /// A destination's answer changed (or its source did). A line when it
         /// came from a daemon.
-        case destination(Key, DestinationStatus, line: [UInt8]?)
+        case destination(DestinationKey, DestinationStatus, line: [UInt8]?)
         /// The daemon will not answer for this destination (it refused the
         /// watch) and the source allows nothing else: it is no longer followed.
-        case destinationFailed(Key, ReachabilityError)
+        case destinationFailed(DestinationKey, ReachabilityError)
         /// A failure met and worked around: the daemon went away or stopped
         /// answering, netlink failed in-process. Once per failure.
         case problem(ReachabilityError)

@@ -4,8 +4,8 @@ extension FollowSession {
     /// What any thread may ask of a running session; it wakes the session.
     package final class Remote: Sendable {
         enum Command: Equatable {
-            case follow(Key)
-            case unfollow(Key)
+            case follow(DestinationKey)
+            case unfollow(DestinationKey)
             case stop
         }
 
@@ -17,9 +17,9 @@ extension FollowSession {
         }
 
         /// Starts following `key`: its answer, then one per change.
-        package func follow(_ key: Key) { send(.follow(key)) }
+        package func follow(_ key: DestinationKey) { send(.follow(key)) }
         /// Stops following `key`: nothing more is delivered for it.
-        package func unfollow(_ key: Key) { send(.unfollow(key)) }
+        package func unfollow(_ key: DestinationKey) { send(.unfollow(key)) }
         /// Ends ``FollowSession/run(until:deliver:)``.
         package func stop() { send(.stop) }
 

@@ -14,7 +14,6 @@ import Logging
 /// loop performs them in the order decided, and a later one supersedes an
 /// earlier one (a `.stopEngine` after a `.startEngine`).
 struct FollowState: Equatable {
-    typealias Key = DestinationTracker.Key
     typealias Update = FollowSession.Update
     typealias Configuration = FollowSession.Configuration
 

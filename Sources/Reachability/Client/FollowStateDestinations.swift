@@ -12,13 +12,13 @@ extension FollowState {
         }
     }
 
-    mutating func follow(_ key: Key) {
+    mutating func follow(_ key: DestinationKey) {
         guard let id = followed.add(key) else { return }
         if phase.link != nil { effects.append(.send([watch(key, id: id)])) }
         holdInProcess()
     }
 
-    mutating func unfollow(_ key: Key) {
+    mutating func unfollow(_ key: DestinationKey) {
         guard let entry = followed.remove(key) else { return }
         effects.append(.dropInProcess(key))
         // What the daemon refused, it does not hold.
@@ -27,18 +27,18 @@ extension FollowState {
         if phase.daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
     }
 
-    func watch(_ key: Key, id: String) -> ClientRequest {
+    func watch(_ key: DestinationKey, id: String) -> ClientRequest {
         ClientRequest(.watch, destination: key.destination, id: id, family: key.family)
     }
 
     /// Delivers a destination's answer unless it repeats the last one.
-    mutating func forward(_ key: Key, _ status: DestinationStatus, line: [UInt8]?) {
+    mutating func forward(_ key: DestinationKey, _ status: DestinationStatus, line: [UInt8]?) {
         if followed.deliver(status, for: key) { updates.append(.destination(key, status, line: line)) }
     }
 
     /// The daemon refused to watch `key` (over its limits, say): in-process
     /// from then on where the source allows, else no more.
-    mutating func watchRefused(_ key: Key, _ error: DaemonClientError) {
+    mutating func watchRefused(_ key: DestinationKey, _ error: DaemonClientError) {
         reportFailure(error)
         switch configuration.source {
         case .automatic, .inProcess:

@@ -66,9 +66,9 @@ extension FollowState {
         case stopEngine
         /// Make the engine hold exactly these destinations: `.computed` with
         /// the answers of those it starts holding, or `.engineFailed`.
-        case holdInProcess([Key])
+        case holdInProcess([DestinationKey])
         /// The engine stops holding `key`, now unfollowed.
-        case dropInProcess(Key)
+        case dropInProcess(DestinationKey)
         case log(Logger.Level, String, Logger.Metadata)
         /// Watch the directories where the daemons' sockets at `paths`
         /// would appear: `.socketsChanged` when one may have, or

@@ -3,7 +3,6 @@
 /// refused it. Pure: the session's loop asks it what to send and what to
 /// deliver.
 struct FollowedDestinations: Equatable {
-    typealias Key = DestinationTracker.Key
 
     private struct Entry: Equatable {
         /// Its id on the daemon's connection: never used for another.
@@ -15,12 +14,12 @@ struct FollowedDestinations: Equatable {
         var inProcessOnly = false
     }
 
-    private var entries: [Key: Entry] = [:]
-    private var keysByWireID: [String: Key] = [:]
+    private var entries: [DestinationKey: Entry] = [:]
+    private var keysByWireID: [String: DestinationKey] = [:]
     private var nextWireID = 0
 
     /// Starts following `key`: its new wire id, `nil` when it is followed already.
-    mutating func add(_ key: Key) -> String? {
+    mutating func add(_ key: DestinationKey) -> String? {
         guard entries[key] == nil else { return nil }
         let id = String(nextWireID)
         entries[key] = Entry(wireID: id, order: nextWireID)
@@ -31,7 +30,7 @@ struct FollowedDestinations: Equatable {
 
     /// Stops following `key`: the id the daemon holds a watch under, `nil`
     /// when it holds none (never followed, or refused).
-    mutating func remove(_ key: Key) -> (wireID: String, daemonHolds: Bool)? {
+    mutating func remove(_ key: DestinationKey) -> (wireID: String, daemonHolds: Bool)? {
         guard let entry = entries.removeValue(forKey: key) else { return nil }
         keysByWireID[entry.wireID] = nil
         return (entry.wireID, !entry.inProcessOnly)
@@ -39,7 +38,7 @@ struct FollowedDestinations: Equatable {
 
     /// What a daemon's answer with this id is about; `nil` for one no
     /// longer followed.
-    func key(wireID: String) -> Key? { keysByWireID[wireID] }
+    func key(wireID: String) -> DestinationKey? { keysByWireID[wireID] }
 
     /// Whether `wireID` was ever given: an answer about one unfollowed
     /// meanwhile is no protocol error.
@@ -49,7 +48,7 @@ struct FollowedDestinations: Equatable {
     }
 
     /// The daemon refused `key`: in-process from now on.
-    mutating func refusedByDaemon(_ key: Key) {
+    mutating func refusedByDaemon(_ key: DestinationKey) {
         entries[key]?.inProcessOnly = true
     }
 
@@ -57,19 +56,19 @@ struct FollowedDestinations: Equatable {
     var anyRefusedByDaemon: Bool { entries.values.contains(where: \.inProcessOnly) }
 
     /// The watches a new connection sends, in the order followed.
-    var daemonWatches: [(key: Key, wireID: String)] {
+    var daemonWatches: [(key: DestinationKey, wireID: String)] {
         entries.filter { !$0.value.inProcessOnly }.sorted { $0.value.order < $1.value.order }
             .map { ($0.key, $0.value.wireID) }
     }
 
     /// What the in-process engine must hold: every destination while no
     /// daemon answers, only those it refused while one does.
-    func inProcess(daemonAnswers: Bool) -> Set<Key> {
+    func inProcess(daemonAnswers: Bool) -> Set<DestinationKey> {
         Set(entries.filter { !daemonAnswers || $0.value.inProcessOnly }.keys)
     }
 
     /// `keys` in the order they were followed.
-    func ordered(_ keys: some Sequence<Key>) -> [Key] {
+    func ordered(_ keys: some Sequence<DestinationKey>) -> [DestinationKey] {
         keys.filter { entries[$0] != nil }.sorted { entries[$0]!.order < entries[$1]!.order }
     }
 
@@ -77,7 +76,7 @@ struct FollowedDestinations: Equatable {
     /// source says `pending` only before its first resolution of a name (a
     /// restarted daemon, the in-process engine taking over): the answer
     /// delivered stands until that source knows better.
-    mutating func deliver(_ status: DestinationStatus, for key: Key) -> Bool {
+    mutating func deliver(_ status: DestinationStatus, for key: DestinationKey) -> Bool {
         guard let entry = entries[key] else { return false }
         if let last = entry.delivered,
             status.state == .pending || (last.source == status.source && last.hasSameAnswer(as: status))

@@ -7,12 +7,11 @@ import Logging
 /// computes comes back as events, which the session delivers as it would
 /// the daemon's.
 final class InProcessFollower {
-    typealias Key = DestinationTracker.Key
 
     /// What the engine computed.
     enum Event: Equatable {
         case status(NetworkStatus)
-        case destination(Key, DestinationStatus)
+        case destination(DestinationKey, DestinationStatus)
         /// Netlink failed and was reopened: a problem met and worked around.
         case reopened(after: NetlinkError)
     }
@@ -21,7 +20,7 @@ final class InProcessFollower {
     private let traceDatagrams: (@Sendable ([UInt8]) -> Void)?
     private var engine: NetworkEngine?
     /// The destinations the engine holds now.
-    private var held: Set<Key> = []
+    private var held: Set<DestinationKey> = []
 
     init(logger: Logger, traceDatagrams: (@Sendable ([UInt8]) -> Void)?) {
         self.logger = logger
@@ -51,7 +50,7 @@ final class InProcessFollower {
 
     /// Makes the engine hold `wanted` (in the order given): a destination it
     /// starts holding is answered at once.
-    func hold(_ wanted: [Key], now: ContinuousClock.Instant) throws(NetlinkError) -> [Event] {
+    func hold(_ wanted: [DestinationKey], now: ContinuousClock.Instant) throws(NetlinkError) -> [Event] {
         guard let engine else { return [] }
         let keys = Set(wanted)
         for key in held.subtracting(keys) { engine.remove(key) }
@@ -63,7 +62,7 @@ final class InProcessFollower {
     }
 
     /// The session stopped following `key`.
-    func drop(_ key: Key) {
+    func drop(_ key: DestinationKey) {
         if held.remove(key) != nil { engine?.remove(key) }
     }
 

@@ -10,18 +10,17 @@ import Synchronization
 /// callback, each for the status or a destination) is one ``Listener`` on
 /// one ``Topic``: one table, one order of delivery, one way to end.
 final class MonitorHub: Sendable {
-    typealias Key = FollowSession.Key
 
     /// What a registration listens to.
     enum Topic: Hashable {
         case status
-        case destination(Key)
+        case destination(DestinationKey)
     }
 
     /// An answer, on its topic.
     enum Answer: Sendable {
         case status(NetworkStatus)
-        case destination(Key, DestinationStatus)
+        case destination(DestinationKey, DestinationStatus)
 
         var topic: Topic {
             switch self {
@@ -45,7 +44,7 @@ final class MonitorHub: Sendable {
     private struct State {
         var current: NetworkStatus?
         /// The newest answer of each destination someone listens to.
-        var latest: [Key: DestinationStatus] = [:]
+        var latest: [DestinationKey: DestinationStatus] = [:]
         var listeners: [Int: (topic: Topic, listener: Listener)] = [:]
         var lastError: ReachabilityError?
         var nextID = 0
@@ -174,7 +173,7 @@ final class MonitorHub: Sendable {
     }
 
     /// The session no longer follows `key`: its listeners end with `error`.
-    private func fail(_ key: Key, _ error: ReachabilityError) {
+    private func fail(_ key: DestinationKey, _ error: ReachabilityError) {
         let ended: [Listener] = state.withLock { state in
             state.lastError = error
             state.latest[key] = nil

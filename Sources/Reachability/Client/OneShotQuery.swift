@@ -219,9 +219,9 @@ package struct OneShotQuery: Sendable {
         var configuration = FollowSession.Configuration(source: .inProcess, socketPaths: [], statusDetail: nil)
         configuration.retryingInProcess = false
         let session = try FollowSession(configuration, logger: Logger(label: "reachd.query"))
-        let keys = destinations.map { FollowSession.Key($0, uid: nil, family: family) }
+        let keys = destinations.map { DestinationKey($0, uid: nil, family: family) }
         for key in keys { session.remote.follow(key) }
-        var answers: [FollowSession.Key: DestinationStatus] = [:]
+        var answers: [DestinationKey: DestinationStatus] = [:]
         do throws(ReachabilityError) {
             try session.run { update in
                 if case .destination(let key, let status, _) = update, status.state.isSettled { answers[key] = status }

@@ -293,7 +293,7 @@ public final class ReachabilityMonitor: Sendable {
     public func reachability(
         of destination: Destination, family: AddressFamily? = nil
     ) -> AsyncThrowingStream<DestinationStatus, any Error> {
-        hub.stream(.destination(FollowSession.Key(destination, uid: nil, family: family)), bufferingNewest: 1) {
+        hub.stream(.destination(DestinationKey(destination, uid: nil, family: family)), bufferingNewest: 1) {
             $0.destinationStatus.map { [$0] } ?? []
         }
     }
@@ -315,7 +315,7 @@ public final class ReachabilityMonitor: Sendable {
         of destination: Destination, family: AddressFamily? = nil,
         _ handler: @escaping @Sendable (DestinationStatus) -> Void
     ) -> Subscription {
-        hub.handler(.destination(FollowSession.Key(destination, uid: nil, family: family))) {
+        hub.handler(.destination(DestinationKey(destination, uid: nil, family: family))) {
             if let status = $0.destinationStatus { handler(status) }
         }
     }

@@ -10,22 +10,6 @@
 /// Nothing here reads a clock or a socket; the owner passes `now` and the
 /// lookup.
 package final class DestinationTracker {
-    /// One watched question: this destination, for this uid's packets, in
-    /// these families.
-    package struct Key: Hashable, Sendable {
-        package var destination: Destination
-        /// Whose routing (RTA_UID); `nil`: this process's own.
-        package var uid: UInt32?
-        /// Only this family's addresses; `nil`: both.
-        package var family: AddressFamily?
-
-        package init(_ destination: Destination, uid: UInt32?, family: AddressFamily?) {
-            self.destination = destination
-            self.uid = uid
-            self.family = family
-        }
-    }
-
     private struct Entry {
         var holders: Int
         /// The answer last published, without an id.
@@ -60,7 +44,7 @@ package final class DestinationTracker {
     package let resolutionTimeout: Duration
     private let resolver: HostResolver
     private let source: StatusSource
-    private var entries: [Key: Entry] = [:]
+    private var entries: [DestinationKey: Entry] = [:]
     private var names: [String: Name] = [:]
     /// When each user's wait for a name still without an answer times out:
     /// only a first resolution does (a name with an answer keeps it until
@@ -98,7 +82,7 @@ package final class DestinationTracker {
     /// Starts watching `key` (or adds a holder to it). A name without an
     /// answer yet is queued for its user's turn at the resolver, and that
     /// user waits for it from now.
-    package func add(_ key: Key, now: ContinuousClock.Instant) {
+    package func add(_ key: DestinationKey, now: ContinuousClock.Instant) {
         entries[key, default: Entry(holders: 0)].holders += 1
         let host = key.destination.host
         guard key.destination.address == nil else { return }
@@ -114,7 +98,7 @@ package final class DestinationTracker {
     /// Drops one holder of `key`; the last one forgets it, and its name when
     /// no other entry uses it. A user left holding none of a name no longer
     /// waits for it at the resolver.
-    package func remove(_ key: Key) {
+    package func remove(_ key: DestinationKey) {
         guard var entry = entries[key] else { return }
         entry.holders -= 1
         entries[key] = entry.holders > 0 ? entry : nil
@@ -133,11 +117,11 @@ package final class DestinationTracker {
     }
 
     /// The answer last published for `key`, `nil` before its first evaluation.
-    package func status(of key: Key) -> DestinationStatus? { entries[key]?.status }
+    package func status(of key: DestinationKey) -> DestinationStatus? { entries[key]?.status }
 
     /// Whether `key`'s name still waits for its first answer (for tests:
     /// the published answer says `pending` too).
-    package func isPending(_ key: Key) -> Bool {
+    package func isPending(_ key: DestinationKey) -> Bool {
         guard key.destination.address == nil, let name = names[key.destination.host] else { return false }
         return name.answer == nil && !name.timedOut.contains(key.uid)
     }
@@ -194,9 +178,9 @@ package final class DestinationTracker {
     /// answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
     func evaluate(
-        with watcher: NetworkWatcher, only keys: [Key]? = nil, moved: LookupScope = .everything,
+        with watcher: NetworkWatcher, only keys: [DestinationKey]? = nil, moved: LookupScope = .everything,
         now: ContinuousClock.Instant
-    ) throws(NetlinkError) -> [Key] {
+    ) throws(NetlinkError) -> [DestinationKey] {
         try evaluate(keys, moved: moved, now: now, judge: watcher.judge, answeredAt: { .now })
     }
 
@@ -209,13 +193,13 @@ package final class DestinationTracker {
     /// answered: a thousand of them take longer than the margin a re-lookup
     /// is given.
     func evaluate(
-        _ keys: [Key]? = nil, moved: LookupScope = .everything, now: ContinuousClock.Instant,
+        _ keys: [DestinationKey]? = nil, moved: LookupScope = .everything, now: ContinuousClock.Instant,
         judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
         answeredAt: (() -> ContinuousClock.Instant)? = nil
-    ) throws(NetlinkError) -> [Key] {
+    ) throws(NetlinkError) -> [DestinationKey] {
         var queries: [RouteQuery] = []
         var positions: [RouteQuery: Int] = [:]
-        var plans: [(Key, Plan)] = []
+        var plans: [(DestinationKey, Plan)] = []
         plans.reserveCapacity(entries.count)
         for key in keys ?? Array(entries.keys) {
             guard let entry = entries[key] else { continue }
@@ -248,7 +232,7 @@ package final class DestinationTracker {
             throw error
         }
         let answered = queries.isEmpty ? now : answeredAt?() ?? now
-        var changed: [Key] = []
+        var changed: [DestinationKey] = []
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
             if case .lookUp(_, let asked) = plan {
@@ -276,7 +260,7 @@ package final class DestinationTracker {
         return changed
     }
 
-    private static func earliestExpiry(_ entries: [Key: Entry]) -> ContinuousClock.Instant? {
+    private static func earliestExpiry(_ entries: [DestinationKey: Entry]) -> ContinuousClock.Instant? {
         entries.values.compactMap(\.routesExpire).min()
     }
 
@@ -287,7 +271,7 @@ package final class DestinationTracker {
         case lookUp([IPAddress], asked: [Int])
     }
 
-    private func plan(for key: Key) -> Plan {
+    private func plan(for key: DestinationKey) -> Plan {
         let addresses: [IPAddress]
         if let literal = key.destination.address {
             addresses = [literal]

@@ -172,8 +172,8 @@ package final class NetworkEngine {
     /// Starts watching `keys` (or adds a holder to each) and evaluates them
     /// alone, in one batch of lookups: returns those whose answer changed
     /// (``DestinationTracker/status(of:)`` has it).
-    package func add(_ keys: [DestinationTracker.Key], now: ContinuousClock.Instant) throws(NetlinkError)
-        -> [DestinationTracker.Key]
+    package func add(_ keys: [DestinationKey], now: ContinuousClock.Instant) throws(NetlinkError)
+        -> [DestinationKey]
     {
         for key in keys { tracker.add(key, now: now) }
         return try tracker.evaluate(with: watcher, only: keys, now: now)
@@ -196,7 +196,7 @@ package final class NetworkEngine {
     }
 
     /// Drops one holder of `key`.
-    package func remove(_ key: DestinationTracker.Key) {
+    package func remove(_ key: DestinationKey) {
         tracker.remove(key)
     }
 
@@ -205,7 +205,7 @@ package final class NetworkEngine {
     /// looks every watched destination up again. Returns the keys whose
     /// answer changed, or `nil` when nothing moved and nothing was looked
     /// up. A failed lookup is thrown and tried again at the next call.
-    package func evaluateDestinations(now: ContinuousClock.Instant) throws(NetlinkError) -> [DestinationTracker.Key]? {
+    package func evaluateDestinations(now: ContinuousClock.Instant) throws(NetlinkError) -> [DestinationKey]? {
         // A wait for a name timed out, or a route an answer rests on expired
         // (those answers are asked again whatever the scope).
         let due = tracker.nextDeadline.map { now >= $0 } == true && tracker.takeDue(now: now)

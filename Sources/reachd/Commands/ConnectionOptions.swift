@@ -136,7 +136,7 @@ struct ConnectionOptions: ParsableArguments {
     /// a screen nobody keeps current), and a destination it refuses is an
     /// error.
     func follow(
-        status detail: StatusDetail?, destinations: [FollowSession.Key] = [], announcingSource: Bool,
+        status detail: StatusDetail?, destinations: [DestinationKey] = [], announcingSource: Bool,
         until deadline: ContinuousClock.Instant? = nil, traceDatagrams: (@Sendable ([UInt8]) -> Void)? = nil,
         deliver: (FollowSession.Update) -> Bool
     ) throws {

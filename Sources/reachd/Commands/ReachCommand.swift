@@ -87,7 +87,7 @@ struct ReachCommand: ParsableCommand {
 
     /// Prints every answer and change until interrupted or the source ends.
     private func follow() throws -> Never {
-        let keys = targets.map { FollowSession.Key($0, uid: nil, family: family) }
+        let keys = targets.map { DestinationKey($0, uid: nil, family: family) }
         try connection.follow(status: nil, destinations: keys, announcingSource: true) { update in
             if case .destination(_, let status, let line) = update { print(status, line: line) }
             return true

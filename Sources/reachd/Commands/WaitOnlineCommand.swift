@@ -140,8 +140,8 @@ struct WaitOnlineCommand: ParsableCommand {
     /// watches or in-process, as the source allows.
     private func waitForHosts() throws {
         let family: AddressFamily? = ipv4 ? .ipv4 : ipv6 ? .ipv6 : nil
-        let keys = host.map { FollowSession.Key($0, uid: nil, family: family) }
-        var answers: [FollowSession.Key: DestinationStatus] = [:]
+        let keys = host.map { DestinationKey($0, uid: nil, family: family) }
+        var answers: [DestinationKey: DestinationStatus] = [:]
         try connection.follow(
             status: nil, destinations: keys, announcingSource: !quiet, until: timeoutDuration.map { .now + $0 }
         ) { update in

@@ -57,7 +57,7 @@ final class DaemonServer {
     private let metrics: MetricsService
     private let announcer: StatusAnnouncer
     /// The targets the daemon watches itself ([watch] targets), as its own uid.
-    private let watched: [DestinationTracker.Key]
+    private let watched: [DestinationKey]
     /// Answers the clients' requests (the client service holds it weakly).
     private let router: RequestRouter
     /// Every service with a deadline or descriptors of its own, in the
@@ -81,7 +81,7 @@ final class DaemonServer {
         if connectivity != nil { engine.watcher.connectivityFindings = ConnectivityFindings() }
         let engine = engine
         var first = try engine.start()
-        let watched = settings.watchedTargets.map { DestinationTracker.Key($0, uid: nil, family: nil) }
+        let watched = settings.watchedTargets.map { DestinationKey($0, uid: nil, family: nil) }
         self.watched = watched
         // Held for the daemon's life, evaluated with every client's; the
         // first status already carries their answers (names still pending).

@@ -10,11 +10,11 @@ final class DestinationWatches {
     private var tracker: DestinationTracker { engine.tracker }
     private let limits: DestinationLimits
     /// Each client's watches by id.
-    private var byClient: [UInt64: [String: DestinationTracker.Key]] = [:]
+    private var byClient: [UInt64: [String: DestinationKey]] = [:]
     /// Who watches each entry, under which id.
-    private var holders: [DestinationTracker.Key: [(client: ClientConnection, id: String)]] = [:]
+    private var holders: [DestinationKey: [(client: ClientConnection, id: String)]] = [:]
     /// `reach` requests whose name has not resolved yet.
-    private var waiting: [DestinationTracker.Key: [(client: ClientConnection, id: String?)]] = [:]
+    private var waiting: [DestinationKey: [(client: ClientConnection, id: String?)]] = [:]
     /// Each user's watches and `reach` requests still to answer: what
     /// they may have queued at the resolver.
     private var perUser: [UInt32: Int] = [:]
@@ -63,7 +63,7 @@ final class DestinationWatches {
                     "this connection comes from another network namespace than the daemon's, whose routes and "
                         + "name servers are not its own; ask in that namespace (reachd reach --no-daemon there)")]
             }
-            let key = DestinationTracker.Key(destination, uid: client.user, family: request.family)
+            let key = DestinationKey(destination, uid: client.user, family: request.family)
             if let reason = limits.refusal(
                 connectionCount: client.destinationRequests, userCount: perUser[client.user, default: 0],
                 totalCount: watchCount)
@@ -102,7 +102,7 @@ final class DestinationWatches {
     /// to every holder when it `changed`, else the current answer to
     /// `client` alone.
     private func answer(
-        _ key: DestinationTracker.Key, changed: Bool, for client: ClientConnection, id: String?
+        _ key: DestinationKey, changed: Bool, for client: ClientConnection, id: String?
     ) -> [Delivery] {
         if changed { return deliveries(for: [key]) }
         guard let status = tracker.status(of: key) else { return [] }
@@ -111,7 +111,7 @@ final class DestinationWatches {
         return answerWaiting(key, status)
     }
 
-    private func deliveries(for changed: [DestinationTracker.Key]) -> [Delivery] {
+    private func deliveries(for changed: [DestinationKey]) -> [Delivery] {
         var deliveries: [Delivery] = []
         for key in changed {
             guard let status = tracker.status(of: key) else { continue }
@@ -126,7 +126,7 @@ final class DestinationWatches {
     /// Answers the `reach` requests for `key` once its name has resolved
     /// and its route answer is known (a lost one is asked again within a
     /// second: an `unknown` would be a one-shot answer no one asks again).
-    private func answerWaiting(_ key: DestinationTracker.Key, _ status: DestinationStatus) -> [Delivery] {
+    private func answerWaiting(_ key: DestinationKey, _ status: DestinationStatus) -> [Delivery] {
         guard status.state.isSettled, let requests = waiting.removeValue(forKey: key) else { return [] }
         var deliveries: [Delivery] = []
         for request in requests {
@@ -150,7 +150,7 @@ final class DestinationWatches {
         Delivery(client: client, line: DaemonMessage.error(code: code, message: message, id: id).line(), stream: .answer)
     }
 
-    private func addWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection) {
+    private func addWatch(_ id: String, _ key: DestinationKey, of client: ClientConnection) {
         byClient[client.token, default: [:]][id] = key
         holders[key, default: []].append((client, id))
         perUser[client.user, default: 0] += 1
@@ -163,7 +163,7 @@ final class DestinationWatches {
         perUser[user] = left > 0 ? left : nil
     }
 
-    private func removeWatch(_ id: String, _ key: DestinationTracker.Key, of client: ClientConnection) {
+    private func removeWatch(_ id: String, _ key: DestinationKey, of client: ClientConnection) {
         tracker.remove(key)
         byClient[client.token]?[id] = nil
         if byClient[client.token]?.isEmpty == true { byClient[client.token] = nil }
