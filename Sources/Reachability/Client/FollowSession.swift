@@ -157,21 +157,22 @@ package final class FollowSession {
                 deadline, due, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
-            // A few at most: a look through them costs less than hashing them.
-            let ready = events.map(\.token)
-            signalled = ready.contains(.commands)
+            // A few events at most, looked through where asked: nothing is
+            // allocated for them on a route change's path.
+            func ready(_ token: Token) -> Bool { events.contains { $0.token == token } }
+            signalled = ready(.commands)
 
             let later = ContinuousClock.now
             var inputs: [FollowState.Input] = []
             if let connection,
                 let verdict = liveness?.verdict(
-                    probeReadable: ready.contains(.probe), kernelChanged: ready.contains(.sentinel),
+                    probeReadable: ready(.probe), kernelChanged: ready(.sentinel),
                     subscription: connection, now: later)
             {
                 inputs.append(.liveness(verdict))
             }
-            if ready.contains(.daemon) { inputs.append(.daemonReadable) }
-            if ready.contains(.sockets), socketWatch?.takeChanges() == true {
+            if ready(.daemon) { inputs.append(.daemonReadable) }
+            if ready(.sockets), socketWatch?.takeChanges() == true {
                 socketWatch = nil
                 inputs.append(.socketsChanged)
             }
@@ -180,9 +181,8 @@ package final class FollowSession {
             }
             // News of a change the sentinel heard: no probe for it. The only
             // place the subscription is read, so the only place to look.
-            if ready.contains(.daemon), let connection { liveness?.heard(connection) }
-            let engineReady = events.compactMap { if case .engine(let input) = $0.token { input } else { nil } }
-            for input in engineReady where inProcess.isRunning {
+            if ready(.daemon), let connection { liveness?.heard(connection) }
+            for case .engine(let input) in events.lazy.map(\.token) where inProcess.isRunning {
                 let computed = computed { () throws(NetlinkError) in try inProcess.handle(input, now: later) }
                 if let ending = perform(computed, later, deliver) { return ending }
             }
