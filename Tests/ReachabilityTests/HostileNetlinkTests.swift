@@ -40,10 +40,32 @@ struct HostileNetlinkTests {
     @Test func aFrameOfOurSequenceThatIsNoRouteAnswersAsAProtocolError() {
         let done: [UInt8] = hex("14000000030000000700000000000000 00000000")  // NLMSG_DONE, sequence 7
         var answers: [RouteLookupResult?] = [nil, nil]
+        var requests = SentRequests(capacity: 1)
+        requests.add(7, slot: 1)
         let answered = done.withUnsafeBytes {
-            NetlinkQuerySocket.takeAnswers(in: $0, sequences: [7: 1], into: &answers)
+            NetlinkQuerySocket.takeAnswers(in: $0, requests: &requests, into: &answers)
         }
         #expect(answered == 1 && answers[1] == .failed(.malformedAnswer) && answers[0] == nil)
+    }
+
+    /// A batch's answers are matched to its requests by sequence, looked for
+    /// from after the last one found: in order, out of order, with one lost
+    /// or one that is not the batch's, each fills its own slot, once.
+    @Test func eachAnswerFillsTheSlotOfTheRequestItAnswers() {
+        func done(_ sequence: UInt32) -> [UInt8] {
+            [0x14, 0, 0, 0, 3, 0, 0, 0] + withUnsafeBytes(of: sequence.littleEndian, Array.init) + [UInt8](repeating: 0, count: 8)
+        }
+        for order: [UInt32] in [[10, 11, 12], [12, 99, 10, 11], [11, 12], [12, 12, 11, 10, 10]] {
+            var requests = SentRequests(capacity: 3)
+            for (slot, sequence) in zip([2, 0, 1], [10, 11, 12] as [UInt32]) { requests.add(sequence, slot: slot) }
+            var answers = [RouteLookupResult?](repeating: nil, count: 3)
+            let datagram = order.flatMap(done)
+            let answered = datagram.withUnsafeBytes { NetlinkQuerySocket.takeAnswers(in: $0, requests: &requests, into: &answers) }
+            let expected = Set(order.filter { (10...12).contains($0) })
+            #expect(answered == expected.count, "\(order)")
+            // Sequence 10 was sent for slot 2, 11 for slot 0, 12 for slot 1.
+            #expect(answers.map { $0 != nil } == [expected.contains(11), expected.contains(12), expected.contains(10)], "\(order)")
+        }
     }
 
     /// What the decoder makes of each message in `bytes` as a route-lookup answer.

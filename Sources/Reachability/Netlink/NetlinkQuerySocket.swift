@@ -170,21 +170,21 @@ final class NetlinkQuerySocket {
     ) throws(NetlinkError) -> Bool {
         let count = batch.count
         // Slots 0..<count are the lookups, count + slot their FIB matches.
-        var sequences: [UInt32: Int] = [:]
+        var requests = SentRequests(capacity: 2 * count)
         for (slot, position) in zip(0..., batch) {
             let query = queries[position]
-            sequences[try send(query, matchingRoute: false)] = slot
-            if query.destination.family == .ipv6 { sequences[try send(query, matchingRoute: true)] = count + slot }
+            requests.add(try send(query, matchingRoute: false), slot: slot)
+            if query.destination.family == .ipv6 { requests.add(try send(query, matchingRoute: true), slot: count + slot) }
         }
         var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)
-        var missing = sequences.count
+        var missing = requests.count
         var overran = false
         while missing > 0 {
             // After an overrun the rest of what was queued is read without
             // waiting: what is not there was dropped.
             switch try socket.receive(waiting: !overran) {
             case .datagram(let bytes):
-                missing -= Self.takeAnswers(in: bytes, sequences: sequences, into: &replies)
+                missing -= Self.takeAnswers(in: bytes, requests: &requests, into: &replies)
             case .overrun:
                 overran = true
             case .wouldBlock:
@@ -263,11 +263,11 @@ final class NetlinkQuerySocket {
     /// of ours that is no route (or that libnl can't parse) answers too, as
     /// EPROTO: it must not leave a hole.
     static func takeAnswers(
-        in bytes: UnsafeRawBufferPointer, sequences: [UInt32: Int], into answers: inout [RouteLookupResult?]
+        in bytes: UnsafeRawBufferPointer, requests: inout SentRequests, into answers: inout [RouteLookupResult?]
     ) -> Int {
         var answered = 0
         NetlinkFrame.forEach(in: bytes) { frame in
-            guard let position = sequences[frame.sequence], answers[position] == nil else { return }
+            guard let position = requests.slot(answering: frame.sequence), answers[position] == nil else { return }
             answers[position] = NetlinkDecoder.routeLookupResult(for: frame) ?? .failed(.malformedAnswer)
             answered += 1
         }
