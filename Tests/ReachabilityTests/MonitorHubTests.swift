@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import Testing
 @testable import Reachability
@@ -9,6 +10,7 @@ import TestSupport
 @Suite("A monitor's registrations", .timeLimit(.minutes(1)))  // an unended stream would hang, not fail
 struct MonitorHubTests {
     static let key = DestinationKey(try! Destination(parsing: "192.0.2.7:443"), uid: nil, family: nil)
+    static let other = DestinationKey(try! Destination(parsing: "198.51.100.9:80"), uid: nil, family: nil)
     static let eth0 = NetworkPath(interface: "eth0", index: 2, family: .ipv4, gateway: "10.0.0.1")
     static let tun0 = NetworkPath(interface: "tun0", index: 9, family: .ipv4, gateway: nil)
 
@@ -49,6 +51,16 @@ struct MonitorHubTests {
         #expect(remote.takeCommands() == [.unfollow(Self.key)])
         _ = hub.handler(.destination(Self.key)) { _ in }
         #expect(remote.takeCommands() == [.follow(Self.key)])
+
+        // Each destination on its own: one follow each, and leaving one
+        // leaves the other followed.
+        let other = hub.handler(.destination(Self.other)) { _ in }
+        _ = hub.handler(.destination(Self.other)) { _ in }
+        let last = hub.handler(.destination(Self.key)) { _ in }
+        #expect(remote.takeCommands() == [.follow(Self.other)])
+        other.cancel()
+        last.cancel()
+        #expect(remote.takeCommands() == [])
     }
 
     @Test func aLateListenerHearsTheNewestAnswerFirstThenEveryOneInTheOrderListenersCame() async throws {
@@ -57,6 +69,8 @@ struct MonitorHubTests {
         _ = hub.handler(.destination(Self.key)) { heard.note("a", $0) }
         #expect(hub.take(.destination(Self.key, Self.answer(1), line: nil)))
         _ = hub.handler(.destination(Self.key)) { heard.note("b", $0) }
+        // Another destination's listeners hear nothing of this one.
+        _ = hub.handler(.destination(Self.other)) { heard.note("other", $0) }
         var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
             .makeAsyncIterator()
         #expect(try await answers.next()?.seq == 1)
@@ -87,22 +101,32 @@ struct MonitorHubTests {
         let handler = hub.handler(.destination(Self.key)) { heard.note("a", $0) }
         var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
             .makeAsyncIterator()
+        var others = hub.stream(.destination(Self.other), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+            .makeAsyncIterator()
         var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        _ = hub.take(.destination(Self.key, Self.answer(1), line: nil))
+        #expect(try await answers.next()?.seq == 1)
         _ = remote.takeCommands()
         let refused = ReachabilityError.noDaemonAnswered([.rejected(code: "too_many_watches", message: "full")])
         #expect(hub.take(.destinationFailed(Self.key, refused)))
         await #expect(throws: refused) { _ = try await answers.next() }
         #expect(hub.lastError == refused)
-        // No longer followed by the session, so nothing to unfollow; still
-        // listened to afterwards, it is followed again.
+        // Its handler hears no more, while it is still registered.
+        _ = hub.take(.destination(Self.key, Self.answer(3), line: nil))
+        #expect(heard.all == ["a:1"])
+        // No longer followed by the session, so nothing to unfollow.
         handler.cancel()
         #expect(remote.takeCommands() == [])
-        _ = hub.take(.destination(Self.key, Self.answer(3), line: nil))
-        #expect(heard.all == [])
+        // The other destination and the status go on.
+        _ = hub.take(.destination(Self.other, Self.answer(4), line: nil))
+        #expect(try await others.next()?.seq == 4)
         _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 7, changes: []), line: nil)))
         #expect(try await statuses.next()?.seq == 7)
-        _ = hub.handler(.destination(Self.key)) { _ in }
+        // Listened to again, it is followed again, and its old answer is
+        // not told as the newest.
+        _ = hub.handler(.destination(Self.key)) { heard.note("again", $0) }
         #expect(remote.takeCommands() == [.follow(Self.key)])
+        #expect(heard.all == ["a:1"])
     }
 
     @Test func finishingEndsEveryStreamAndEveryLaterOneAtOnce() async throws {
@@ -128,5 +152,61 @@ struct MonitorHubTests {
         #expect(heard.all == [])
         // The session ends with the hub: nothing was left to unfollow.
         #expect(remote.takeCommands() == [.follow(Self.key)])
+    }
+
+    @Test func handlersAreCalledInTheOrderTheyCameAndNotOnceCancelled() throws {
+        let hub = MonitorHub(remote: try FollowSession.Remote())
+        let heard = Heard()
+        let cancelled = Mutex<ReachabilityMonitor.Subscription?>(nil)
+        // The first cancels the fourth, whose call in the same delivery does not come.
+        _ = hub.handler(.status) { answer in
+            heard.note("h0", answer)
+            cancelled.withLock { $0?.cancel() }
+        }
+        for name in ["h1", "h2"] { _ = hub.handler(.status) { heard.note(name, $0) } }
+        let fourth = hub.handler(.status) { heard.note("h3", $0) }
+        cancelled.withLock { $0 = fourth }
+        for name in ["h4", "h5", "h6"] { _ = hub.handler(.status) { heard.note(name, $0) } }
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 2, changes: []), line: nil)))
+        #expect(heard.all == ["h0:2", "h1:2", "h2:2", "h4:2", "h5:2", "h6:2"])
+    }
+
+    @Test func aHandlerMayRegisterAnotherWhichHearsTheNewestFirst() throws {
+        let hub = MonitorHub(remote: try FollowSession.Remote())
+        let heard = Heard()
+        let registered = Mutex(false)
+        _ = hub.handler(.status) { answer in
+            heard.note("outer", answer)
+            guard !registered.withLock({ $0 }) else { return }
+            registered.withLock { $0 = true }
+            _ = hub.handler(.status) { heard.note("inner", $0) }
+        }
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 1, changes: []), line: nil)))
+        _ = hub.take(.status(StatusUpdate(Self.status(Self.tun0, seq: 2, changes: []), line: nil)))
+        #expect(heard.all == ["outer:1", "inner:1", "outer:2", "inner:2"])
+    }
+
+    /// A handler that takes its time holds up other handlers, never a
+    /// stream: one registered meanwhile, from another thread, is made at once.
+    @Test func aStreamIsNeverKeptWaitingByAHandler() async throws {
+        let hub = MonitorHub(remote: try FollowSession.Remote())
+        let inHandler = DispatchSemaphore(value: 0)
+        let streamMade = DispatchSemaphore(value: 0)
+        let waitedInVain = Mutex(false)
+        _ = hub.handler(.status) { _ in
+            inHandler.signal()
+            if streamMade.wait(timeout: .now() + 5) == .timedOut { waitedInVain.withLock { $0 = true } }
+        }
+        let delivered = DispatchSemaphore(value: 0)
+        startDetachedThread {
+            _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 1, changes: []), line: nil)))
+            delivered.signal()
+        }
+        inHandler.wait()
+        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        streamMade.signal()
+        delivered.wait()
+        #expect(!waitedInVain.withLock { $0 }, "the stream's registration waited for the handler")
+        #expect(try await statuses.next()?.seq == 1)
     }
 }

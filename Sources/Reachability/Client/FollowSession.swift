@@ -37,7 +37,6 @@ import Logging
 /// `reach --watch` and `wait-online` run one on their main thread, so an
 /// answer reaches stdout with no hop between threads.
 package final class FollowSession {
-
     /// What a session delivers, in order.
     package enum Update: Equatable {
         /// What follows comes from the daemon (it answered) or is computed

@@ -3,7 +3,6 @@
 /// refused it. Pure: the session's loop asks it what to send and what to
 /// deliver.
 struct FollowedDestinations: Equatable {
-
     private struct Entry: Equatable {
         /// Its id on the daemon's connection: never used for another.
         let wireID: String

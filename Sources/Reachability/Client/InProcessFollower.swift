@@ -7,7 +7,6 @@ import Logging
 /// computes comes back as events, which the session delivers as it would
 /// the daemon's.
 final class InProcessFollower {
-
     /// What the engine computed.
     enum Event: Equatable {
         case status(NetworkStatus)

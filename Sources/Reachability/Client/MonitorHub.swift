@@ -45,17 +45,16 @@ final class MonitorHub: Sendable {
         var current: NetworkStatus?
         /// The newest answer of each destination someone listens to.
         var latest: [DestinationKey: DestinationStatus] = [:]
-        var listeners: [Int: (topic: Topic, listener: Listener)] = [:]
+        /// Who listens to each topic, in the order they came; a topic
+        /// nobody listens to has no entry.
+        var listeners: [Topic: [(id: Int, listener: Listener)]] = [:]
+        /// Each registration's topic, for its removal.
+        var topics: [Int: Topic] = [:]
         var lastError: ReachabilityError?
         var nextID = 0
         var finished = false
         /// What ended the monitor, for whoever registers after.
         var ending: ReachabilityError?
-
-        /// Who listens to `topic`, in the order they came.
-        func listening(to topic: Topic) -> [(id: Int, listener: Listener)] {
-            listeners.filter { $0.value.topic == topic }.sorted { $0.key < $1.key }.map { ($0.key, $0.value.listener) }
-        }
 
         /// What a registration on `topic` hears first: what changed before
         /// it came is no news to it.
@@ -137,8 +136,9 @@ final class MonitorHub: Sendable {
             guard !state.finished else { return (nil, .some(state.ending)) }
             // Under the lock: a follow and an unfollow reach the session in
             // the order the registrations came and went.
-            if case .destination(let key) = topic, state.listening(to: topic).isEmpty { remote?.follow(key) }
-            state.listeners[id] = (topic, listener)
+            if case .destination(let key) = topic, state.listeners[topic] == nil { remote?.follow(key) }
+            state.listeners[topic, default: []].append((id, listener))
+            state.topics[id] = topic
             let newest = state.newest(topic)
             if case .stream(let yield, _) = listener, let newest { yield(newest) }
             return (newest, nil)
@@ -154,7 +154,7 @@ final class MonitorHub: Sendable {
     private func publish(_ answer: Answer) {
         delivery.withLock {
             let handlers = state.withLock { state in
-                let listening = state.listening(to: answer.topic)
+                let listening = state.listeners[answer.topic] ?? []
                 switch answer {
                 case .status(let status): state.current = status
                 case .destination(let key, let status): if !listening.isEmpty { state.latest[key] = status }
@@ -168,7 +168,8 @@ final class MonitorHub: Sendable {
                 }
                 return handlers
             }
-            for (id, handler) in handlers where state.withLock({ $0.listeners[id] != nil }) { handler(answer) }
+            // One cancelled by a handler before it is not called.
+            for (id, handler) in handlers where state.withLock({ $0.topics[id] != nil }) { handler(answer) }
         }
     }
 
@@ -177,8 +178,8 @@ final class MonitorHub: Sendable {
         let ended: [Listener] = state.withLock { state in
             state.lastError = error
             state.latest[key] = nil
-            let listening = state.listening(to: .destination(key))
-            for (id, _) in listening { state.listeners[id] = nil }
+            let listening = state.listeners.removeValue(forKey: .destination(key)) ?? []
+            for (id, _) in listening { state.topics[id] = nil }
             return listening.map(\.listener)
         }
         for case .stream(_, let finish) in ended { finish(error) }
@@ -187,13 +188,22 @@ final class MonitorHub: Sendable {
     /// Ends registration `id`. A destination's last one asks the session to
     /// stop following it.
     func remove(_ id: Int) {
-        state.withLock { state in
-            guard let (topic, _) = state.listeners.removeValue(forKey: id), case .destination(let key) = topic,
-                state.listening(to: topic).isEmpty
-            else { return }
-            state.latest[key] = nil
-            remote?.unfollow(key)
+        // Released outside the lock: a handler may hold the last reference
+        // to its monitor, whose deinit finishes the hub, under this lock.
+        let removed: Listener? = state.withLock { state in
+            guard let topic = state.topics.removeValue(forKey: id),
+                let index = state.listeners[topic]?.firstIndex(where: { $0.id == id })
+            else { return nil }
+            let listener = state.listeners[topic]!.remove(at: index).listener
+            guard state.listeners[topic]!.isEmpty else { return listener }
+            state.listeners[topic] = nil
+            if case .destination(let key) = topic {
+                state.latest[key] = nil
+                remote?.unfollow(key)
+            }
+            return listener
         }
+        withExtendedLifetime(removed) {}
     }
 
     /// Ends every registration, with `error` if one ended the monitor.
@@ -205,9 +215,10 @@ final class MonitorHub: Sendable {
             if let error { state.lastError = error }
             defer {
                 state.listeners.removeAll()
+                state.topics.removeAll()
                 state.latest.removeAll()
             }
-            return state.listeners.values.map(\.listener)
+            return state.listeners.values.flatMap { $0.map(\.listener) }
         }
         // Outside the lock: finishing calls each stream's onTermination, which takes it.
         for case .stream(_, let finish) in ended { finish(error) }

@@ -299,9 +299,10 @@ public final class ReachabilityMonitor: Sendable {
     }
 
     /// Calls `handler` with `destination`'s answer and every change of it,
-    /// in order, until the subscription or the monitor is cancelled. The
-    /// handler runs on the monitor's own thread, straight from the socket
-    /// that brought the answer; no tasks are involved.
+    /// in order, until the subscription or the monitor is cancelled, or a
+    /// `.daemon` monitor's daemon refuses to watch it (``lastError`` then
+    /// says why). The handler runs on the monitor's own thread, straight
+    /// from the socket that brought the answer; no tasks are involved.
     ///
     /// ```swift
     /// let intranet = try Destination(parsing: "wiki.corp.example")

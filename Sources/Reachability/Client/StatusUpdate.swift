@@ -51,7 +51,6 @@ package struct StatusUpdate {
         let summary = answer.status.summary()
         return (summary, Array(DaemonMessage.status(summary).line().dropLast()))
     }
-
 }
 
 extension StatusUpdate: Equatable {
