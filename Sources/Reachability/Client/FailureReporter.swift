@@ -26,13 +26,11 @@ final class FailureReporter: Sendable {
     /// A failure to report: sent now, or folded into the one due when the
     /// spacing ends.
     func report() {
+        // Sending already: one more when that is done, however many come.
         let start = state.withLock { state in
-            if state.sending {
-                state.pending = true
-                return false
-            }
-            state.sending = true
-            return true
+            state.pending = state.sending
+            defer { state.sending = true }
+            return !state.sending
         }
         guard start else { return }
         // An app at its thread limit loses the report, never the process.
@@ -43,13 +41,10 @@ final class FailureReporter: Sendable {
                 var pause = timespec(tv_sec: Int(Self.spacing.components.seconds), tv_nsec: 0)
                 var left = timespec()
                 while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                // Another is due if one came meanwhile; else this thread is done.
                 let again = state.withLock { state in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    state.sending = false
-                    return false
+                    defer { (state.sending, state.pending) = (state.pending, false) }
+                    return state.pending
                 }
                 guard again else { return }
             }
