@@ -209,4 +209,28 @@ struct MonitorHubTests {
         #expect(!waitedInVain.withLock { $0 }, "the stream's registration waited for the handler")
         #expect(try await statuses.next()?.seq == 1)
     }
+
+    /// A handler may hold the last reference to what owns the hub (a
+    /// monitor, whose deinit finishes it): cancelling its subscription lets
+    /// the handler go after the hub's lock, where the deinit would wait for
+    /// the lock its own thread holds.
+    @Test func cancellingAHandlerThatHoldsTheLastReferenceToItsMonitorEndsIt() throws {
+        final class Owner: Sendable {
+            let hub: MonitorHub
+            init(_ hub: MonitorHub) { self.hub = hub }
+            deinit { hub.finish(throwing: nil) }
+        }
+        let hub = MonitorHub(remote: try FollowSession.Remote())
+        let subscription: ReachabilityMonitor.Subscription = {
+            let owner = Owner(hub)
+            return hub.handler(.status) { _ in withExtendedLifetime(owner) {} }
+        }()
+        let cancelled = DispatchSemaphore(value: 0)
+        startDetachedThread {
+            subscription.cancel()
+            cancelled.signal()
+        }
+        #expect(cancelled.wait(timeout: .now() + 5) == .success, "the cancel waited for the hub's lock")
+        #expect(hub.take(.following(.daemon)) == false, "the owner's deinit finished the hub")
+    }
 }
