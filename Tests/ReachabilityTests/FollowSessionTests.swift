@@ -78,7 +78,7 @@ extension SessionsInThisProcess {
         }
 
         static func following(
-            _ source: ReachabilityMonitor.Source, refused: String, unwatched: String? = nil
+            _ source: SourcePreference, refused: String, unwatched: String? = nil
         ) throws -> Refusal {
             let daemon = try ScriptedDaemon(respond: refusing(refused, unwatched: unwatched))
             let session = try Self.session(source, [daemon.path])
@@ -145,7 +145,7 @@ extension SessionsInThisProcess {
             _ = delivered.endedSignal.wait(timeout: .now() + 1)
         }
 
-        static func session(_ source: ReachabilityMonitor.Source, _ paths: [String], status: StatusDetail? = .summary) throws
+        static func session(_ source: SourcePreference, _ paths: [String], status: StatusDetail? = .summary) throws
             -> FollowSession
         {
             try FollowSession(

@@ -62,7 +62,7 @@ struct FollowStateTests {
         var now = FollowStateTests.start
 
         init(
-            _ source: ReachabilityMonitor.Source, paths: [String] = [FollowStateTests.socket],
+            _ source: SourcePreference, paths: [String] = [FollowStateTests.socket],
             detail: StatusDetail? = .summary, daemonRequired: Bool = false, retryingInProcess: Bool = true
         ) {
             var configuration = FollowSession.Configuration(

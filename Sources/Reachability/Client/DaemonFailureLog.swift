@@ -17,7 +17,7 @@ package struct DaemonFailureLog: Equatable {
 
     /// The line to log for `error`, met by a session following `source`;
     /// `nil`: nothing.
-    package mutating func entry(for error: DaemonClientError, source: ReachabilityMonitor.Source)
+    package mutating func entry(for error: DaemonClientError, source: SourcePreference)
         -> (level: Logger.Level, message: String, metadata: Logger.Metadata)?
     {
         let description = "\(error)"

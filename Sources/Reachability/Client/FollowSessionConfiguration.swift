@@ -1,7 +1,7 @@
 extension FollowSession {
     /// What a session follows, and where from.
     package struct Configuration: Sendable, Equatable {
-        package var source: ReachabilityMonitor.Source
+        package var source: SourcePreference
         /// Daemon sockets to try, in order.
         package var socketPaths: [String]
         /// How much of each status to deliver: with `.summary`, statuses
@@ -19,7 +19,7 @@ extension FollowSession {
         package var retryingInProcess = true
 
         package init(
-            source: ReachabilityMonitor.Source, socketPaths: [String], statusDetail: StatusDetail?,
+            source: SourcePreference, socketPaths: [String], statusDetail: StatusDetail?,
             backoff: Backoff = .init(), daemonRequired: Bool = false
         ) {
             self.source = source

@@ -12,7 +12,7 @@ import Logging
 /// it and two cost no more than one. A daemon that answered has the
 /// resolver's time on top for the names it resolves.
 package struct OneShotQuery: Sendable {
-    package var source: ReachabilityMonitor.Source
+    package var source: SourcePreference
     /// Daemon sockets to try, in order.
     package var socketPaths: [String]
 
@@ -23,7 +23,7 @@ package struct OneShotQuery: Sendable {
     /// resolver's timeout, and some.
     static let resolutionAllowance: Duration = .seconds(6)
 
-    package init(source: ReachabilityMonitor.Source, socketPaths: [String]) {
+    package init(source: SourcePreference, socketPaths: [String]) {
         self.source = source
         self.socketPaths = socketPaths
     }

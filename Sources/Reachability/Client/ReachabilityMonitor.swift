@@ -25,6 +25,10 @@ public final class ReachabilityMonitor: Sendable {
     /// How long to wait between attempts to reach the daemon: ``Reachability/Backoff``,
     /// a type of its own since 0.14; this name stays for code written before.
     public typealias Backoff = Reachability.Backoff
+    /// Where the monitor takes its statuses from: ``SourcePreference``, a type
+    /// of its own since 0.14, as the one-shot questions and the command take
+    /// it too; this name stays for code written before.
+    public typealias Source = SourcePreference
 
     /// How long a daemon may take to accept a connection and answer, for
     /// every one-shot question: a healthy daemon answers in well under a
@@ -101,7 +105,7 @@ public final class ReachabilityMonitor: Sendable {
     /// seemed well. Returns at once; call it on every such failure: reports
     /// within a second of each other become one, and the daemon probes each
     /// family at most once per 5 s whoever asks. Without a daemon (or with
-    /// ``Source/inProcess``) there is no check, and it does nothing.
+    /// ``SourcePreference/inProcess``) there is no check, and it does nothing.
     /// The placeholder controller of ReachabilityPlaceholders calls it for you.
     ///
     /// ```swift

@@ -104,7 +104,7 @@ struct ConnectionOptions: ParsableArguments {
     var query: OneShotQuery { OneShotQuery(source: source, socketPaths: socketPaths) }
 
     /// What a ``ReachabilityMonitor`` follows for these options.
-    var source: ReachabilityMonitor.Source {
+    var source: SourcePreference {
         noDaemon ? .inProcess : socket == nil ? .automatic : .daemon
     }
 
