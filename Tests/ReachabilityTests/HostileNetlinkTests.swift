@@ -48,23 +48,31 @@ struct HostileNetlinkTests {
         #expect(answered == 1 && answers[1] == .failed(.malformedAnswer) && answers[0] == nil)
     }
 
-    /// A batch's answers are matched to its requests by sequence, looked for
-    /// from after the last one found: in order, out of order, with one lost
-    /// or one that is not the batch's, each fills its own slot, once.
+    /// A batch's answers are matched to its requests by sequence: in order,
+    /// out of order, with one lost or one that is not the batch's, each
+    /// fills the slot of the request it answers, once. Each answer here is
+    /// a refusal whose errno is its sequence, so a slot shows whose it is.
     @Test func eachAnswerFillsTheSlotOfTheRequestItAnswers() {
-        func done(_ sequence: UInt32) -> [UInt8] {
-            [0x14, 0, 0, 0, 3, 0, 0, 0] + withUnsafeBytes(of: sequence.littleEndian, Array.init) + [UInt8](repeating: 0, count: 8)
+        // NLMSG_ERROR: the header, the negative errno, the request's header.
+        func refusal(_ sequence: UInt32) -> [UInt8] {
+            let bytes = { (value: UInt32) in withUnsafeBytes(of: value.littleEndian, Array.init) }
+            return bytes(36) + [2, 0, 0, 0] + bytes(sequence) + bytes(0) + bytes(UInt32(bitPattern: -Int32(sequence)))
+                + [UInt8](repeating: 0, count: 16)
         }
-        for order: [UInt32] in [[10, 11, 12], [12, 99, 10, 11], [11, 12], [12, 12, 11, 10, 10]] {
+        let slots: [UInt32: Int] = [10: 2, 11: 0, 12: 1]
+        for order: [UInt32] in [[10, 11, 12], [12, 99, 10, 11], [11, 12], [12, 12, 11, 10, 10], [11]] {
             var requests = SentRequests(capacity: 3)
-            for (slot, sequence) in zip([2, 0, 1], [10, 11, 12] as [UInt32]) { requests.add(sequence, slot: slot) }
+            for sequence in [10, 11, 12] as [UInt32] { requests.add(sequence, slot: slots[sequence]!) }
             var answers = [RouteLookupResult?](repeating: nil, count: 3)
-            let datagram = order.flatMap(done)
-            let answered = datagram.withUnsafeBytes { NetlinkQuerySocket.takeAnswers(in: $0, requests: &requests, into: &answers) }
-            let expected = Set(order.filter { (10...12).contains($0) })
-            #expect(answered == expected.count, "\(order)")
-            // Sequence 10 was sent for slot 2, 11 for slot 0, 12 for slot 1.
-            #expect(answers.map { $0 != nil } == [expected.contains(11), expected.contains(12), expected.contains(10)], "\(order)")
+            let answered = order.flatMap(refusal).withUnsafeBytes {
+                NetlinkQuerySocket.takeAnswers(in: $0, requests: &requests, into: &answers)
+            }
+            var expected = [RouteLookupResult?](repeating: nil, count: 3)
+            for sequence in order where slots[sequence] != nil {
+                expected[slots[sequence]!] = .failed(RouteLookupRefusal(errno: Int32(sequence)))
+            }
+            #expect(answered == expected.count { $0 != nil }, "\(order)")
+            #expect(answers == expected, "\(order)")
         }
     }
 

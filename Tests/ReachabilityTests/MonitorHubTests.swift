@@ -111,7 +111,7 @@ struct MonitorHubTests {
         #expect(hub.take(.destinationFailed(Self.key, refused)))
         await #expect(throws: refused) { _ = try await answers.next() }
         #expect(hub.lastError == refused)
-        // Its handler hears no more, while it is still registered.
+        // Its handler hears no more, though nobody cancelled it.
         _ = hub.take(.destination(Self.key, Self.answer(3), line: nil))
         #expect(heard.all == ["a:1"])
         // No longer followed by the session, so nothing to unfollow.

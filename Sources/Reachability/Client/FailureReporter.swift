@@ -28,9 +28,9 @@ final class FailureReporter: Sendable {
     func report() {
         // Sending already: one more when that is done, however many come.
         let start = state.withLock { state in
-            state.pending = state.sending
-            defer { state.sending = true }
-            return !state.sending
+            let start = !state.sending
+            (state.sending, state.pending) = (true, !start)
+            return start
         }
         guard start else { return }
         // An app at its thread limit loses the report, never the process.
@@ -43,8 +43,9 @@ final class FailureReporter: Sendable {
                 while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
                 // Another is due if one came meanwhile; else this thread is done.
                 let again = state.withLock { state in
-                    defer { (state.sending, state.pending) = (state.pending, false) }
-                    return state.pending
+                    let again = state.pending
+                    (state.sending, state.pending) = (again, false)
+                    return again
                 }
                 guard again else { return }
             }
