@@ -36,7 +36,7 @@ public final class ReachabilityMonitor: Sendable {
     public static let defaultTimeout: Duration = DaemonConnection.answerTimeout
 
     /// Where this monitor takes its statuses from.
-    public let source: Source
+    public let source: SourcePreference
     private let hub: MonitorHub
     /// Tells the session's thread what to follow, and when to end.
     private let remote: FollowSession.Remote?
@@ -58,7 +58,7 @@ public final class ReachabilityMonitor: Sendable {
     ///   - backoff: how long to wait between attempts to reach the daemon.
     ///   - logger: where failures to reach the daemon are logged, once each.
     public init(
-        source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .summary,
+        source: SourcePreference = .automatic, socketPath: String? = nil, detail: StatusDetail = .summary,
         backoff: Backoff = Backoff(),
         logger: Logger = Logger(label: "reachd.monitor")
     ) {
@@ -139,7 +139,7 @@ public final class ReachabilityMonitor: Sendable {
     ///   - timeout: shared by the daemons tried: a stopped one costs at most this.
     /// - Throws: ``ReachabilityError`` when no allowed source answers.
     public static func currentStatus(
-        source: Source = .automatic, socketPath: String? = nil, detail: StatusDetail = .full,
+        source: SourcePreference = .automatic, socketPath: String? = nil, detail: StatusDetail = .full,
         timeout: Duration = defaultTimeout
     ) async throws(ReachabilityError) -> NetworkStatus {
         let query = OneShotQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath))
@@ -169,7 +169,7 @@ public final class ReachabilityMonitor: Sendable {
     /// - Throws: ``ReachabilityError`` when no allowed source answers, or the
     ///   daemon refused the request.
     public static func reachability(
-        of destination: Destination, family: AddressFamily? = nil, source: Source = .automatic,
+        of destination: Destination, family: AddressFamily? = nil, source: SourcePreference = .automatic,
         socketPath: String? = nil, timeout: Duration = defaultTimeout
     ) async throws(ReachabilityError) -> DestinationStatus {
         let query = OneShotQuery(source: source, socketPaths: SocketPath.forClients(orOnly: socketPath))
