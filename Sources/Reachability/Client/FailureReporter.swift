@@ -9,8 +9,10 @@ import Glibc
 /// letting a storm of reports become a storm of connections: the first
 /// report is sent at once, on a thread of its own; the reports within
 /// ``spacing`` of it become one more, sent when the spacing ends. None is
-/// lost (the last failure always reaches the daemon), and the daemon spaces
-/// the probes themselves, whoever asks (5 s per family).
+/// lost (the last failure always reaches the daemon) while a thread can be
+/// started; an app at its thread limit loses the reports made until one
+/// can, never the process. The daemon spaces the probes themselves,
+/// whoever asks (5 s per family).
 final class FailureReporter: Sendable {
     /// The least time between two reports from one monitor.
     static let spacing: Duration = .seconds(1)
