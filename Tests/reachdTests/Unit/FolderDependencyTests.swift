@@ -43,15 +43,16 @@ struct FolderDependencyTests {
     ]
 
     /// Each Swift file of a module, by folder ("" for the module's root),
-    /// with its code: comments left out, which may name anything.
-    static func files(under root: URL) throws -> [(folder: String, name: String, code: String)] {
+    /// with its code (comments left out, which may name anything) and how
+    /// many lines it has in all.
+    static func files(under root: URL) throws -> [(folder: String, name: String, code: String, lines: Int)] {
         let paths = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String } ?? []
         return try paths.filter { $0.hasSuffix(".swift") }.sorted().map { path in
             let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
             let code = text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
                 .joined(separator: "\n")
             let folder = path.contains("/") ? String(path.split(separator: "/")[0]) : ""
-            return (folder, path, code)
+            return (folder, path, code, text.count { $0 == "\n" })
         }
     }
 
