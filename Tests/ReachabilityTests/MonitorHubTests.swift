@@ -40,7 +40,7 @@ struct MonitorHubTests {
         let first = hub.handler(.destination(Self.key)) { _ in }
         let second = hub.handler(.destination(Self.key)) { _ in }
         do {
-            let stream = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+            let stream = hub.stream(.destination(Self.key), bufferingNewest: 1) { if let status = $0.destinationStatus { $1.yield(status) } }
             #expect(remote.takeCommands() == [.follow(Self.key)])
             _ = stream
         }
@@ -71,7 +71,7 @@ struct MonitorHubTests {
         _ = hub.handler(.destination(Self.key)) { heard.note("b", $0) }
         // Another destination's listeners hear nothing of this one.
         _ = hub.handler(.destination(Self.other)) { heard.note("other", $0) }
-        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { if let status = $0.destinationStatus { $1.yield(status) } }
             .makeAsyncIterator()
         #expect(try await answers.next()?.seq == 1)
         #expect(hub.take(.destination(Self.key, Self.answer(2), line: nil)))
@@ -82,8 +82,8 @@ struct MonitorHubTests {
         // changed before it came; a path reader, only the changes after.
         let handover = StatusChange.path(.ipv4, from: Self.eth0, to: Self.tun0)
         _ = hub.take(.status(StatusUpdate(Self.status(Self.tun0, seq: 5, changes: [handover]), line: nil)))
-        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
-        var paths = hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges ?? [] }.makeAsyncIterator()
+        var statuses = hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status) } }.makeAsyncIterator()
+        var paths = hub.stream(.status, bufferingNewest: 16) { for change in $0.status?.pathChanges ?? [] { $1.yield(change) } }.makeAsyncIterator()
         let first = try await statuses.next()
         #expect(first?.seq == 5 && first?.changes == [])
         let back = StatusChange.path(.ipv4, from: Self.tun0, to: Self.eth0)
@@ -99,11 +99,11 @@ struct MonitorHubTests {
         let hub = MonitorHub(remote: remote)
         let heard = Heard()
         let handler = hub.handler(.destination(Self.key)) { heard.note("a", $0) }
-        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+        var answers = hub.stream(.destination(Self.key), bufferingNewest: 1) { if let status = $0.destinationStatus { $1.yield(status) } }
             .makeAsyncIterator()
-        var others = hub.stream(.destination(Self.other), bufferingNewest: 1) { $0.destinationStatus.map { [$0] } ?? [] }
+        var others = hub.stream(.destination(Self.other), bufferingNewest: 1) { if let status = $0.destinationStatus { $1.yield(status) } }
             .makeAsyncIterator()
-        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        var statuses = hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status) } }.makeAsyncIterator()
         _ = hub.take(.destination(Self.key, Self.answer(1), line: nil))
         #expect(try await answers.next()?.seq == 1)
         _ = remote.takeCommands()
@@ -134,9 +134,9 @@ struct MonitorHubTests {
         let hub = MonitorHub(remote: remote)
         let heard = Heard()
         var streams = [
-            hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0.seq] } ?? [] }.makeAsyncIterator(),
-            hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges.map(\.status.seq) ?? [] }.makeAsyncIterator(),
-            hub.stream(.destination(Self.key), bufferingNewest: 1) { $0.destinationStatus.map { [$0.seq] } ?? [] }
+            hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status.seq) } }.makeAsyncIterator(),
+            hub.stream(.status, bufferingNewest: 16) { for change in $0.status?.pathChanges ?? [] { $1.yield(change.status.seq) } }.makeAsyncIterator(),
+            hub.stream(.destination(Self.key), bufferingNewest: 1) { if let status = $0.destinationStatus { $1.yield(status.seq) } }
                 .makeAsyncIterator(),
         ]
         let ended = ReachabilityError.noDaemonAnswered([.protocolError(.versionMismatch(received: 9))])
@@ -145,7 +145,7 @@ struct MonitorHubTests {
         for index in streams.indices {
             await #expect(throws: ended) { _ = try await streams[index].next() }
         }
-        var later = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        var later = hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status) } }.makeAsyncIterator()
         await #expect(throws: ended) { _ = try await later.next() }
         _ = hub.handler(.status) { heard.note("late", $0) }
         _ = hub.take(.status(StatusUpdate(Self.status(Self.eth0, seq: 8, changes: []), line: nil)))
@@ -203,7 +203,7 @@ struct MonitorHubTests {
             delivered.signal()
         }
         inHandler.wait()
-        var statuses = hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }.makeAsyncIterator()
+        var statuses = hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status) } }.makeAsyncIterator()
         streamMade.signal()
         delivered.wait()
         #expect(!waitedInVain.withLock { $0 }, "the stream's registration waited for the handler")

@@ -10,7 +10,6 @@ import Synchronization
 /// callback, each for the status or a destination) is one ``Listener`` on
 /// one ``Topic``: one table, one order of delivery, one way to end.
 final class MonitorHub: Sendable {
-
     /// What a registration listens to.
     enum Topic: Hashable {
         case status
@@ -99,19 +98,16 @@ final class MonitorHub: Sendable {
         return state.withLock { !$0.finished }
     }
 
-    /// A stream of what `topic` hears, as `elements` makes it, kept until
+    /// A stream of what `topic` hears, as `yield` passes it on, kept until
     /// it ends or the monitor does.
     func stream<Element: Sendable>(
-        _ topic: Topic, bufferingNewest limit: Int, _ elements: @escaping @Sendable (Answer) -> [Element]
+        _ topic: Topic, bufferingNewest limit: Int,
+        _ yield: @escaping @Sendable (Answer, AsyncThrowingStream<Element, any Error>.Continuation) -> Void
     ) -> AsyncThrowingStream<Element, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(limit))
         let id = newRegistration()
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        add(
-            id, topic,
-            .stream(
-                yield: { for element in elements($0) { continuation.yield(element) } },
-                finish: { continuation.finish(throwing: $0) }))
+        add(id, topic, .stream(yield: { yield($0, continuation) }, finish: { continuation.finish(throwing: $0) }))
         return stream
     }
 

@@ -222,7 +222,7 @@ public final class ReachabilityMonitor: Sendable {
     /// misses the ones before it, with what they said changed: to act on
     /// every handover, read ``pathChanges()``.
     public func statuses() -> AsyncThrowingStream<NetworkStatus, any Error> {
-        hub.stream(.status, bufferingNewest: 1) { $0.status.map { [$0] } ?? [] }
+        hub.stream(.status, bufferingNewest: 1) { if let status = $0.status { $1.yield(status) } }
     }
 
     /// Every change of a family's path, from now on: a VPN taking the
@@ -244,7 +244,7 @@ public final class ReachabilityMonitor: Sendable {
     /// }
     /// ```
     public func pathChanges() -> AsyncThrowingStream<PathChange, any Error> {
-        hub.stream(.status, bufferingNewest: 16) { $0.status?.pathChanges ?? [] }
+        hub.stream(.status, bufferingNewest: 16) { for change in $0.status?.pathChanges ?? [] { $1.yield(change) } }
     }
 
     /// Calls `handler` with the current status (once known) and every change,
@@ -298,7 +298,7 @@ public final class ReachabilityMonitor: Sendable {
         of destination: Destination, family: AddressFamily? = nil
     ) -> AsyncThrowingStream<DestinationStatus, any Error> {
         hub.stream(.destination(DestinationKey(destination, uid: nil, family: family)), bufferingNewest: 1) {
-            $0.destinationStatus.map { [$0] } ?? []
+            if let status = $0.destinationStatus { $1.yield(status) }
         }
     }
 
