@@ -66,7 +66,11 @@ package final class NetworkEngine {
     /// takes. One changes: the netlink socket, when a failing one is
     /// reopened (``takeNewDescriptors()`` says when).
     package var descriptors: [(input: Input, fd: Int32)] {
-        var descriptors: [(Input, Int32)] = [(.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor)]
+        // Labelled as returned: an unlabelled array is converted element by
+        // element, through a dynamic cast, on every wake-up (callgrind).
+        var descriptors: [(input: Input, fd: Int32)] = [
+            (.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor),
+        ]
         if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
         return descriptors
     }

@@ -11,6 +11,11 @@ enum NetlinkDecoder {
     private static let flagUp: UInt32 = 0x1
     private static let flagLoopback: UInt32 = 0x8
     private static let flagLowerUp: UInt32 = 0x1_0000
+    // Read once: a key path's offset is found at run time, through the
+    // type's metadata, on each use (perf: 2% of a route change in-process).
+    private static let routeFamilyOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_family)!
+    private static let routePrefixLengthOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!
+    private static let cacheExpiresOffset = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires)!
 
     /// Decodes every message in a datagram, or in a recorded fixture.
     static func events(in buffer: UnsafeRawBufferPointer) -> [NetlinkEvent] {
@@ -48,13 +53,13 @@ enum NetlinkDecoder {
         let header = NetlinkFrame.headerLength
         guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
         let family: AddressFamily
-        switch Int32(message[header + MemoryLayout<rtmsg>.offset(of: \.rtm_family)!]) {
+        switch Int32(message[header + routeFamilyOffset]) {
         case AF_INET: family = .ipv4
         case AF_INET6: family = .ipv6
         default: return nil
         }
         let width = family == .ipv4 ? 4 : 16
-        let length = Int(message[header + MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!])
+        let length = Int(message[header + routePrefixLengthOffset])
         var destination: [UInt8]?
         var offset = header + MemoryLayout<rtmsg>.size
         while offset + 4 <= message.count {
@@ -117,10 +122,8 @@ enum NetlinkDecoder {
             let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
             guard length >= 4, offset + length <= message.count else { break }
             let payload = offset + 4
-            if type == UInt16(RTA_CACHEINFO.rawValue), let field = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires),
-                length - 4 >= field + 4
-            {
-                ticks = message.loadUnaligned(fromByteOffset: payload + field, as: Int32.self)
+            if type == UInt16(RTA_CACHEINFO.rawValue), length - 4 >= cacheExpiresOffset + 4 {
+                ticks = message.loadUnaligned(fromByteOffset: payload + cacheExpiresOffset, as: Int32.self)
             }
             offset += (length + 3) & ~3
         }

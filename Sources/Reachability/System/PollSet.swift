@@ -30,6 +30,7 @@ package struct PollSet<Token> {
             throw SystemError("poll")
         }
         var events: [ReadinessEvent<Token>] = []
+        events.reserveCapacity(Int(count))
         for (index, descriptor) in descriptors.enumerated() where descriptor.revents != 0 {
             let returned = Int32(descriptor.revents)
             events.append(ReadinessEvent(
