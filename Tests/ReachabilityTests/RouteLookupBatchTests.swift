@@ -37,6 +37,22 @@ struct RouteLookupBatchTests {
         #expect(NetlinkQuerySocket.replyBudget(receiveBuffer: 0) == NetlinkQuerySocket.minimumReplyBudget)
     }
 
+    /// A batch goes to the kernel in one datagram, which it answers request
+    /// by request: one system call, where each request was one of its own.
+    @Test func aBatchIsSentInOneDatagramAndEachRequestAnswered() throws {
+        let socket = try NetlinkQuerySocket(replyBudget: NetlinkQuerySocket.maximumReplyBudget)
+        let queries = [Self.query("127.0.0.1"), Self.query("127.0.0.2"), Self.query("127.0.0.3"), Self.query("127.0.0.4", uid: 65534)]
+        let answers = try socket.lookupRoutes(queries)
+        #expect(socket.requestDatagramsSent == 2, "two users' batches")
+        for (query, answer) in zip(queries, answers) {
+            guard case .route(let type, _, _, let table, _, _) = answer else {
+                Issue.record("\(query.destination): \(String(describing: answer))")
+                continue
+            }
+            #expect(type == .local, "\(query.destination) is this host's (table \(table))")
+        }
+    }
+
     /// A socket whose first batches are far too big for its buffer (128
     /// replies against room for about ten): every query is still answered,
     /// nothing is thrown, and the batches shrank. Before, the first overrun

@@ -44,6 +44,9 @@ final class NetlinkQuerySocket {
     /// socket got, halved on an overrun, never below ``minimumReplyBudget``.
     private(set) var replyBudget: Int
 
+    /// Datagrams of route requests sent: one per batch, whatever it holds.
+    private(set) var requestDatagramsSent = 0
+
     /// Replies a batch may expect for a buffer of `receiveBuffer` bytes (as
     /// SO_RCVBUF reads back): half of it, at ``assumedReplyTruesize`` each,
     /// between ``minimumReplyBudget`` and ``maximumReplyBudget``.
@@ -170,11 +173,23 @@ final class NetlinkQuerySocket {
     ) throws(NetlinkError) -> Bool {
         let count = batch.count
         // Slots 0..<count are the lookups, count + slot their FIB matches.
-        var requests = SentRequests(capacity: 2 * count)
+        var messages: [OpaquePointer] = []
+        var slots: [Int] = []
+        defer { messages.forEach { nlmsg_free($0) } }
         for (slot, position) in zip(0..., batch) {
             let query = queries[position]
-            requests.add(try send(query, matchingRoute: false), slot: slot)
-            if query.destination.family == .ipv6 { requests.add(try send(query, matchingRoute: true), slot: count + slot) }
+            messages.append(try request(query, matchingRoute: false))
+            slots.append(slot)
+            if query.destination.family == .ipv6 {
+                messages.append(try request(query, matchingRoute: true))
+                slots.append(count + slot)
+            }
+        }
+        var requests = SentRequests(capacity: 2 * count)
+        let sequences = try socket.send(messages, operation: "send route lookups")
+        requestDatagramsSent += 1
+        for (sequence, slot) in zip(sequences, slots) {
+            requests.add(sequence, slot: slot)
         }
         var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)
         var missing = requests.count
@@ -208,9 +223,9 @@ final class NetlinkQuerySocket {
     /// attribute `send(_:matchingRoute:)` may add, with room to spare.
     private static let routeRequestBytes = 256
 
-    /// Sends one RTM_GETROUTE for `query`; with `matchingRoute`, for the
-    /// route the table holds (RTM_F_FIB_MATCH). Returns its sequence number.
-    private func send(_ query: RouteQuery, matchingRoute: Bool) throws(NetlinkError) -> UInt32 {
+    /// One RTM_GETROUTE for `query`; with `matchingRoute`, for the route
+    /// the table holds (RTM_F_FIB_MATCH). The caller frees it.
+    private func request(_ query: RouteQuery, matchingRoute: Bool) throws(NetlinkError) -> OpaquePointer {
         let destination = query.destination
         // Sized for the request (about 100 bytes with every attribute):
         // libnl's default is a page, zeroed per lookup, which cost more than
@@ -218,7 +233,8 @@ final class NetlinkQuerySocket {
         guard let message = nlmsg_alloc_size(Self.routeRequestBytes) else {
             throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
         }
-        defer { nlmsg_free(message) }
+        var built = false
+        defer { if !built { nlmsg_free(message) } }
         guard nlmsg_put(message, UInt32(NL_AUTO_PORT), UInt32(NL_AUTO_SEQ), Int32(RTM_GETROUTE), 0, 0) != nil else {
             throw NetlinkError("build a route request", libnlCode: -NLE_NOMEM)
         }
@@ -255,7 +271,8 @@ final class NetlinkQuerySocket {
             // Network byte order, as the kernel reads RTA_DPORT.
             try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
         }
-        return try socket.send(message, operation: "send a route lookup")
+        built = true
+        return message
     }
 
     /// Files each frame of one datagram under the position its sequence

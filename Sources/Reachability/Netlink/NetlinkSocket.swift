@@ -87,6 +87,26 @@ final class NetlinkSocket {
         return sequence
     }
 
+    /// Sends `messages` in one datagram, each stamped as ``send(_:operation:)``
+    /// stamps one, and returns their sequence numbers in order. The kernel
+    /// takes every request in a datagram in turn and answers each on its
+    /// own: a batch costs one system call, not one per request.
+    func send(_ messages: [OpaquePointer], operation: @autoclosure () -> String) throws(NetlinkError) -> [UInt32] {
+        var datagram: [UInt8] = []
+        var sequences: [UInt32] = []
+        sequences.reserveCapacity(messages.count)
+        for message in messages {
+            let header = nlmsg_hdr(message)!
+            header.pointee.nlmsg_seq = nl_socket_use_seq(handle)
+            nl_complete_msg(handle, message)
+            sequences.append(header.pointee.nlmsg_seq)
+            datagram.append(contentsOf: UnsafeRawBufferPointer(start: header, count: Int(header.pointee.nlmsg_len)))
+        }
+        let sent = datagram.withUnsafeMutableBytes { nl_sendto(handle, $0.baseAddress, $0.count) }
+        try libnl(operation(), sent)
+        return sequences
+    }
+
     /// Asks for a receive buffer of `bytes` and returns what the socket got,
     /// as SO_RCVBUF reads back (the kernel doubles it for its bookkeeping).
     /// SO_RCVBUFFORCE passes net.core.rmem_max but needs CAP_NET_ADMIN;
