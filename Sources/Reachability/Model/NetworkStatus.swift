@@ -12,36 +12,139 @@ import Foundation
 /// print(status.online ? "online via \(status.primary?.interface ?? "?")" : "offline")
 /// ```
 public struct NetworkStatus: Codable, Sendable, Equatable {
+    /// Its fields, shared between copies until one is changed: a status is
+    /// copied a dozen times on a route change's way to its reader (the
+    /// engine, the diff, the stream, the writer), and each copy of sixteen
+    /// fields went through their value witnesses (callgrind: about 15k
+    /// instructions of a change's 115k). A copy is one reference now.
+    private var storage: Storage
+
+    private struct Fields: Equatable, Sendable {
+        var ipv4: FamilyStatus
+        var ipv6: FamilyStatus
+        var connectivity: Connectivity
+        var portalURL: String?
+        var connectivityReason: ConnectivityReason?
+        var dns: DNSStatus = .unknown
+        var check: DaemonCheck?
+        var interfaces: [InterfaceStatus]
+        var watched: [DestinationStatus] = []
+        var changes: [StatusChange] = []
+        var summaryMetered: Bool?
+        var seq: UInt64
+        var changedAt: Date
+        var source: StatusSource
+        var network: NetworkNamespace?
+        var daemonsWord = DaemonsWord()
+    }
+
+    // Changed only where no other status holds it (`unique()`): never
+    // while another thread may read it.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private mutating func unique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+    }
+
+    /// Whether the two hold the same values, field for field (what a
+    /// daemon said of `online` and `reachability` aside).
+    ///
+    /// ```swift
+    /// let status = try await ReachabilityMonitor.currentStatus()
+    /// let copy = status
+    /// assert(copy == status)
+    /// ```
+    public static func == (lhs: NetworkStatus, rhs: NetworkStatus) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
     /// IPv4: how far it reaches, why not further, and its path.
-    public var ipv4: FamilyStatus
+    public var ipv4: FamilyStatus {
+        get { storage.fields.ipv4 }
+        _modify {
+            unique()
+            yield &storage.fields.ipv4
+        }
+    }
     /// IPv6: how far it reaches, why not further, and its path.
-    public var ipv6: FamilyStatus
+    public var ipv6: FamilyStatus {
+        get { storage.fields.ipv6 }
+        _modify {
+            unique()
+            yield &storage.fields.ipv6
+        }
+    }
     /// What an HTTP connectivity check found; `.unknown` while none runs.
-    public var connectivity: Connectivity
+    public var connectivity: Connectivity {
+        get { storage.fields.connectivity }
+        _modify {
+            unique()
+            yield &storage.fields.connectivity
+        }
+    }
     /// Where a captive portal sends the user to sign in (the check's redirect
     /// target), when ``connectivity`` is `.portal` and the portal said.
-    public var portalURL: String?
+    public var portalURL: String? {
+        get { storage.fields.portalURL }
+        _modify {
+            unique()
+            yield &storage.fields.portalURL
+        }
+    }
     /// Why ``connectivity`` is what it is: what the check's probe got, or
     /// the evidence that made the verdict without one; `nil` while there is
     /// no verdict (no check, or none yet for the current paths), and from a
     /// daemon that predates saying so.
-    public var connectivityReason: ConnectivityReason?
+    public var connectivityReason: ConnectivityReason? {
+        get { storage.fields.connectivityReason }
+        _modify {
+            unique()
+            yield &storage.fields.connectivityReason
+        }
+    }
     /// Whether names can resolve: each configured name server judged by
     /// the kernel's route to it, with no packet sent. `.unknown` from a
     /// daemon that predates saying so.
-    public var dns: DNSStatus = .unknown
+    public var dns: DNSStatus {
+        get { storage.fields.dns }
+        _modify {
+            unique()
+            yield &storage.fields.dns
+        }
+    }
     /// The connectivity check the daemon runs; `nil` when it runs none, in a
     /// status computed in-process, and from a daemon that predates saying so.
     /// Not part of what the status describes: it changes only with the daemon.
-    public var check: DaemonCheck?
+    public var check: DaemonCheck? {
+        get { storage.fields.check }
+        _modify {
+            unique()
+            yield &storage.fields.check
+        }
+    }
     /// Every link the kernel reports, loopback included, in index order;
     /// empty in a summary (``isSummary``).
-    public var interfaces: [InterfaceStatus]
+    public var interfaces: [InterfaceStatus] {
+        get { storage.fields.interfaces }
+        _modify {
+            unique()
+            yield &storage.fields.interfaces
+        }
+    }
     /// The destinations the daemon watches itself (`[watch] targets` in
     /// reachd.conf), each judged as the daemon's own uid, in the order
     /// configured; empty in a summary, in a status computed in-process, and
     /// from a daemon that watches none or predates watching.
-    public var watched: [DestinationStatus] = []
+    public var watched: [DestinationStatus] {
+        get { storage.fields.watched }
+        _modify {
+            unique()
+            yield &storage.fields.watched
+        }
+    }
     /// What differs from the status its reader was sent before, in a fixed
     /// order; empty in the first status a reader is sent, and from a daemon
     /// that predates saying so. A summary leaves out the kinds it does not
@@ -52,24 +155,66 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     ///     print(change.kind)      // "path", "connectivity", ...
     /// }
     /// ```
-    public var changes: [StatusChange] = []
+    public var changes: [StatusChange] {
+        get { storage.fields.changes }
+        _modify {
+            unique()
+            yield &storage.fields.changes
+        }
+    }
     /// A summary's word for ``metered``, which it cannot derive without the
     /// interface list; `nil` in a full status.
-    private var summaryMetered: Bool?
+    private var summaryMetered: Bool? {
+        get { storage.fields.summaryMetered }
+        _modify {
+            unique()
+            yield &storage.fields.summaryMetered
+        }
+    }
     /// Increases with every published change; a client can tell it missed one.
-    public var seq: UInt64
+    public var seq: UInt64 {
+        get { storage.fields.seq }
+        _modify {
+            unique()
+            yield &storage.fields.seq
+        }
+    }
     /// When this state was published.
-    public var changedAt: Date
+    public var changedAt: Date {
+        get { storage.fields.changedAt }
+        _modify {
+            unique()
+            yield &storage.fields.changedAt
+        }
+    }
     /// Who computed it: the daemon, or this process (`.inProcess`).
-    public var source: StatusSource
+    public var source: StatusSource {
+        get { storage.fields.source }
+        _modify {
+            unique()
+            yield &storage.fields.source
+        }
+    }
     /// The network namespace it describes: the daemon's, or this
     /// process's; `nil` from a daemon that predates saying so. A client
     /// takes no daemon's word for another namespace.
-    public var network: NetworkNamespace?
+    public var network: NetworkNamespace? {
+        get { storage.fields.network }
+        _modify {
+            unique()
+            yield &storage.fields.network
+        }
+    }
     /// What the daemon's line said of `online` and `reachability`: the word
     /// that stands where this version meets a value it cannot judge (a newer
     /// daemon's level or verdict). Empty for a status computed here.
-    private var daemonsWord = DaemonsWord()
+    private var daemonsWord: DaemonsWord {
+        get { storage.fields.daemonsWord }
+        _modify {
+            unique()
+            yield &storage.fields.daemonsWord
+        }
+    }
 
     /// Equal whatever it holds: what a daemon said of values a status
     /// carries anyway is no part of what the status describes.
@@ -85,14 +230,9 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         ipv4: FamilyStatus, ipv6: FamilyStatus, connectivity: Connectivity = .unknown, portalURL: String? = nil,
         interfaces: [InterfaceStatus], seq: UInt64, changedAt: Date, source: StatusSource
     ) {
-        self.ipv4 = ipv4
-        self.ipv6 = ipv6
-        self.connectivity = connectivity
-        self.portalURL = portalURL
-        self.interfaces = interfaces
-        self.seq = seq
-        self.changedAt = changedAt
-        self.source = source
+        storage = Storage(Fields(
+            ipv4: ipv4, ipv6: ipv6, connectivity: connectivity, portalURL: portalURL, interfaces: interfaces, seq: seq,
+            changedAt: changedAt, source: source))
     }
 
     /// The better of the two families. Where one is a level this version
@@ -216,44 +356,42 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let families = try container.decode(Families.self, forKey: .families)
-        ipv4 = families.ipv4
-        ipv6 = families.ipv6
-        connectivity = try container.decode(Connectivity.self, forKey: .connectivity)
+        let connectivity = try container.decode(Connectivity.self, forKey: .connectivity)
         // Absent from daemons that predate the connectivity check. Apps open
         // it, so it is checked here too: a client may be reading anything.
-        portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL).flatMap(PortalURL.validated)
+        let portalURL = try container.decodeIfPresent(String.self, forKey: .portalURL).flatMap(PortalURL.validated)
         // A summary has no interface list, and says what it would have told.
-        if let interfaces = try container.decodeIfPresent([InterfaceStatus].self, forKey: .interfaces) {
-            self.interfaces = interfaces
-        } else {
-            interfaces = []
-            summaryMetered = try container.decodeIfPresent(Bool.self, forKey: .metered) ?? false
-        }
+        let interfaces = try container.decodeIfPresent([InterfaceStatus].self, forKey: .interfaces)
+        let summaryMetered = interfaces != nil ? nil : try container.decodeIfPresent(Bool.self, forKey: .metered) ?? false
         // Absent from daemons that predate watching, and from summaries; read
         // leniently, as the optional keys below: the host's status stands
         // without it.
-        watched = (try? container.decodeIfPresent([DestinationStatus].self, forKey: .watched)) ?? []
+        let watched = (try? container.decodeIfPresent([DestinationStatus].self, forKey: .watched)) ?? []
         // Absent from daemons that predate it. Each entry is read on its
         // own: a kind this version does not know is one it ignores.
-        changes = (try? container.decodeIfPresent([StatusChange].self, forKey: .changes)) ?? []
-        seq = try container.decode(UInt64.self, forKey: .seq)
+        let changes = (try? container.decodeIfPresent([StatusChange].self, forKey: .changes)) ?? []
+        let seq = try container.decode(UInt64.self, forKey: .seq)
         let stamp = try container.decode(String.self, forKey: .changedAt)
         guard let date = Timestamp.parse(stamp) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .changedAt, in: container,
                 debugDescription: "changed_at \"\(stamp)\" is not an RFC 3339 timestamp")
         }
-        changedAt = date
-        source = try container.decode(StatusSource.self, forKey: .source)
+        let source = try container.decode(StatusSource.self, forKey: .source)
+        var fields = Fields(
+            ipv4: families.ipv4, ipv6: families.ipv6, connectivity: connectivity, portalURL: portalURL,
+            interfaces: interfaces ?? [], watched: watched, changes: changes, summaryMetered: summaryMetered, seq: seq,
+            changedAt: date, source: source)
         // Each optional, and read leniently: a newer daemon may say them
         // otherwise, and what this version can't read it does without.
-        network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
-        check = try? container.decodeIfPresent(DaemonCheck.self, forKey: .check)
-        dns = (try? container.decodeIfPresent(DNSStatus.self, forKey: .dns)) ?? .unknown
-        connectivityReason = try? container.decodeIfPresent(ConnectivityReason.self, forKey: .connectivityReason)
-        daemonsWord = DaemonsWord(
+        fields.network = try? container.decodeIfPresent(NetworkNamespace.self, forKey: .network)
+        fields.check = try? container.decodeIfPresent(DaemonCheck.self, forKey: .check)
+        fields.dns = (try? container.decodeIfPresent(DNSStatus.self, forKey: .dns)) ?? .unknown
+        fields.connectivityReason = try? container.decodeIfPresent(ConnectivityReason.self, forKey: .connectivityReason)
+        fields.daemonsWord = DaemonsWord(
             online: try? container.decodeIfPresent(Bool.self, forKey: .online),
             reachability: try? container.decodeIfPresent(ReachabilityLevel.self, forKey: .reachability))
+        storage = Storage(fields)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -281,5 +419,18 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         try container.encode(seq, forKey: .seq)
         try container.encode(Timestamp.format(changedAt), forKey: .changedAt)
         try container.encode(source, forKey: .source)
+    }
+}
+
+extension NetworkStatus: CustomReflectable {
+    /// Its fields, as a struct's own would show: what `print`, `dump` and a
+    /// failed test's message show of a status, not its shared storage.
+    ///
+    /// ```swift
+    /// let status = try await ReachabilityMonitor.currentStatus()
+    /// dump(status)
+    /// ```
+    public var customMirror: Mirror {
+        Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct)
     }
 }
