@@ -7,7 +7,10 @@ enum RouteLookupResult: Sendable, Hashable {
     /// own); `source` the address the kernel would send from (RTA_PREFSRC);
     /// `lifetime` what the route has left when it expires (a router
     /// advertisement's, one added with `expires`), `nil` when it does not.
-    case route(
+    /// Boxed: an answer is copied a dozen times a route change (the last
+    /// answers, the batch, the checks of each), and a copy of these six
+    /// fields went through their value witnesses; a box is one reference.
+    indirect case route(
         type: RouteType, outputInterface: Int, gateway: IPAddress?, table: UInt32 = 254, source: IPAddress? = nil,
         lifetime: Duration? = nil)
     /// The kernel refused, and why.
