@@ -39,9 +39,10 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
     }
 
     // Changed only where no other status holds it (`unique()`): never
-    // while another thread may read it.
+    // while another thread may read it. Its accesses go unchecked at run
+    // time: the status holding it is checked, statically, as any struct.
     private final class Storage: @unchecked Sendable {
-        var fields: Fields
+        @exclusivity(unchecked) var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
 
