@@ -80,7 +80,7 @@ struct NetlinkDecoderTests {
     @Test func aRouteIsReadForItsPrefixAlone() throws {
         let everywhere = RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)
         #expect(try lifecycle.step("ip route add default").events == [.routesChanged(everywhere)])
-        #expect(try lifecycle.step("ip route del default").events == [.routesChanged(everywhere)])
+        #expect(try lifecycle.step("ip route del default").events == [.routeRemoved(everywhere)])
     }
 
     @Test func deletingALinkEndsWithItsRemoval() throws {

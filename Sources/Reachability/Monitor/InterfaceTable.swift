@@ -30,7 +30,7 @@ struct InterfaceTable: Sendable, Equatable {
         case .addressRemoved(let address):
             addresses[address.key] = nil
             return true
-        case .routesChanged, .rulesChanged:
+        case .routesChanged, .routeRemoved, .rulesChanged:
             return true
         case .ignored:
             return false

@@ -21,7 +21,7 @@ enum LookupScope: Sendable, Equatable {
         switch event {
         case .ignored:
             return
-        case .routesChanged(let prefix?):
+        case .routesChanged(let prefix?), .routeRemoved(let prefix?):
             switch self {
             case .nothing: self = .within([prefix])
             case .within(var prefixes):
@@ -29,7 +29,7 @@ enum LookupScope: Sendable, Equatable {
                 self = .within(prefixes)
             case .everything: return
             }
-        case .routesChanged(nil), .rulesChanged, .linkChanged, .linkRemoved, .addressChanged, .addressRemoved:
+        case .routesChanged(nil), .routeRemoved(nil), .rulesChanged, .linkChanged, .linkRemoved, .addressChanged, .addressRemoved:
             self = .everything
         }
     }

@@ -35,8 +35,10 @@ enum NetlinkDecoder {
             return address(in: frame).map(NetlinkEvent.addressChanged) ?? ignored
         case RTM_DELADDR:
             return address(in: frame).map(NetlinkEvent.addressRemoved) ?? ignored
-        case RTM_NEWROUTE, RTM_DELROUTE:
+        case RTM_NEWROUTE:
             return .routesChanged(routePrefix(in: frame.bytes))
+        case RTM_DELROUTE:
+            return .routeRemoved(routePrefix(in: frame.bytes))
         case RTM_NEWRULE, RTM_DELRULE:
             return .rulesChanged
         default:

@@ -98,4 +98,41 @@ struct RouteLookupCountTests {
         }
         #expect(steps.count == expected.count)
     }
+
+    /// The kernel tells of an IPv4 route's removal before it unlinks the
+    /// route (about one deletion in a thousand was answered by the route
+    /// going away, here): an answer under a removed prefix that stayed as
+    /// it was is asked again, once, shortly after. An addition, or a
+    /// removal whose answers moved, sets no such time.
+    @Test func aRemovalThatLeftAnAnswerAsItWasIsAskedAgainOnce() async throws {
+        let network = try await TestNetwork()
+        try await network.inHost(
+            "link set vh addrgenmode none", "link set vh up", "addr add 10.77.0.2/24 dev vh",
+            "route add default via 10.77.0.1")
+        let steps = try await network.onThreadInHost { () throws -> [ContinuousClock.Instant?] in
+            let watcher = try NetworkWatcher(source: .inProcess, logger: Logger(label: "test"))
+            _ = try watcher.setResolverServers([Reachability.NameServer(IPAddress("192.0.2.53")!)])
+            _ = try watcher.start()
+            var descriptor = pollfd(fd: watcher.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            while poll(&descriptor, 1, 1500) > 0 { _ = try watcher.handleReadable() }
+            return try [
+                "route add 192.0.2.0/24 via 10.77.0.1",  // the server's answer: the same gateway
+                "route del 192.0.2.0/24 via 10.77.0.1",  // the same answer, by the default route
+                "route del default",  // every answer moves
+            ].map { command throws -> ContinuousClock.Instant? in
+                let status = Subprocess.runBlocking(["/usr/bin/env", "ip"] + command.split(separator: " ").map(String.init))
+                guard status == 0 else { throw HarnessError.commandFailed("ip \(command): \(status)") }
+                while poll(&descriptor, 1, 0) > 0 { _ = try watcher.handleReadable() }
+                guard let due = watcher.routesExpire else { return nil }
+                #expect(due <= ContinuousClock.now + NetworkWatcher.removalSettles, "asked again within \(NetworkWatcher.removalSettles)")
+                // At the time set, everything is asked again, and nothing more is due.
+                let before = watcher.routeLookupsAsked
+                _ = try watcher.expireRoutes(now: due)
+                #expect(watcher.routeLookupsAsked - before == 3, "the probes and the server")
+                #expect(watcher.routesExpire == nil)
+                return due
+            }
+        }
+        #expect(steps.map { $0 != nil } == [false, true, false])
+    }
 }
