@@ -105,6 +105,40 @@ struct DestinationTrackerTests {
         #expect(lookup.asked.first?.count == 2, "an expiring answer is never kept as it stands")
     }
 
+    /// The kernel tells of an IPv4 route's removal before it unlinks the
+    /// route: an answer under the removed prefix that stayed as it was is
+    /// asked again shortly after, once; one that moved, or one under a
+    /// route added, is not.
+    @Test func anAnswerARemovalLeftAsItWasIsAskedAgainShortlyOnce() throws {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationKey(Self.server, uid: nil, family: nil)
+        tracker.add(key, now: .now)
+        let start = ContinuousClock.now
+        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        let everywhere = RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)!
+        let elsewhere = RoutePrefix(address: IPAddress("172.16.0.0")!, length: 12)!
+
+        _ = try tracker.evaluate(moved: .within([everywhere]), now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "an addition leaves the answer standing")
+        _ = try tracker.evaluate(moved: .within([elsewhere]), removedIPv4: [elsewhere], now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "a removal elsewhere asks nothing")
+
+        _ = try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [everywhere], now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles)
+        lookup.asked = []
+        let due = start + NetworkWatcher.removalSettles
+        #expect(tracker.takeDue(now: due))
+        #expect(try tracker.evaluate(moved: .nothing, now: due, judge: lookup.judge).isEmpty)
+        #expect(lookup.asked.count == 1, "asked again at the time set")
+        #expect(tracker.nextDeadline == nil, "once")
+
+        // The answer moved at once: nothing more to ask.
+        lookup.path = Self.vpn
+        #expect(try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [everywhere], now: due, judge: lookup.judge) == [key])
+        #expect(tracker.nextDeadline == nil)
+    }
+
     @Test func watchesOfOneAddressShareOneLookup() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()

@@ -177,11 +177,15 @@ package final class DestinationTracker {
     /// `now`, and returns the entries whose answer changed, with the new
     /// answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
+    /// - Parameter removedIPv4: IPv4 prefixes whose routes were removed
+    ///   since: an answer under one that did not change is asked again
+    ///   ``NetworkWatcher/removalSettles`` later, as the status's are (the
+    ///   kernel tells of the removal before it unlinks the route).
     func evaluate(
         with watcher: NetworkWatcher, only keys: [DestinationKey]? = nil, moved: LookupScope = .everything,
-        now: ContinuousClock.Instant
+        removedIPv4: [RoutePrefix] = [], now: ContinuousClock.Instant
     ) throws(NetlinkError) -> [DestinationKey] {
-        try evaluate(keys, moved: moved, now: now, judge: watcher.judge, answeredAt: { .now })
+        try evaluate(keys, moved: moved, removedIPv4: removedIPv4, now: now, judge: watcher.judge, answeredAt: { .now })
     }
 
     /// Asks `judge` about every address watched that `moved` holds, once
@@ -193,7 +197,8 @@ package final class DestinationTracker {
     /// answered: a thousand of them take longer than the margin a re-lookup
     /// is given.
     func evaluate(
-        _ keys: [DestinationKey]? = nil, moved: LookupScope = .everything, now: ContinuousClock.Instant,
+        _ keys: [DestinationKey]? = nil, moved: LookupScope = .everything, removedIPv4: [RoutePrefix] = [],
+        now: ContinuousClock.Instant,
         judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
         answeredAt: (() -> ContinuousClock.Instant)? = nil
     ) throws(NetlinkError) -> [DestinationKey] {
@@ -250,7 +255,15 @@ package final class DestinationTracker {
             case .lookUp(_, let asked):
                 status = Self.status(key.destination, verdicts: asked.map { verdicts[$0] }, source: source)
             }
-            if let old = entries[key]?.status, old.hasSameAnswer(as: status) { continue }
+            if let old = entries[key]?.status, old.hasSameAnswer(as: status) {
+                if case .lookUp(let addresses, _) = plan,
+                    addresses.contains(where: { address in removedIPv4.contains { $0.contains(address) } })
+                {
+                    let due = Deadline.earliest(entries[key]?.routesExpire, answered + NetworkWatcher.removalSettles)
+                    entries[key]?.routesExpire = due
+                }
+                continue
+            }
             seq += 1
             var stamped = status
             stamped.seq = seq

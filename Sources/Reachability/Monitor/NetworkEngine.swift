@@ -215,7 +215,8 @@ package final class NetworkEngine {
         let due = tracker.nextDeadline.map { now >= $0 } == true && tracker.takeDue(now: now)
         let moved = namesChanged ? .everything : watcher.movedForDestinations
         guard due || moved != .nothing else { return nil }
-        let changed = tracker.isEmpty ? [] : try tracker.evaluate(with: watcher, moved: moved, now: now)
+        let changed = tracker.isEmpty
+            ? [] : try tracker.evaluate(with: watcher, moved: moved, removedIPv4: watcher.removedForDestinations, now: now)
         namesChanged = false
         watcher.destinationsEvaluated()
         return changed

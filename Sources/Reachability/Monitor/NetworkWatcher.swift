@@ -41,10 +41,14 @@ package final class NetworkWatcher {
     /// since ``destinationsEvaluated()``, whether or not the host's status
     /// changed: the watched destinations it holds are evaluated again.
     private(set) var movedForDestinations: LookupScope = .nothing
+    /// The IPv4 prefixes removed in those batches: an answer under one that
+    /// did not change is asked again shortly (``removalSettles``).
+    private(set) var removedForDestinations: [RoutePrefix] = []
 
     /// The watched destinations were evaluated against everything read so far.
     func destinationsEvaluated() {
         movedForDestinations = .nothing
+        removedForDestinations = []
     }
 
     /// The lookups the published status rests on, and their questions:
@@ -133,6 +137,7 @@ package final class NetworkWatcher {
             guard case .routeRemoved(let prefix?) = event, prefix.address.family == .ipv4 else { return nil }
             return prefix
         }
+        removedForDestinations += removed
         return try evaluate(scope, removedIPv4: removed)
     }
 
