@@ -121,11 +121,14 @@ struct DestinationTrackerTests {
 
         _ = try tracker.evaluate(moved: .within([everywhere]), now: start, judge: lookup.judge)
         #expect(tracker.nextDeadline == nil, "an addition leaves the answer standing")
-        _ = try tracker.evaluate(moved: .within([elsewhere]), removedIPv4: [elsewhere], now: start, judge: lookup.judge)
-        #expect(tracker.nextDeadline == nil, "a removal elsewhere asks nothing")
+        _ = try tracker.evaluate(moved: .everything, removedIPv4: [elsewhere], now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "a removal elsewhere asks nothing again")
 
         _ = try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [everywhere], now: start, judge: lookup.judge)
         #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles)
+        // Another batch within the time, asking it again, keeps the time.
+        _ = try tracker.evaluate(moved: .everything, now: start + .milliseconds(1), judge: lookup.judge)
+        #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles, "a later batch does not settle it")
         lookup.asked = []
         let due = start + NetworkWatcher.removalSettles
         #expect(tracker.takeDue(now: due))

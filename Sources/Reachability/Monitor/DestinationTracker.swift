@@ -16,6 +16,9 @@ package final class DestinationTracker {
         var status: DestinationStatus?
         /// When the first route its answer rests on expires.
         var routesExpire: ContinuousClock.Instant?
+        /// When it is asked again because an IPv4 route's removal left its
+        /// answer as it was: kept until it is asked at or after then.
+        var removalRecheck: ContinuousClock.Instant?
     }
 
     private struct Name {
@@ -240,12 +243,8 @@ package final class DestinationTracker {
         var changed: [DestinationKey] = []
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
-            if case .lookUp(_, let asked) = plan {
-                // A lost answer has no lookup: asked again in a second.
-                entries[key]?.routesExpire = RouteLookupResult.askAgain(asked.map { verdicts[$0].lookup }, from: answered)
-            } else {
-                entries[key]?.routesExpire = nil
-            }
+            var recheck = entries[key]?.removalRecheck
+            if let due = recheck, answered >= due { recheck = nil }
             let status: DestinationStatus
             switch plan {
             case .pending:
@@ -255,15 +254,21 @@ package final class DestinationTracker {
             case .lookUp(_, let asked):
                 status = Self.status(key.destination, verdicts: asked.map { verdicts[$0] }, source: source)
             }
-            if let old = entries[key]?.status, old.hasSameAnswer(as: status) {
-                if case .lookUp(let addresses, _) = plan,
-                    addresses.contains(where: { address in removedIPv4.contains { $0.contains(address) } })
-                {
-                    let due = Deadline.earliest(entries[key]?.routesExpire, answered + NetworkWatcher.removalSettles)
-                    entries[key]?.routesExpire = due
+            let same = entries[key]?.status.map { $0.hasSameAnswer(as: status) } ?? false
+            if case .lookUp(let addresses, let asked) = plan {
+                // As the status's lookups (``NetworkWatcher/removalSettles``).
+                if same, addresses.contains(where: { address in removedIPv4.contains { $0.contains(address) } }) {
+                    recheck = Deadline.earliest(recheck, answered + NetworkWatcher.removalSettles)
                 }
-                continue
+                entries[key]?.removalRecheck = recheck
+                // A lost answer has no lookup: asked again in a second.
+                entries[key]?.routesExpire = Deadline.earliest(
+                    RouteLookupResult.askAgain(asked.map { verdicts[$0].lookup }, from: answered), recheck)
+            } else {
+                entries[key]?.removalRecheck = nil
+                entries[key]?.routesExpire = nil
             }
+            if same { continue }
             seq += 1
             var stamped = status
             stamped.seq = seq

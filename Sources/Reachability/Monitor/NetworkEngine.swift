@@ -216,7 +216,7 @@ package final class NetworkEngine {
         let moved = namesChanged ? .everything : watcher.movedForDestinations
         guard due || moved != .nothing else { return nil }
         let changed = tracker.isEmpty
-            ? [] : try tracker.evaluate(with: watcher, moved: moved, removedIPv4: watcher.removedForDestinations, now: now)
+            ? [] : try tracker.evaluate(with: watcher, moved: moved, removedIPv4: Array(watcher.removedForDestinations), now: now)
         namesChanged = false
         watcher.destinationsEvaluated()
         return changed

@@ -43,7 +43,7 @@ package final class NetworkWatcher {
     private(set) var movedForDestinations: LookupScope = .nothing
     /// The IPv4 prefixes removed in those batches: an answer under one that
     /// did not change is asked again shortly (``removalSettles``).
-    private(set) var removedForDestinations: [RoutePrefix] = []
+    private(set) var removedForDestinations: Set<RoutePrefix> = []
 
     /// The watched destinations were evaluated against everything read so far.
     func destinationsEvaluated() {
@@ -54,6 +54,11 @@ package final class NetworkWatcher {
     /// The lookups the published status rests on, and their questions:
     /// an evaluation asks again only those a batch can have moved.
     private var lastLookups: (queries: [RouteQuery], answers: [RouteLookupResult?])?
+
+    /// When every lookup is asked again because an IPv4 route's removal
+    /// left an answer under it as it was (``removalSettles``): kept through
+    /// every evaluation until one asks everything at or after it.
+    private var removalRecheck: ContinuousClock.Instant?
 
     /// Route lookups asked for the status (the families' and the name
     /// servers'), since the start: what a test counts where a timing
@@ -137,7 +142,7 @@ package final class NetworkWatcher {
             guard case .routeRemoved(let prefix?) = event, prefix.address.family == .ipv4 else { return nil }
             return prefix
         }
-        removedForDestinations += removed
+        removedForDestinations.formUnion(removed)
         return try evaluate(scope, removedIPv4: removed)
     }
 
@@ -188,7 +193,7 @@ package final class NetworkWatcher {
     package func expireRoutes(now: ContinuousClock.Instant) throws(NetlinkError) -> NetworkStatus? {
         guard let due = routesExpire, now >= due else { return nil }
         do {
-            return try evaluate()
+            return try evaluate(now: now)
         } catch {
             // Asked again in a second, not at every wake-up: a lookup that
             // keeps failing must not spin the loop.
@@ -242,9 +247,9 @@ package final class NetworkWatcher {
     /// Evaluates the table and the lookups `scope` can have moved; the
     /// others are the answers last asked. `nil` when the status is as
     /// published, and at once when a batch of routes moved no lookup.
-    private func evaluate(_ scope: LookupScope = .everything, removedIPv4: [RoutePrefix] = []) throws(NetlinkError)
-        -> NetworkStatus?
-    {
+    private func evaluate(
+        _ scope: LookupScope = .everything, removedIPv4: [RoutePrefix] = [], now: ContinuousClock.Instant = .now
+    ) throws(NetlinkError) -> NetworkStatus? {
         // Links come and go (a container host's veths, each with a new index):
         // keep guesses only for the links there are, or the cache would grow
         // for as long as the daemon runs. Pruned only when it outgrew them.
@@ -256,19 +261,14 @@ package final class NetworkWatcher {
         // links they name are as they were (a new server, a link or the
         // metering evaluates everything, or forgets them). Taken now, so
         // that a failure below leaves none.
-        let last = scope == .everything ? nil : lastLookups
+        let previous = lastLookups
+        let last = scope == .everything ? nil : previous
         lastLookups = nil
         let questions = last?.queries ?? Self.questions(resolverServers: resolverServers, table: table)
         var lookups: [RouteLookupResult?]
         // The links as last published, where only routes moved: the same
         // array, which the comparisons after it find equal at once.
         var interfaces: [InterfaceStatus]?
-        // The kernel tells of an IPv4 route's removal before it unlinks the
-        // route: an answer asked at once, under the removed prefix, that did
-        // not change may be the route going away (15 deletions in 10,000,
-        // for up to 50 µs, on this two-core machine; longer where the
-        // remover is preempted). Such answers are asked again shortly, once.
-        var unsettled = false
         if let last {
             // An answer lost, or resting on a route that expires, is asked
             // again: its deadline counts from its own asking.
@@ -286,10 +286,6 @@ package final class NetworkWatcher {
             }
             routeLookupsAsked += moved.count
             interfaces = publisher.current?.interfaces
-            unsettled = moved.contains { position in
-                lookups[position] == last.answers[position]
-                    && removedIPv4.contains { $0.contains(questions[position].destination) }
-            }
         } else {
             lookups = try queries.lookupRoutes(questions)
             routeLookupsAsked += questions.count
@@ -300,8 +296,16 @@ package final class NetworkWatcher {
             table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers,
             interfaces: interfaces
         ) { self.metering(of: $0) }
-        routesExpire = RouteLookupResult.askAgain(lookups, from: .now)
-        if unsettled { routesExpire = Deadline.earliest(routesExpire, .now + Self.removalSettles) }
+        // The kernel tells of an IPv4 route's removal before it unlinks the
+        // route: an answer asked at once, under the removed prefix, that did
+        // not change may be the route going away (15 removals in 10,000,
+        // for up to 50 µs, on this two-core machine; longer where the
+        // remover is preempted). Everything is asked again shortly, once.
+        if last == nil, let due = removalRecheck, now >= due { removalRecheck = nil }
+        if Self.leftAsItWas(removedIPv4, questions: questions, answers: lookups, previous: previous) {
+            removalRecheck = Deadline.earliest(removalRecheck, now + Self.removalSettles)
+        }
+        routesExpire = Deadline.earliest(RouteLookupResult.askAgain(lookups, from: now), removalRecheck)
         logLost(lookups.count { $0 == nil }, of: "name servers")
         return status
     }
@@ -310,6 +314,21 @@ package final class NetworkWatcher {
     /// where an answer under it did not change: past a preempted remover's
     /// wait for its CPU (a few scheduler slices of 3 ms).
     package static let removalSettles = Duration.milliseconds(10)
+
+    /// Whether an answer under one of `removed` is as `previous` had it for
+    /// the same question: it may be the removed route's.
+    private static func leftAsItWas(
+        _ removed: some Collection<RoutePrefix>, questions: [RouteQuery], answers: [RouteLookupResult?],
+        previous: (queries: [RouteQuery], answers: [RouteLookupResult?])?
+    ) -> Bool {
+        guard !removed.isEmpty, let previous else { return false }
+        return questions.indices.contains { position in
+            guard removed.contains(where: { $0.contains(questions[position].destination) }),
+                let before = previous.queries.firstIndex(of: questions[position])
+            else { return false }
+            return answers[position] == previous.answers[before]
+        }
+    }
 
     /// The configuration's word for `link`, else its guess (cached).
     private func metering(of link: LinkRecord) -> Metering {

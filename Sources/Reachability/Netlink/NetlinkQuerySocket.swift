@@ -44,8 +44,9 @@ final class NetlinkQuerySocket {
     /// socket got, halved on an overrun, never below ``minimumReplyBudget``.
     private(set) var replyBudget: Int
 
-    /// Datagrams of route requests sent: one per batch, whatever it holds.
-    private(set) var requestDatagramsSent = 0
+    /// Datagrams sent to the kernel: one per batch of route requests,
+    /// whatever it holds.
+    var datagramsSent: Int { socket.datagramsSent }
 
     /// Replies a batch may expect for a buffer of `receiveBuffer` bytes (as
     /// SO_RCVBUF reads back): half of it, at ``assumedReplyTruesize`` each,
@@ -186,9 +187,7 @@ final class NetlinkQuerySocket {
             }
         }
         var requests = SentRequests(capacity: 2 * count)
-        let sequences = try socket.send(messages, operation: "send route lookups")
-        requestDatagramsSent += 1
-        for (sequence, slot) in zip(sequences, slots) {
+        for (sequence, slot) in zip(try socket.send(messages, operation: "send route lookups"), slots) {
             requests.add(sequence, slot: slot)
         }
         var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)

@@ -21,6 +21,8 @@ final class NetlinkSocket {
 
     let handle: OpaquePointer
     private var buffer: UnsafeMutableRawBufferPointer
+    /// Datagrams sent: what a batch costs in system calls.
+    private(set) var datagramsSent = 0
 
     /// - Parameter family: the netlink family: rtnetlink, or sock_diag for
     ///   the kernel's word of closed connections.
@@ -84,6 +86,7 @@ final class NetlinkSocket {
         let sequence = nl_socket_use_seq(handle)
         nlmsg_hdr(message).pointee.nlmsg_seq = sequence
         try libnl(operation(), nl_send_auto(handle, message))
+        datagramsSent += 1
         return sequence
     }
 
@@ -104,6 +107,7 @@ final class NetlinkSocket {
         }
         let sent = datagram.withUnsafeMutableBytes { nl_sendto(handle, $0.baseAddress, $0.count) }
         try libnl(operation(), sent)
+        datagramsSent += 1
         return sequences
     }
 
