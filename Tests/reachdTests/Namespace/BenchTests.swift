@@ -26,6 +26,7 @@ enum Benches {
         ("deadgateway.py", "entry fresh when it died: verdict p50"),
         ("lossy.py", "saying broken"),
         ("passive.py", "passive: verdict p50"),
+        ("removal.py", "removals left standing"),
         ("latency.py", "wake-ups in 1 s"),
     ]
     static let all = daemonAndClients + pathsAndLatency
