@@ -42,6 +42,17 @@ struct DestinationTrackerTests {
         try DestinationTracker(source: .daemon, firstSeq: 100)
     }
 
+    /// A tracker holding the server, answered once at the time returned.
+    func trackerAnsweredOnce() throws -> (DestinationTracker, Lookup, DestinationKey, ContinuousClock.Instant) {
+        let tracker = try makeTracker()
+        let lookup = Lookup()
+        let key = DestinationKey(Self.server, uid: nil, family: nil)
+        tracker.add(key, now: .now)
+        let start = ContinuousClock.now
+        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        return (tracker, lookup, key, start)
+    }
+
     @Test func anAnswerIsPublishedOnceAndAgainOnlyWhenItChanges() throws {
         let tracker = try makeTracker()
         let lookup = Lookup()
@@ -110,12 +121,7 @@ struct DestinationTrackerTests {
     /// asked again shortly after, once; one that moved, or one under a
     /// route added, is not.
     @Test func anAnswerARemovalLeftAsItWasIsAskedAgainShortlyOnce() throws {
-        let tracker = try makeTracker()
-        let lookup = Lookup()
-        let key = DestinationKey(Self.server, uid: nil, family: nil)
-        tracker.add(key, now: .now)
-        let start = ContinuousClock.now
-        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        let (tracker, lookup, key, start) = try trackerAnsweredOnce()
         let everywhere = RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)!
         let elsewhere = RoutePrefix(address: IPAddress("172.16.0.0")!, length: 12)!
 
@@ -227,12 +233,7 @@ struct DestinationTrackerTests {
     /// A route that expires is looked up again just after it does, though
     /// no notification comes; one that does not sets no deadline at all.
     @Test func anExpiringRouteIsLookedUpAgainAtItsExpiry() throws {
-        let tracker = try makeTracker()
-        let lookup = Lookup()
-        let key = DestinationKey(Self.server, uid: nil, family: nil)
-        tracker.add(key, now: .now)
-        let start = ContinuousClock.now
-        _ = try tracker.evaluate(now: start, judge: lookup.judge)
+        let (tracker, lookup, key, start) = try trackerAnsweredOnce()
         #expect(tracker.nextDeadline == nil, "no expiring route: no timer")
 
         lookup.lifetime = .seconds(3)
