@@ -117,20 +117,27 @@ struct DestinationTrackerTests {
     }
 
     /// The kernel tells of an IPv4 route's removal before it unlinks the
-    /// route: an answer under the removed prefix that stayed as it was is
-    /// asked again shortly after, once; one that moved, or one under a
-    /// route added, is not.
-    @Test func anAnswerARemovalLeftAsItWasIsAskedAgainShortlyOnce() throws {
+    /// route: an answer the removed route may have given (its link and
+    /// gateway, under its prefix) is asked again shortly after, once,
+    /// whatever batches come meanwhile; one it cannot have given is not.
+    @Test func anAnswerARemovedRouteMayHaveGivenIsAskedAgainShortlyOnce() throws {
         let (tracker, lookup, key, start) = try trackerAnsweredOnce()
         let everywhere = RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)!
         let elsewhere = RoutePrefix(address: IPAddress("172.16.0.0")!, length: 12)!
+        let lanHop = RemovedRoute.NextHop(outputInterface: Self.lan.index, gateway: Self.lan.gateway)
+        let lanDefault = RemovedRoute(prefix: everywhere, nextHop: lanHop)
 
         _ = try tracker.evaluate(moved: .within([everywhere]), now: start, judge: lookup.judge)
-        #expect(tracker.nextDeadline == nil, "an addition leaves the answer standing")
-        _ = try tracker.evaluate(moved: .everything, removedIPv4: [elsewhere], now: start, judge: lookup.judge)
-        #expect(tracker.nextDeadline == nil, "a removal elsewhere asks nothing again")
+        #expect(tracker.nextDeadline == nil, "an addition sets no time")
+        _ = try tracker.evaluate(
+            moved: .everything, removedIPv4: [RemovedRoute(prefix: elsewhere, nextHop: lanHop)], now: start,
+            judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "a removal elsewhere sets none")
+        let otherLink = RemovedRoute(prefix: everywhere, nextHop: .init(outputInterface: 9, gateway: nil))
+        _ = try tracker.evaluate(moved: .everything, removedIPv4: [otherLink], now: start, judge: lookup.judge)
+        #expect(tracker.nextDeadline == nil, "nor one through another link")
 
-        _ = try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [everywhere], now: start, judge: lookup.judge)
+        _ = try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [lanDefault], now: start, judge: lookup.judge)
         #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles)
         // Another batch within the time, asking it again, keeps the time.
         _ = try tracker.evaluate(moved: .everything, now: start + .milliseconds(1), judge: lookup.judge)
@@ -142,10 +149,14 @@ struct DestinationTrackerTests {
         #expect(lookup.asked.count == 1, "asked again at the time set")
         #expect(tracker.nextDeadline == nil, "once")
 
-        // The answer moved at once: nothing more to ask.
+        // The answer moved to a route the removed one is not: nothing more to ask.
         lookup.path = Self.vpn
-        #expect(try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [everywhere], now: due, judge: lookup.judge) == [key])
+        #expect(try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [lanDefault], now: due, judge: lookup.judge) == [key])
         #expect(tracker.nextDeadline == nil)
+        // A removed route with several next hops may have given any answer under it.
+        _ = try tracker.evaluate(
+            moved: .everything, removedIPv4: [RemovedRoute(prefix: everywhere, nextHop: nil)], now: due, judge: lookup.judge)
+        #expect(tracker.nextDeadline == due + NetworkWatcher.removalSettles)
     }
 
     @Test func watchesOfOneAddressShareOneLookup() throws {

@@ -77,10 +77,13 @@ struct NetlinkDecoderTests {
         #expect(vh.operationalState.name == "down", "what the kernel reports for a veth whose peer is down")
     }
 
-    @Test func aRouteIsReadForItsPrefixAlone() throws {
-        let everywhere = RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)
+    /// An added route is read for its prefix alone; a removed one for what
+    /// a lookup it answered would name too (its link and gateway).
+    @Test func aRouteIsReadForItsPrefixAndARemovedOneForItsNextHop() throws {
+        let everywhere = try #require(RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0))
         #expect(try lifecycle.step("ip route add default").events == [.routesChanged(everywhere)])
-        #expect(try lifecycle.step("ip route del default").events == [.routeRemoved(everywhere)])
+        let removed = try lifecycle.step("ip route del default").events
+        #expect(removed == [.routeRemoved(RemovedRoute(prefix: everywhere, nextHop: .init(outputInterface: 14, gateway: IPAddress("10.77.0.1"))))], "\(removed)")
     }
 
     @Test func deletingALinkEndsWithItsRemoval() throws {

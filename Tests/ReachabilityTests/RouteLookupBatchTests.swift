@@ -53,6 +53,10 @@ struct RouteLookupBatchTests {
         for (query, answer) in zip(queries, answers) {
             let local = if case .route(.local, _, _, _, _, _) = answer { true } else { false }
             #expect(local == query.destination.isLoopback, "\(query.destination): \(String(describing: answer))")
+            // An answer filed under another family's request names that family's source.
+            if case .route(_, _, _, _, let source?, _) = answer {
+                #expect(source.family == query.destination.family, "\(query.destination): from \(source)")
+            }
         }
     }
 

@@ -180,27 +180,27 @@ package final class DestinationTracker {
     /// `now`, and returns the entries whose answer changed, with the new
     /// answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
-    /// - Parameter removedIPv4: IPv4 prefixes whose routes were removed
-    ///   since: an answer under one that did not change is asked again
-    ///   ``NetworkWatcher/removalSettles`` later, as the status's are (the
-    ///   kernel tells of the removal before it unlinks the route).
+    /// - Parameter removedIPv4: IPv4 routes removed since: an answer one of
+    ///   them may have given is asked again ``NetworkWatcher/removalSettles``
+    ///   later, as the status's are (the kernel tells of the removal before
+    ///   it unlinks the route).
     func evaluate(
         with watcher: NetworkWatcher, only keys: [DestinationKey]? = nil, moved: LookupScope = .everything,
-        removedIPv4: [RoutePrefix] = [], now: ContinuousClock.Instant
+        removedIPv4: [RemovedRoute] = [], now: ContinuousClock.Instant
     ) throws(NetlinkError) -> [DestinationKey] {
         try evaluate(keys, moved: moved, removedIPv4: removedIPv4, now: now, judge: watcher.judge, answeredAt: { .now })
     }
 
     /// Asks `judge` about every address watched that `moved` holds, once
     /// per distinct address, uid and port: the pure core of
-    /// ``evaluate(with:only:moved:now:)``, which tests drive with recorded
+    /// ``evaluate(with:only:moved:removedIPv4:now:)``, which tests drive with recorded
     /// answers. An entry whose answer was lost, or rests on a route that
     /// expires, is asked whatever `moved` holds. A route's lifetime counts
     /// from `answeredAt()` (`now` without it), read once the lookups are
     /// answered: a thousand of them take longer than the margin a re-lookup
     /// is given.
     func evaluate(
-        _ keys: [DestinationKey]? = nil, moved: LookupScope = .everything, removedIPv4: [RoutePrefix] = [],
+        _ keys: [DestinationKey]? = nil, moved: LookupScope = .everything, removedIPv4: [RemovedRoute] = [],
         now: ContinuousClock.Instant,
         judge: ([RouteQuery]) throws(NetlinkError) -> [AddressVerdict],
         answeredAt: (() -> ContinuousClock.Instant)? = nil
@@ -244,7 +244,7 @@ package final class DestinationTracker {
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
             var recheck = entries[key]?.removalRecheck
-            if let due = recheck, answered >= due { recheck = nil }
+            if let due = recheck, now >= due { recheck = nil }
             let status: DestinationStatus
             switch plan {
             case .pending:
@@ -254,12 +254,12 @@ package final class DestinationTracker {
             case .lookUp(_, let asked):
                 status = Self.status(key.destination, verdicts: asked.map { verdicts[$0] }, source: source)
             }
-            let same = entries[key]?.status.map { $0.hasSameAnswer(as: status) } ?? false
             if case .lookUp(let addresses, let asked) = plan {
                 // As the status's lookups (``NetworkWatcher/removalSettles``).
-                if same, addresses.contains(where: { address in removedIPv4.contains { $0.contains(address) } }) {
-                    recheck = Deadline.earliest(recheck, answered + NetworkWatcher.removalSettles)
+                let mayBeRemoved = zip(addresses, asked).contains { address, position in
+                    removedIPv4.contains { $0.mayHaveAnswered(address, with: verdicts[position].lookup) }
                 }
+                if mayBeRemoved { recheck = Deadline.earliest(recheck, answered + NetworkWatcher.removalSettles) }
                 entries[key]?.removalRecheck = recheck
                 // A lost answer has no lookup: asked again in a second.
                 entries[key]?.routesExpire = Deadline.earliest(
@@ -268,7 +268,7 @@ package final class DestinationTracker {
                 entries[key]?.removalRecheck = nil
                 entries[key]?.routesExpire = nil
             }
-            if same { continue }
+            if let old = entries[key]?.status, old.hasSameAnswer(as: status) { continue }
             seq += 1
             var stamped = status
             stamped.seq = seq

@@ -21,16 +21,23 @@ enum LookupScope: Sendable, Equatable {
         switch event {
         case .ignored:
             return
-        case .routesChanged(let prefix?), .routeRemoved(let prefix?):
-            switch self {
-            case .nothing: self = .within([prefix])
-            case .within(var prefixes):
-                prefixes.insert(prefix)
-                self = .within(prefixes)
-            case .everything: return
-            }
-        case .routesChanged(nil), .routeRemoved(nil), .rulesChanged, .linkChanged, .linkRemoved, .addressChanged, .addressRemoved:
+        case .routesChanged(let prefix?):
+            widen(within: prefix)
+        case .routeRemoved(let removed?):
+            widen(within: removed.prefix)
+        case .routesChanged(nil), .routeRemoved(nil), .rulesChanged, .linkChanged, .linkRemoved, .addressChanged,
+            .addressRemoved:
             self = .everything
+        }
+    }
+
+    private mutating func widen(within prefix: RoutePrefix) {
+        switch self {
+        case .nothing: self = .within([prefix])
+        case .within(var prefixes):
+            prefixes.insert(prefix)
+            self = .within(prefixes)
+        case .everything: return
         }
     }
 

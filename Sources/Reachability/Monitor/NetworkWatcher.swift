@@ -41,9 +41,9 @@ package final class NetworkWatcher {
     /// since ``destinationsEvaluated()``, whether or not the host's status
     /// changed: the watched destinations it holds are evaluated again.
     private(set) var movedForDestinations: LookupScope = .nothing
-    /// The IPv4 prefixes removed in those batches: an answer under one that
-    /// did not change is asked again shortly (``removalSettles``).
-    private(set) var removedForDestinations: Set<RoutePrefix> = []
+    /// The IPv4 routes removed in those batches: an answer one of them may
+    /// have given is asked again shortly (``removalSettles``).
+    private(set) var removedForDestinations: Set<RemovedRoute> = []
 
     /// The watched destinations were evaluated against everything read so far.
     func destinationsEvaluated() {
@@ -132,15 +132,16 @@ package final class NetworkWatcher {
                 "netlink receive queue overran (ENOBUFS); resynchronising from a fresh dump",
                 metadata: ["netlink.resyncs": "\(resyncCount)"])
             try events.discardQueued()
-            return try resynchronise()
+            return try resynchronise(afterLoss: true)
         }
         for event in batch.events { table.apply(event) }
         let scope = LookupScope(batch.events)
         guard scope != .nothing else { return nil }
         movedForDestinations.formUnion(scope)
-        let removed = batch.events.compactMap { event -> RoutePrefix? in
-            guard case .routeRemoved(let prefix?) = event, prefix.address.family == .ipv4 else { return nil }
-            return prefix
+        // The kernel unlinks an IPv6 route before it tells of it.
+        let removed = batch.events.compactMap { event -> RemovedRoute? in
+            guard case .routeRemoved(let route?) = event, route.prefix.address.family == .ipv4 else { return nil }
+            return route
         }
         removedForDestinations.formUnion(removed)
         return try evaluate(scope, removedIPv4: removed)
@@ -153,7 +154,7 @@ package final class NetworkWatcher {
         events = try NetlinkEventSocket()
         queries = try NetlinkQuerySocket()
         if let trace { traceDatagrams(trace) }
-        return try resynchronise()
+        return try resynchronise(afterLoss: true)
     }
 
     /// Takes in the resolver's servers (its configuration changed, or before
@@ -196,8 +197,10 @@ package final class NetworkWatcher {
             return try evaluate(now: now)
         } catch {
             // Asked again in a second, not at every wake-up: a lookup that
-            // keeps failing must not spin the loop.
+            // keeps failing must not spin the loop. A removal's time still
+            // to come stands.
             routesExpire = now + RouteLookupResult.askAgainAfterFailure
+            if let removalRecheck, removalRecheck > now { routesExpire = min(routesExpire!, removalRecheck) }
             throw error
         }
     }
@@ -238,7 +241,11 @@ package final class NetworkWatcher {
     }
 
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
-    private func resynchronise() throws(NetlinkError) -> NetworkStatus? {
+    /// - Parameter afterLoss: notifications were lost (an overrun, a
+    ///   failed socket), an IPv4 route's removal among them perhaps: the
+    ///   lookups are asked again ``removalSettles`` later too.
+    private func resynchronise(afterLoss: Bool = false) throws(NetlinkError) -> NetworkStatus? {
+        if afterLoss { removalRecheck = min(removalRecheck ?? .now + Self.removalSettles, .now + Self.removalSettles) }
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
         movedForDestinations = .everything
         return try evaluate()
@@ -248,7 +255,7 @@ package final class NetworkWatcher {
     /// others are the answers last asked. `nil` when the status is as
     /// published, and at once when a batch of routes moved no lookup.
     private func evaluate(
-        _ scope: LookupScope = .everything, removedIPv4: [RoutePrefix] = [], now: ContinuousClock.Instant = .now
+        _ scope: LookupScope = .everything, removedIPv4: [RemovedRoute] = [], now: ContinuousClock.Instant = .now
     ) throws(NetlinkError) -> NetworkStatus? {
         // Links come and go (a container host's veths, each with a new index):
         // keep guesses only for the links there are, or the cache would grow
@@ -261,8 +268,7 @@ package final class NetworkWatcher {
         // links they name are as they were (a new server, a link or the
         // metering evaluates everything, or forgets them). Taken now, so
         // that a failure below leaves none.
-        let previous = lastLookups
-        let last = scope == .everything ? nil : previous
+        let last = scope == .everything ? nil : lastLookups
         lastLookups = nil
         let questions = last?.queries ?? Self.questions(resolverServers: resolverServers, table: table)
         var lookups: [RouteLookupResult?]
@@ -297,38 +303,25 @@ package final class NetworkWatcher {
             interfaces: interfaces
         ) { self.metering(of: $0) }
         // The kernel tells of an IPv4 route's removal before it unlinks the
-        // route: an answer asked at once, under the removed prefix, that did
-        // not change may be the route going away (15 removals in 10,000,
-        // for up to 50 µs, on this two-core machine; longer where the
-        // remover is preempted). Everything is asked again shortly, once.
+        // route: an answer the removed route may have given may be the route
+        // going away (1 to 2 removals in 1,000, for tens of microseconds,
+        // bench/removal.py; longer where the remover is preempted).
+        // Everything is asked again shortly, once.
         if last == nil, let due = removalRecheck, now >= due { removalRecheck = nil }
-        if Self.leftAsItWas(removedIPv4, questions: questions, answers: lookups, previous: previous) {
-            removalRecheck = Deadline.earliest(removalRecheck, now + Self.removalSettles)
+        let mayBeRemoved = questions.indices.contains { position in
+            removedIPv4.contains { $0.mayHaveAnswered(questions[position].destination, with: lookups[position]) }
         }
-        routesExpire = Deadline.earliest(RouteLookupResult.askAgain(lookups, from: now), removalRecheck)
+        if mayBeRemoved { removalRecheck = min(removalRecheck ?? now + Self.removalSettles, now + Self.removalSettles) }
+        routesExpire = RouteLookupResult.askAgain(lookups, from: now)
+        if let removalRecheck { routesExpire = min(routesExpire ?? removalRecheck, removalRecheck) }
         logLost(lookups.count { $0 == nil }, of: "name servers")
         return status
     }
 
     /// How long after an IPv4 route's removal its lookups are asked again,
-    /// where an answer under it did not change: past a preempted remover's
-    /// wait for its CPU (a few scheduler slices of 3 ms).
+    /// where the removed route may have given an answer: past a preempted
+    /// remover's wait for its CPU (a few scheduler slices of 3 ms).
     package static let removalSettles = Duration.milliseconds(10)
-
-    /// Whether an answer under one of `removed` is as `previous` had it for
-    /// the same question: it may be the removed route's.
-    private static func leftAsItWas(
-        _ removed: some Collection<RoutePrefix>, questions: [RouteQuery], answers: [RouteLookupResult?],
-        previous: (queries: [RouteQuery], answers: [RouteLookupResult?])?
-    ) -> Bool {
-        guard !removed.isEmpty, let previous else { return false }
-        return questions.indices.contains { position in
-            guard removed.contains(where: { $0.contains(questions[position].destination) }),
-                let before = previous.queries.firstIndex(of: questions[position])
-            else { return false }
-            return answers[position] == previous.answers[before]
-        }
-    }
 
     /// The configuration's word for `link`, else its guess (cached).
     private func metering(of link: LinkRecord) -> Metering {

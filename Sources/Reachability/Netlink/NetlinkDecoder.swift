@@ -15,6 +15,7 @@ enum NetlinkDecoder {
     // type's metadata, on each use (perf: 2% of a route change in-process).
     private static let routeFamilyOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_family)!
     private static let routePrefixLengthOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!
+    private static let routeTypeOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_type)!
     private static let cacheExpiresOffset = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires)!
 
     /// Decodes every message in a datagram, or in a recorded fixture.
@@ -36,9 +37,9 @@ enum NetlinkDecoder {
         case RTM_DELADDR:
             return address(in: frame).map(NetlinkEvent.addressRemoved) ?? ignored
         case RTM_NEWROUTE:
-            return .routesChanged(routePrefix(in: frame.bytes))
+            return .routesChanged(route(in: frame.bytes)?.prefix)
         case RTM_DELROUTE:
-            return .routeRemoved(routePrefix(in: frame.bytes))
+            return .routeRemoved(route(in: frame.bytes))
         case RTM_NEWRULE, RTM_DELRULE:
             return .rulesChanged
         default:
@@ -46,12 +47,12 @@ enum NetlinkDecoder {
         }
     }
 
-    /// The prefix a route notification names, read from its header and
-    /// RTA_DST by hand: a route flood is thousands of these, and libnl's
-    /// parser would build a whole route object for each. `nil` where the
-    /// family is not IPv4 or IPv6, or the message is not framed as the
-    /// kernel frames it.
-    static func routePrefix(in message: UnsafeRawBufferPointer) -> RoutePrefix? {
+    /// The prefix a route notification names and its one next hop, read
+    /// from its header and attributes by hand: a route flood is thousands
+    /// of these, and libnl's parser would build a whole route object for
+    /// each. `nil` where the family is not IPv4 or IPv6, or the message is
+    /// not framed as the kernel frames it.
+    static func route(in message: UnsafeRawBufferPointer) -> RemovedRoute? {
         let header = NetlinkFrame.headerLength
         guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
         let family: AddressFamily
@@ -63,22 +64,37 @@ enum NetlinkDecoder {
         let width = family == .ipv4 ? 4 : 16
         let length = Int(message[header + routePrefixLengthOffset])
         var destination: [UInt8]?
+        var outputInterface: Int?
+        var gateway: IPAddress?
+        // Several next hops, or one named otherwise: no one link to name.
+        var anyNextHop = Int32(message[header + routeTypeOffset]) != RTN_UNICAST
         var offset = header + MemoryLayout<rtmsg>.size
         while offset + 4 <= message.count {
             let attributeLength = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
             guard attributeLength >= 4, offset + attributeLength <= message.count else { return nil }
-            if type == UInt16(RTA_DST.rawValue) {
-                guard attributeLength - 4 == width else { return nil }
-                destination = Array(message[(offset + 4)..<(offset + 4 + width)])
+            let payload = UnsafeRawBufferPointer(rebasing: message[(offset + 4)..<(offset + attributeLength)])
+            switch type {
+            case UInt16(RTA_DST.rawValue):
+                guard payload.count == width else { return nil }
+                destination = Array(payload)
+            case UInt16(RTA_OIF.rawValue) where payload.count >= 4:
+                outputInterface = Int(payload.loadUnaligned(as: UInt32.self))
+            case UInt16(RTA_GATEWAY.rawValue):
+                gateway = IPAddress(family: family, bytes: Array(payload))
+            case UInt16(RTA_MULTIPATH.rawValue), UInt16(RTA_VIA.rawValue):
+                anyNextHop = true
+            default:
+                break
             }
             offset += (attributeLength + 3) & ~3
         }
         // The default route has no RTA_DST; any other prefix has one.
         guard let bytes = destination ?? (length == 0 ? [UInt8](repeating: 0, count: width) : nil),
-            let address = IPAddress(family: family, bytes: bytes)
+            let address = IPAddress(family: family, bytes: bytes), let prefix = RoutePrefix(address: address, length: length)
         else { return nil }
-        return RoutePrefix(address: address, length: length)
+        let nextHop = anyNextHop ? nil : outputInterface.map { RemovedRoute.NextHop(outputInterface: $0, gateway: gateway) }
+        return RemovedRoute(prefix: prefix, nextHop: nextHop)
     }
 
     /// Decodes the kernel's answer to an RTM_GETROUTE request: a route, or an error.

@@ -14,10 +14,9 @@ enum NetlinkEvent: Sendable, Hashable {
     /// the addresses within the prefix. `nil`: a route whose prefix could
     /// not be read (a family reachd does not know), which may move anything.
     case routesChanged(RoutePrefix?)
-    /// RTM_DELROUTE, as ``routesChanged(_:)``. The kernel sends it for an
-    /// IPv4 route before it unlinks the route (`fib_table_delete`), so a
-    /// lookup asked at once may still be answered by it.
-    case routeRemoved(RoutePrefix?)
+    /// RTM_DELROUTE, as ``routesChanged(_:)``, with what a lookup the route
+    /// answered would name (``RemovedRoute``).
+    case routeRemoved(RemovedRoute?)
     /// RTM_NEWRULE or RTM_DELRULE: policy routing changed; same treatment as routes.
     case rulesChanged
     /// A message reachd does not act on (bridge port notifications, newer types).
