@@ -43,7 +43,7 @@ package final class NetworkWatcher {
     private(set) var movedForDestinations: LookupScope = .nothing
     /// The IPv4 routes removed in those batches: an answer one of them may
     /// have given is asked again shortly (``removalSettles``).
-    private(set) var removedForDestinations: Set<RemovedRoute> = []
+    package private(set) var removedForDestinations: Set<RemovedRoute> = []
 
     /// The watched destinations were evaluated against everything read so far.
     func destinationsEvaluated() {
@@ -243,9 +243,13 @@ package final class NetworkWatcher {
     /// Replaces the table with a fresh dump of links and addresses and evaluates it.
     /// - Parameter afterLoss: notifications were lost (an overrun, a
     ///   failed socket), an IPv4 route's removal among them perhaps: the
-    ///   lookups are asked again ``removalSettles`` later too.
+    ///   lookups, and the watched destinations', are asked again
+    ///   ``removalSettles`` later too.
     private func resynchronise(afterLoss: Bool = false) throws(NetlinkError) -> NetworkStatus? {
-        if afterLoss { removalRecheck = min(removalRecheck ?? .now + Self.removalSettles, .now + Self.removalSettles) }
+        if afterLoss {
+            removalRecheck = min(removalRecheck ?? .now + Self.removalSettles, .now + Self.removalSettles)
+            removedForDestinations.insert(Self.anyIPv4Route)
+        }
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
         movedForDestinations = .everything
         return try evaluate()
@@ -322,6 +326,10 @@ package final class NetworkWatcher {
     /// where the removed route may have given an answer: past a preempted
     /// remover's wait for its CPU (a few scheduler slices of 3 ms).
     package static let removalSettles = Duration.milliseconds(10)
+
+    /// A removal that may have given any IPv4 answer: what a loss of
+    /// notifications may have hidden.
+    package static let anyIPv4Route = RemovedRoute(prefix: RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)!, nextHop: nil)
 
     /// The configuration's word for `link`, else its guess (cached).
     private func metering(of link: LinkRecord) -> Metering {

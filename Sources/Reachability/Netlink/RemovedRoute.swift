@@ -2,17 +2,17 @@
 /// a lookup that route answered would name. The kernel sends it for an IPv4
 /// route before it unlinks the route (`fib_table_delete`), so a lookup asked
 /// at once may still be answered by it (`bench/removal.py`).
-struct RemovedRoute: Sendable, Hashable {
+package struct RemovedRoute: Sendable, Hashable {
     var prefix: RoutePrefix
     /// Its one next hop; `nil` where it has several (RTA_MULTIPATH), names
     /// its gateway in another family (RTA_VIA), or carries no packets out
     /// (a blackhole, unreachable or prohibit route, whose lookup the kernel
     /// refuses): then any answer under it may be its.
-    var nextHop: NextHop?
+    package var nextHop: NextHop?
 
-    struct NextHop: Sendable, Hashable {
-        var outputInterface: Int
-        var gateway: IPAddress?
+    package struct NextHop: Sendable, Hashable {
+        package var outputInterface: Int
+        package var gateway: IPAddress?
     }
 
     /// Whether the kernel's `answer` for `destination` may be this route's.

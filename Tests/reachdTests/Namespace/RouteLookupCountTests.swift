@@ -165,4 +165,22 @@ struct RouteLookupCountTests {
         #expect(results.allSatisfy { $0 }, "\(zip(steps.map(\.command), results).map { "\($0): \($1)" })")
         #expect(results.count == steps.count)
     }
+
+    /// Notifications lost (an overrun, a reopened socket) may have held an
+    /// IPv4 route's removal: the lookups are asked again shortly after the
+    /// fresh dump's, and so are the watched destinations'.
+    @Test func aLossOfNotificationsIsAskedAgainShortlyAfterToo() async throws {
+        let network = try await TestNetwork()
+        try await network.inHost("link set vh up", "addr add 10.77.0.2/24 dev vh", "route add default via 10.77.0.1")
+        let (due, removed) = try await network.onThreadInHost { () throws -> (ContinuousClock.Instant?, Set<RemovedRoute>) in
+            let watcher = try NetworkWatcher(source: .inProcess, logger: Logger(label: "test"))
+            _ = try watcher.start()
+            #expect(watcher.routesExpire == nil, "a first dump sets no time")
+            _ = try watcher.reopen()
+            return (watcher.routesExpire, watcher.removedForDestinations)
+        }
+        let set = try #require(due, "the time to ask again")
+        #expect(set <= ContinuousClock.now + NetworkWatcher.removalSettles)
+        #expect(removed == [NetworkWatcher.anyIPv4Route])
+    }
 }
