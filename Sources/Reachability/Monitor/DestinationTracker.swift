@@ -16,9 +16,9 @@ package final class DestinationTracker {
         var status: DestinationStatus?
         /// When the first route its answer rests on expires.
         var routesExpire: ContinuousClock.Instant?
-        /// When it is asked again because an IPv4 route's removal left its
-        /// answer as it was: kept until it is asked at or after then.
-        var removalRecheck: ContinuousClock.Instant?
+        /// When it is asked again because an IPv4 route's removal may have
+        /// given its answer: kept until it is asked at or after then.
+        var removalRecheck = RemovalRecheck()
     }
 
     private struct Name {
@@ -181,9 +181,8 @@ package final class DestinationTracker {
     /// answer stored.
     /// - Parameter keys: only these entries (one just added); `nil`: all.
     /// - Parameter removedIPv4: IPv4 routes removed since: an answer one of
-    ///   them may have given is asked again ``NetworkWatcher/removalSettles``
-    ///   later, as the status's are (the kernel tells of the removal before
-    ///   it unlinks the route).
+    ///   them may have given is asked again shortly, as the status's are
+    ///   (``RemovalRecheck``).
     func evaluate(
         with watcher: NetworkWatcher, only keys: [DestinationKey]? = nil, moved: LookupScope = .everything,
         removedIPv4: [RemovedRoute] = [], now: ContinuousClock.Instant
@@ -243,8 +242,6 @@ package final class DestinationTracker {
         var changed: [DestinationKey] = []
         defer { routesExpire = Self.earliestExpiry(entries) }
         for (key, plan) in plans {
-            var recheck = entries[key]?.removalRecheck
-            if let due = recheck, now >= due { recheck = nil }
             let status: DestinationStatus
             switch plan {
             case .pending:
@@ -255,17 +252,14 @@ package final class DestinationTracker {
                 status = Self.status(key.destination, verdicts: asked.map { verdicts[$0] }, source: source)
             }
             if case .lookUp(let addresses, let asked) = plan {
-                // As the status's lookups (``NetworkWatcher/removalSettles``).
-                let mayBeRemoved = zip(addresses, asked).contains { address, position in
-                    removedIPv4.contains { $0.mayHaveAnswered(address, with: verdicts[position].lookup) }
-                }
-                if mayBeRemoved { recheck = Deadline.earliest(recheck, answered + NetworkWatcher.removalSettles) }
+                let lookups = asked.map { verdicts[$0].lookup }
+                var recheck = entries[key]?.removalRecheck ?? RemovalRecheck()
+                recheck.asked(zip(addresses, lookups), removed: removedIPv4, at: now)
                 entries[key]?.removalRecheck = recheck
                 // A lost answer has no lookup: asked again in a second.
-                entries[key]?.routesExpire = Deadline.earliest(
-                    RouteLookupResult.askAgain(asked.map { verdicts[$0].lookup }, from: answered), recheck)
+                entries[key]?.routesExpire = recheck.bounding(RouteLookupResult.askAgain(lookups, from: answered))
             } else {
-                entries[key]?.removalRecheck = nil
+                entries[key]?.removalRecheck = RemovalRecheck()
                 entries[key]?.routesExpire = nil
             }
             if let old = entries[key]?.status, old.hasSameAnswer(as: status) { continue }

@@ -42,7 +42,7 @@ package final class NetworkWatcher {
     /// changed: the watched destinations it holds are evaluated again.
     private(set) var movedForDestinations: LookupScope = .nothing
     /// The IPv4 routes removed in those batches: an answer one of them may
-    /// have given is asked again shortly (``removalSettles``).
+    /// have given is asked again shortly (``RemovalRecheck``).
     package private(set) var removedForDestinations: Set<RemovedRoute> = []
 
     /// The watched destinations were evaluated against everything read so far.
@@ -55,10 +55,10 @@ package final class NetworkWatcher {
     /// an evaluation asks again only those a batch can have moved.
     private var lastLookups: (queries: [RouteQuery], answers: [RouteLookupResult?])?
 
-    /// When every lookup is asked again because an IPv4 route's removal
-    /// left an answer under it as it was (``removalSettles``): kept through
-    /// every evaluation until one asks everything at or after it.
-    private var removalRecheck: ContinuousClock.Instant?
+    /// When every lookup is asked again because an IPv4 route's removal may
+    /// have given an answer: kept through every evaluation until one asks
+    /// everything at or after it.
+    private var removalRecheck = RemovalRecheck()
 
     /// Route lookups asked for the status (the families' and the name
     /// servers'), since the start: what a test counts where a timing
@@ -199,8 +199,7 @@ package final class NetworkWatcher {
             // Asked again in a second, not at every wake-up: a lookup that
             // keeps failing must not spin the loop. A removal's time still
             // to come stands.
-            routesExpire = now + RouteLookupResult.askAgainAfterFailure
-            if let removalRecheck, removalRecheck > now { routesExpire = min(routesExpire!, removalRecheck) }
+            routesExpire = removalRecheck.bounding(now + RouteLookupResult.askAgainAfterFailure, after: now)
             throw error
         }
     }
@@ -244,10 +243,10 @@ package final class NetworkWatcher {
     /// - Parameter afterLoss: notifications were lost (an overrun, a
     ///   failed socket), an IPv4 route's removal among them perhaps: the
     ///   lookups, and the watched destinations', are asked again
-    ///   ``removalSettles`` later too.
+    ///   ``RemovalRecheck/settles`` later too.
     private func resynchronise(afterLoss: Bool = false) throws(NetlinkError) -> NetworkStatus? {
         if afterLoss {
-            removalRecheck = min(removalRecheck ?? .now + Self.removalSettles, .now + Self.removalSettles)
+            removalRecheck.lost(at: .now)
             removedForDestinations.insert(Self.anyIPv4Route)
         }
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
@@ -306,26 +305,18 @@ package final class NetworkWatcher {
             table, lookups: lookups, &publisher, findings: &connectivityFindings, resolverServers: resolverServers,
             interfaces: interfaces
         ) { self.metering(of: $0) }
-        // The kernel tells of an IPv4 route's removal before it unlinks the
-        // route: an answer the removed route may have given may be the route
-        // going away (1 to 2 removals in 1,000, for tens of microseconds,
-        // bench/removal.py; longer where the remover is preempted).
-        // Everything is asked again shortly, once.
-        if last == nil, let due = removalRecheck, now >= due { removalRecheck = nil }
-        let mayBeRemoved = questions.indices.contains { position in
-            removedIPv4.contains { $0.mayHaveAnswered(questions[position].destination, with: lookups[position]) }
-        }
-        if mayBeRemoved { removalRecheck = min(removalRecheck ?? now + Self.removalSettles, now + Self.removalSettles) }
-        routesExpire = RouteLookupResult.askAgain(lookups, from: now)
-        if let removalRecheck { routesExpire = min(routesExpire ?? removalRecheck, removalRecheck) }
+        // Everything is asked again shortly, once, where a removed route may
+        // have given an answer; only asking everything settles it.
+        removalRecheck.asked(
+            zip(questions.lazy.map(\.destination), lookups), removed: removedIPv4, at: now, settled: last == nil)
+        routesExpire = removalRecheck.bounding(RouteLookupResult.askAgain(lookups, from: now))
         logLost(lookups.count { $0 == nil }, of: "name servers")
         return status
     }
 
-    /// How long after an IPv4 route's removal its lookups are asked again,
-    /// where the removed route may have given an answer: past a preempted
-    /// remover's wait for its CPU (a few scheduler slices of 3 ms).
-    package static let removalSettles = Duration.milliseconds(10)
+    /// How long after an IPv4 route's removal its lookups are asked again
+    /// (``RemovalRecheck/settles``).
+    package static let removalSettles = RemovalRecheck.settles
 
     /// A removal that may have given any IPv4 answer: what a loss of
     /// notifications may have hidden.
