@@ -83,15 +83,12 @@ final class NetlinkSocket {
     /// Sends a message built with libnl, stamped with a fresh sequence number,
     /// and returns that number so that replies can be matched to it.
     func send(_ message: OpaquePointer, operation: @autoclosure () -> String) throws(NetlinkError) -> UInt32 {
-        let sequence = nl_socket_use_seq(handle)
-        nlmsg_hdr(message).pointee.nlmsg_seq = sequence
-        try libnl(operation(), nl_send_auto(handle, message))
-        datagramsSent += 1
-        return sequence
+        try send([message], operation: operation())[0]
     }
 
-    /// Sends `messages` in one datagram, each stamped as ``send(_:operation:)``
-    /// stamps one, and returns their sequence numbers in order. The kernel
+    /// Sends `messages` in one datagram, each stamped with a fresh sequence
+    /// number and completed as libnl completes a message it sends, and
+    /// returns their sequence numbers in order. The kernel
     /// takes every request in a datagram in turn and answers each on its
     /// own: a batch costs one system call, not one per request.
     func send(_ messages: [OpaquePointer], operation: @autoclosure () -> String) throws(NetlinkError) -> [UInt32] {
