@@ -37,9 +37,9 @@ enum NetlinkDecoder {
         case RTM_DELADDR:
             return address(in: frame).map(NetlinkEvent.addressRemoved) ?? ignored
         case RTM_NEWROUTE:
-            return .routesChanged(route(in: frame.bytes)?.prefix)
+            return .routesChanged(route(in: frame.bytes, withNextHop: false)?.prefix)
         case RTM_DELROUTE:
-            return .routeRemoved(route(in: frame.bytes))
+            return .routeRemoved(route(in: frame.bytes, withNextHop: true))
         case RTM_NEWRULE, RTM_DELRULE:
             return .rulesChanged
         default:
@@ -47,12 +47,13 @@ enum NetlinkDecoder {
         }
     }
 
-    /// The prefix a route notification names and its one next hop, read
-    /// from its header and attributes by hand: a route flood is thousands
-    /// of these, and libnl's parser would build a whole route object for
-    /// each. `nil` where the family is not IPv4 or IPv6, or the message is
-    /// not framed as the kernel frames it.
-    static func route(in message: UnsafeRawBufferPointer) -> RemovedRoute? {
+    /// The prefix a route notification names and, `withNextHop`, its one
+    /// next hop (a removal's: ``RemovedRoute``), read from its header and
+    /// attributes by hand: a route flood is thousands of these, and libnl's
+    /// parser would build a whole route object for each. `nil` where the
+    /// family is not IPv4 or IPv6, or the message is not framed as the
+    /// kernel frames it.
+    static func route(in message: UnsafeRawBufferPointer, withNextHop: Bool) -> RemovedRoute? {
         let header = NetlinkFrame.headerLength
         guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
         let family: AddressFamily
@@ -78,9 +79,9 @@ enum NetlinkDecoder {
             case UInt16(RTA_DST.rawValue):
                 guard payload.count == width else { return nil }
                 destination = Array(payload)
-            case UInt16(RTA_OIF.rawValue) where payload.count >= 4:
+            case UInt16(RTA_OIF.rawValue) where withNextHop && payload.count >= 4:
                 outputInterface = Int(payload.loadUnaligned(as: UInt32.self))
-            case UInt16(RTA_GATEWAY.rawValue):
+            case UInt16(RTA_GATEWAY.rawValue) where withNextHop:
                 gateway = IPAddress(family: family, bytes: Array(payload))
             case UInt16(RTA_MULTIPATH.rawValue), UInt16(RTA_VIA.rawValue):
                 anyNextHop = true
