@@ -138,12 +138,12 @@ struct DestinationTrackerTests {
         #expect(tracker.nextDeadline == nil, "nor one through another link")
 
         _ = try tracker.evaluate(moved: .within([everywhere]), removedIPv4: [lanDefault], now: start, judge: lookup.judge)
-        #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles)
+        #expect(tracker.nextDeadline == start + RemovalRecheck.settles)
         // Another batch within the time, asking it again, keeps the time.
         _ = try tracker.evaluate(moved: .everything, now: start + .milliseconds(1), judge: lookup.judge)
-        #expect(tracker.nextDeadline == start + NetworkWatcher.removalSettles, "a later batch does not settle it")
+        #expect(tracker.nextDeadline == start + RemovalRecheck.settles, "a later batch does not settle it")
         lookup.asked = []
-        let due = start + NetworkWatcher.removalSettles
+        let due = start + RemovalRecheck.settles
         #expect(tracker.takeDue(now: due))
         #expect(try tracker.evaluate(moved: .nothing, now: due, judge: lookup.judge).isEmpty)
         #expect(lookup.asked.count == 1, "asked again at the time set")
@@ -156,7 +156,7 @@ struct DestinationTrackerTests {
         // A removed route with several next hops may have given any answer under it.
         _ = try tracker.evaluate(
             moved: .everything, removedIPv4: [RemovedRoute(prefix: everywhere, nextHop: nil)], now: due, judge: lookup.judge)
-        #expect(tracker.nextDeadline == due + NetworkWatcher.removalSettles)
+        #expect(tracker.nextDeadline == due + RemovalRecheck.settles)
     }
 
     @Test func watchesOfOneAddressShareOneLookup() throws {

@@ -314,10 +314,6 @@ package final class NetworkWatcher {
         return status
     }
 
-    /// How long after an IPv4 route's removal its lookups are asked again
-    /// (``RemovalRecheck/settles``).
-    package static let removalSettles = RemovalRecheck.settles
-
     /// A removal that may have given any IPv4 answer: what a loss of
     /// notifications may have hidden.
     package static let anyIPv4Route = RemovedRoute(prefix: RoutePrefix(address: IPAddress("0.0.0.0")!, length: 0)!, nextHop: nil)

@@ -5,10 +5,10 @@
 /// `bench/removal.py`; longer where the remover is preempted). The status's
 /// lookups keep one (``NetworkWatcher``), and so does each watched
 /// destination (``DestinationTracker``): the same rule, written once.
-struct RemovalRecheck: Sendable {
+package struct RemovalRecheck: Sendable {
     /// How long after a removal its answers are asked again: past a
     /// preempted remover's wait for its CPU (a few scheduler slices of 3 ms).
-    static let settles = Duration.milliseconds(10)
+    package static let settles = Duration.milliseconds(10)
 
     /// When the answers are asked again; `nil`: none is waited for.
     private(set) var due: ContinuousClock.Instant?

@@ -149,7 +149,7 @@ struct RouteLookupCountTests {
                 let before = watcher.routeLookupsAsked
                 while poll(&descriptor, 1, 0) > 0 { _ = try watcher.handleReadable() }
                 guard let due = watcher.routesExpire else { return step.due == .none }
-                #expect(due <= ContinuousClock.now + NetworkWatcher.removalSettles)
+                #expect(due <= ContinuousClock.now + RemovalRecheck.settles)
                 switch step.due {
                 case .none: return false
                 case .set: set = due
@@ -180,7 +180,7 @@ struct RouteLookupCountTests {
             return (watcher.routesExpire, watcher.removedForDestinations)
         }
         let set = try #require(due, "the time to ask again")
-        #expect(set <= ContinuousClock.now + NetworkWatcher.removalSettles)
+        #expect(set <= ContinuousClock.now + RemovalRecheck.settles)
         #expect(removed == [NetworkWatcher.anyIPv4Route])
     }
 }
