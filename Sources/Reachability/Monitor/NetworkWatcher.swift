@@ -245,13 +245,18 @@ package final class NetworkWatcher {
     ///   lookups, and the watched destinations', are asked again
     ///   ``RemovalRecheck/settles`` later too.
     private func resynchronise(afterLoss: Bool = false) throws(NetlinkError) -> NetworkStatus? {
+        // One time for the loss and the lookups after it: a dump that took
+        // longer than ``RemovalRecheck/settles`` (a loaded machine) would
+        // otherwise count as the second ask and end it, making the second
+        // ask depend on the dump's speed.
+        let now = ContinuousClock.now
         if afterLoss {
-            removalRecheck.lost(at: .now)
+            removalRecheck.lost(at: now)
             removedForDestinations.insert(Self.anyIPv4Route)
         }
         table = InterfaceTable(replaying: try queries.dumpInterfaces())
         movedForDestinations = .everything
-        return try evaluate()
+        return try evaluate(now: now)
     }
 
     /// Evaluates the table and the lookups `scope` can have moved; the
