@@ -63,15 +63,26 @@ package final class FileChangeWatch {
     /// systemd-resolved writes where its stub is the resolver. At boot the
     /// link may point into a `/run/systemd/resolve` resolved has not made
     /// yet: it is waited for, and read once it comes.
+    ///
+    /// Resolved's directory is awaited only where the resolver is resolved
+    /// (the link, or a file naming its stub): awaiting it means watching
+    /// `/run/systemd`, where inotify cannot tell `resolve` from the other
+    /// entries systemd makes there (`systemd-analyze verify` makes
+    /// `systemd-units-load`), and each would wake a quiet reader. A change
+    /// of `/etc/resolv.conf` asks anew which directories to await.
     package static func resolverConfiguration() throws(SystemError) -> FileChangeWatch {
         var names: Set<String> = ["resolv.conf", "hosts", "nsswitch.conf"]
         if let target = resolvConfTarget() { names.insert(split(target).name) }
         return try FileChangeWatch(directories: ["/etc"], awaiting: {
-            var directories = ["/run/systemd/resolve"]
-            if let target = resolvConfTarget(), case let directory = split(target).directory, directory != "/etc",
-                !directories.contains(directory)
-            {
+            var directories: [String] = []
+            if let target = resolvConfTarget(), case let directory = split(target).directory, directory != "/etc" {
                 directories.append(directory)
+            }
+            let resolved = split(ResolverConfiguration.resolvedServersFile).directory
+            if !directories.contains(resolved),
+                ResolverConfiguration(parsing: SmallFile.read("/etc/resolv.conf") ?? "").pointsAtResolvedStub
+            {
+                directories.append(resolved)
             }
             return directories
         }, names: names)

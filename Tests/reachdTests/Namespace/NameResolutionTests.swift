@@ -154,19 +154,26 @@ struct NameResolutionTests {
     /// links into a /run/systemd/resolve that does not exist yet. Once
     /// resolved makes it and writes its files, the daemon judges its
     /// servers. Before, it said `none` until it restarted, and
-    /// `wait-online --dns` through it timed out.
-    @Test(.timeLimit(.minutes(1)))
-    func resolvedsFilesMadeAfterTheDaemonStartedAreRead() async throws {
+    /// `wait-online --dns` through it timed out. `linked`: /etc/resolv.conf
+    /// is resolved's link, or else a file naming its stub (a copy of it).
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func resolvedsFilesMadeAfterTheDaemonStartedAreRead(linked: Bool) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "127.0.0.53")
-        let resolvConf = etc.appendingPathComponent("resolv.conf")
-        try FileManager.default.removeItem(at: resolvConf)
-        try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "../run/systemd/resolve/stub-resolv.conf")
+        if linked {
+            let resolvConf = etc.appendingPathComponent("resolv.conf")
+            try FileManager.default.removeItem(at: resolvConf)
+            try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "../run/systemd/resolve/stub-resolv.conf")
+        }
         let runSystemd = try network.folder("run-systemd")
         let daemon = try await network.startDaemon([], etc: etc, runSystemd: runSystemd)
         defer { daemon.signal(SIGTERM) }
-        try await network.waitForStatus("no server yet") { $0.dns.state == .none }
+        // The link leads nowhere yet; the file names the stub, the server
+        // there is while resolved's own are unknown.
+        try await network.waitForStatus("no server of resolved's yet") {
+            linked ? $0.dns.state == .none : $0.dns.servers.map(\.address) == ["127.0.0.53"]
+        }
 
         // As resolved writes them: its directory, then each file renamed into place.
         let resolve = try network.folder("run-systemd/resolve")

@@ -129,6 +129,36 @@ struct QuietClientTests {
         withExtendedLifetime(daemon) {}
     }
 
+    /// Where the resolver is not systemd-resolved, an in-process client
+    /// does not wait for resolved's directory, so what systemd makes in
+    /// /run/systemd wakes it not (`systemd-analyze verify`, run by the
+    /// unit's tests beside this suite, makes `systemd-units-load` there).
+    /// Before, it watched /run/systemd for `resolve` to appear, and each
+    /// entry made there woke it: a CI run failed on it.
+    @Test func entriesMadeInRunSystemdWakeNoClientWhoseResolverIsNotResolved() async throws {
+        let network = try await TestNetwork()
+        try await network.bringUpIPv4(defaultRoute: true)
+        let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "10.77.0.1")
+        let runSystemd = try network.folder("run-systemd")
+        let client = try Subprocess(
+            network.inHost(etc: etc, runSystemd: runSystemd) + [Reachd.binary, "monitor", "--json", "--no-daemon"])
+        defer { client.signal(SIGKILL) }
+        _ = try await eventually("the first answer") { client.outputLines.first }
+        try await Self.settled(client.pid)
+        async let traced = Self.systemCalls(of: client.pid)
+        try await Self.traced(client.pid)
+        for name in ["systemd-units-load", "transient", "journal"] {
+            if name == "systemd-units-load" {
+                try "".write(to: runSystemd.appendingPathComponent(name), atomically: false, encoding: .utf8)
+            } else {
+                try FileManager.default.createDirectory(at: runSystemd.appendingPathComponent(name), withIntermediateDirectories: false)
+            }
+        }
+        let calls = try await traced
+        #expect(calls.isEmpty, "entries made in /run/systemd woke the client:\n\(calls.joined(separator: "\n"))")
+        #expect(client.isRunning, "\(client.errorOutput)")
+    }
+
     /// With no daemon, a client following in-process waits for one on a
     /// watch of where its socket would appear: no system calls over longer
     /// than the 5 s its retries were capped at (it asked every 5 s for as
