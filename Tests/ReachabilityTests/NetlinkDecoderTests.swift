@@ -136,6 +136,62 @@ struct NetlinkDecoderTests {
         #expect(source?.description == (next?.family == .ipv4 ? "10.77.0.2" : "fd77::2"), "the address the kernel would send from")
     }
 
+    /// A route of several next hops in a table of its own: a FIB match names
+    /// them all (RTA_MULTIPATH) and its first is read; a lookup names the
+    /// one the kernel chose. The table is RTA_TABLE's: the header's byte
+    /// says 252 (RT_TABLE_COMPAT) for any table past 255.
+    @Test func aMultipathRouteIsReadByItsFirstNextHopInItsOwnTable() throws {
+        let matched = try lookupAnswers("multipath default via 10.77.0.1 and 10.77.0.3 in table 1000: fib match for 1.1.1.1")
+        let chosen = try lookupAnswers("multipath default in table 1000: lookup 1.1.1.1")
+        guard case .route(.unicast, let link, let first?, 1000, nil, nil)? = matched.first,
+            case .route(.unicast, link, let picked?, 1000, let source?, nil)? = chosen.first
+        else {
+            Issue.record("expected unicast routes in table 1000 on one link, got \(matched) and \(chosen)")
+            return
+        }
+        #expect(link > 1, "the veth, not loopback")
+        #expect(first.description == "10.77.0.1", "the first next hop")
+        #expect(["10.77.0.1", "10.77.0.3"].contains(picked.description))
+        #expect(source.description == "10.77.0.2")
+    }
+
+    /// An IPv4 route through an IPv6 gateway (RFC 5549, as babeld and BGP
+    /// unnumbered set it) names its gateway in RTA_VIA: that is the gateway.
+    @Test func anIPv4RouteThroughAnIPv6GatewayNamesThatGateway() throws {
+        let answers = try lookupAnswers("default via inet6 fd77::1: lookup 1.1.1.1")
+        guard case .route(.unicast, let link, let gateway?, 254, let source?, nil)? = answers.first else {
+            Issue.record("expected a unicast route in the main table, got \(answers)")
+            return
+        }
+        #expect(link > 1 && gateway.description == "fd77::1" && source.description == "10.77.0.2", "\(answers)")
+    }
+
+    /// An attribute an answer is read from, shorter than the kernel writes
+    /// it, makes the answer malformed, never a guess: RTA_OIF, RTA_TABLE and
+    /// RTA_CACHEINFO cut short, and RTA_VIA without its address, within a
+    /// next hop too. An attribute not read may be anything.
+    @Test(arguments: [
+        ("RTA_OIF of 2 bytes", [6, 0, 4, 0, 3, 0, 0, 0] as [UInt8]),
+        ("RTA_TABLE of 3 bytes", [7, 0, 15, 0, 0xe8, 3, 0, 0]),
+        ("RTA_CACHEINFO of 8 bytes", [12, 0, 12, 0] + [UInt8](repeating: 0, count: 8)),
+        ("RTA_VIA of 1 byte", [5, 0, 18, 0, 2, 0, 0, 0]),
+        ("RTA_VIA of 1 byte in a next hop", [20, 0, 9, 0, 13, 0, 0, 0, 3, 0, 0, 0, 5, 0, 18, 0, 2, 0, 0, 0]),
+        ("an unknown attribute of 1 byte", [5, 0, 0x7f, 0, 1, 0, 0, 0]),
+    ])
+    func anAttributeCutShortIsAMalformedAnswer(what: String, attribute: [UInt8]) {
+        let rtmsg: [UInt8] = [2, 32, 0, 0, 254, 3, 0, 1, 0, 0, 0, 0]  // AF_INET /32, main, boot, unicast
+        let oif: [UInt8] = [8, 0, 4, 0, 3, 0, 0, 0]
+        let body = rtmsg + oif + attribute
+        let length = withUnsafeBytes(of: UInt32(16 + body.count).littleEndian, Array.init)
+        let message = length + [24, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0] + body  // RTM_NEWROUTE, sequence 7
+        let answers = HostileNetlinkTests.routeLookupResults(in: message)
+        if what.hasPrefix("an unknown") {
+            #expect(answers == [.route(type: .unicast, outputInterface: 3, gateway: nil)], "\(answers)")
+        } else {
+            #expect(answers == [.failed(.malformedAnswer)], "\(what): \(answers)")
+        }
+    }
+
     /// A route that expires (as a router advertisement's does) says what it
     /// has left; one that does not, says nothing: no timer for it.
     @Test func anExpiringRouteSaysWhatItHasLeft() throws {

@@ -3,9 +3,12 @@ internal import CNetlink
 import Glibc
 #endif
 
-/// Turns rtnetlink messages into reachd's plain values. Links and addresses are
-/// parsed with libnl's own parsers (`nl_msg_parse`); of a route in the event
-/// stream only its prefix is read, by hand, which keeps a route flood cheap.
+/// Turns rtnetlink messages into reachd's plain values. Links, addresses and
+/// neighbours are parsed with libnl's own parsers (`nl_msg_parse`). Routes
+/// are read by hand, from the header and the few attributes used: of a
+/// notification its prefix (and a removal's next hop), which keeps a route
+/// flood cheap; of a lookup's answer its next hop, table, source and
+/// lifetime, which keeps a route change's lookups cheap.
 enum NetlinkDecoder {
     // IFF_* from <linux/if.h>, which clashes with glibc's <net/if.h> in one module.
     private static let flagUp: UInt32 = 0x1
@@ -16,6 +19,8 @@ enum NetlinkDecoder {
     private static let routeFamilyOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_family)!
     private static let routePrefixLengthOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!
     private static let routeTypeOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_type)!
+    private static let routeTableOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_table)!
+    private static let hopIndexOffset = MemoryLayout<rtnexthop>.offset(of: \.rtnh_ifindex)!
     private static let cacheExpiresOffset = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires)!
 
     /// Decodes every message in a datagram, or in a recorded fixture.
@@ -104,60 +109,134 @@ enum NetlinkDecoder {
         case Int32(NetlinkFrame.error):
             return .failed(RouteLookupRefusal(errno: frame.errorNumber))
         case Int32(RTM_NEWROUTE):
-            guard routeAttributesAreSound(frame.bytes) else { return .failed(.malformedAnswer) }
-            let lifetime = routeLifetime(in: frame.bytes)
-            return withParsedObject(frame) { route -> RouteLookupResult in
-                let type = RouteType(kernelValue: rtnl_route_get_type(route))
-                let table = rtnl_route_get_table(route)
-                let source = ipAddress(rtnl_route_get_pref_src(route))
-                guard rtnl_route_get_nnexthops(route) > 0, let hop = rtnl_route_nexthop_n(route, 0) else {
-                    return .route(
-                        type: type, outputInterface: 0, gateway: nil, table: table, source: source, lifetime: lifetime)
-                }
-                // RTA_VIA where the gateway's family is not the route's (an
-                // IPv4 route via an IPv6 link-local, as babeld sets it).
-                let gateway = ipAddress(rtnl_route_nh_get_gateway(hop)) ?? ipAddress(rtnl_route_nh_get_via(hop))
-                return .route(
-                    type: type, outputInterface: Int(rtnl_route_nh_get_ifindex(hop)),
-                    gateway: gateway, table: table, source: source, lifetime: lifetime)
+            guard routeAttributesAreSound(frame.bytes), let answer = answeredRoute(in: frame.bytes) else {
+                return .failed(.malformedAnswer)
             }
+            return answer
         default:
             return nil
         }
     }
 
-    /// What an expiring route has left: RTA_CACHEINFO's `rta_expires`, a
-    /// signed count of clock ticks (USER_HZ, what `sysconf(_SC_CLK_TCK)`
-    /// says, whatever the kernel's HZ). Not RTA_EXPIRES: the kernel sends
-    /// it only for multicast routes, as the time since their last use.
-    /// libnl's route object does not give it back. `nil` when the route does
-    /// not expire (or, by 0, expires within a tick). The attributes were found sound
-    /// (``routeAttributesAreSound(_:)``).
-    private static func routeLifetime(in message: UnsafeRawBufferPointer) -> Duration? {
-        var ticks: Int32?
-        var offset = NetlinkFrame.headerLength + MemoryLayout<rtmsg>.size
+    /// A lookup's answer, read from its header and attributes by hand, as
+    /// notifications are: two to four come with each route change, and
+    /// libnl's parser copied each message and built a route object, its
+    /// next hops and an object per address for it (about 2.8k instructions
+    /// an answer, callgrind). The next hop is a multipath route's first
+    /// (RTA_MULTIPATH, in a `fib match` answer), else the route's own
+    /// (RTA_OIF, and RTA_GATEWAY, or RTA_VIA where the gateway's family is
+    /// not the route's, as babeld sets it); a table in RTA_TABLE stands for
+    /// the header's. `nil` where an attribute it reads is shorter than the
+    /// kernel writes it. The attributes were found framed as the kernel
+    /// frames them (``routeAttributesAreSound(_:)``).
+    private static func answeredRoute(in message: UnsafeRawBufferPointer) -> RouteLookupResult? {
+        let header = NetlinkFrame.headerLength
+        guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
+        let family: AddressFamily? =
+            switch Int32(message[header + routeFamilyOffset]) {
+            case AF_INET: .ipv4
+            case AF_INET6: .ipv6
+            default: nil
+            }
+        var table = UInt32(message[header + routeTableOffset])
+        var source: IPAddress?
+        var own = NextHop()
+        var firstOfSeveral: NextHop?
+        var lifetime: Duration?
+        var offset = header + MemoryLayout<rtmsg>.size
         while offset + 4 <= message.count {
             let length = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
             let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
-            guard length >= 4, offset + length <= message.count else { break }
-            let payload = offset + 4
-            if type == UInt16(RTA_CACHEINFO.rawValue), length - 4 >= cacheExpiresOffset + 4 {
-                ticks = message.loadUnaligned(fromByteOffset: payload + cacheExpiresOffset, as: Int32.self)
+            let payload = UnsafeRawBufferPointer(rebasing: message[(offset + 4)..<(offset + length)])
+            switch type {
+            case UInt16(RTA_TABLE.rawValue):
+                guard payload.count >= 4 else { return nil }
+                table = payload.loadUnaligned(as: UInt32.self)
+            case UInt16(RTA_PREFSRC.rawValue):
+                source = family.flatMap { IPAddress(family: $0, bytes: Array(payload)) }
+            case UInt16(RTA_CACHEINFO.rawValue):
+                guard payload.count >= cacheExpiresOffset + 4 else { return nil }
+                lifetime = routeLifetime(ticks: payload.loadUnaligned(fromByteOffset: cacheExpiresOffset, as: Int32.self))
+            case UInt16(RTA_MULTIPATH.rawValue):
+                // Framed as the kernel frames next hops: each fits, padded.
+                let hopHeader = MemoryLayout<rtnexthop>.size
+                firstOfSeveral = nil
+                guard payload.count >= hopHeader else { break }
+                let hopLength = Int(payload.loadUnaligned(as: UInt16.self))
+                var hop = NextHop(outputInterface: Int(payload.loadUnaligned(fromByteOffset: hopIndexOffset, as: Int32.self)))
+                var hopOffset = hopHeader
+                while hopOffset + 4 <= hopLength {
+                    let length = Int(payload.loadUnaligned(fromByteOffset: hopOffset, as: UInt16.self))
+                    let type = payload.loadUnaligned(fromByteOffset: hopOffset + 2, as: UInt16.self) & 0x3FFF
+                    let attribute = UnsafeRawBufferPointer(rebasing: payload[(hopOffset + 4)..<(hopOffset + length)])
+                    // A next hop's link is in its header, never an RTA_OIF.
+                    guard type == UInt16(RTA_OIF.rawValue) || hop.take(type, attribute, family: family) else { return nil }
+                    hopOffset += (length + 3) & ~3
+                }
+                firstOfSeveral = hop
+            default:
+                guard own.take(type, payload, family: family) else { return nil }
             }
             offset += (length + 3) & ~3
         }
-        guard let ticks, ticks > 0 else { return nil }
+        let hop = firstOfSeveral ?? own
+        return .route(
+            type: RouteType(kernelValue: message[header + routeTypeOffset]), outputInterface: hop.outputInterface,
+            gateway: hop.gateway ?? hop.via, table: table, source: source, lifetime: lifetime)
+    }
+
+    /// A next hop of a lookup's answer: a route's own, or one of a multipath
+    /// route's (`struct rtnexthop`'s attributes).
+    private struct NextHop {
+        var outputInterface = 0
+        var gateway: IPAddress?
+        /// RTA_VIA: a gateway in a family of its own (`struct rtvia`).
+        var via: IPAddress?
+
+        /// Takes in an attribute of the next hop's (RTA_OIF, RTA_GATEWAY,
+        /// RTA_VIA; any other is no concern of it): false where it is shorter
+        /// than the kernel writes it.
+        mutating func take(_ type: UInt16, _ payload: UnsafeRawBufferPointer, family: AddressFamily?) -> Bool {
+            switch type {
+            case UInt16(RTA_OIF.rawValue):
+                guard payload.count >= 4 else { return false }
+                outputInterface = Int(payload.loadUnaligned(as: Int32.self))
+            case UInt16(RTA_GATEWAY.rawValue):
+                gateway = family.flatMap { IPAddress(family: $0, bytes: Array(payload)) }
+            case UInt16(RTA_VIA.rawValue):
+                guard payload.count >= 2 else { return false }
+                let viaFamily: AddressFamily? =
+                    switch Int32(payload.loadUnaligned(as: UInt16.self)) {
+                    case AF_INET: .ipv4
+                    case AF_INET6: .ipv6
+                    default: nil
+                    }
+                via = viaFamily.flatMap { IPAddress(family: $0, bytes: Array(payload[2...])) }
+            default:
+                break
+            }
+            return true
+        }
+    }
+
+    /// What an expiring route has left, from RTA_CACHEINFO's `rta_expires`:
+    /// a signed count of clock ticks (USER_HZ, what `sysconf(_SC_CLK_TCK)`
+    /// says, whatever the kernel's HZ). Not RTA_EXPIRES: the kernel sends
+    /// it only for multicast routes, as the time since their last use.
+    /// `nil` when the route does not expire (or, by 0, expires within a tick).
+    private static func routeLifetime(ticks: Int32) -> Duration? {
+        guard ticks > 0 else { return nil }
         let perSecond = Int64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
         return .milliseconds(Int64(ticks) * 1000 / perSecond)
     }
 
     /// Whether a route message's attributes are framed as the kernel frames
-    /// them, before libnl's route parser sees them: it trusts their lengths,
-    /// and an `RTA_VIA` shorter than its family field made it `memcpy` -1
-    /// bytes, and a last multipath next hop whose padding overran the
-    /// attribute wrapped its remaining length around and allocated next hops
-    /// until memory ran out (libFuzzer found both, with libnl 3.7). The
-    /// kernel pads every next hop, so here a padded one must fit.
+    /// them, before anything is read of them: each fits in what holds it,
+    /// an `RTA_VIA` holds its family field, and a multipath next hop fits
+    /// with its padding, as the kernel pads every one. (libnl's route
+    /// parser, which read answers before, trusted those lengths: libFuzzer
+    /// found it `memcpy` -1 bytes, and allocate next hops until memory ran
+    /// out, with libnl 3.7.)
     private static func routeAttributesAreSound(_ message: UnsafeRawBufferPointer) -> Bool {
         let attributes = NetlinkFrame.headerLength + MemoryLayout<rtmsg>.size
         guard message.count >= attributes else { return false }

@@ -3,8 +3,9 @@
 
 Run as root from the repository root after `swift build`:
     python3 Tests/ReachabilityTests/Fixtures/record.py
-or, for the closed connections alone:
+or, for the closed connections or the route lookups alone:
     python3 Tests/ReachabilityTests/Fixtures/record.py closed-connections
+    python3 Tests/ReachabilityTests/Fixtures/record.py route-lookups
 
 Each scenario builds fresh network namespaces, runs `reachd monitor
 --trace-netlink` inside the host namespace (which prints every received
@@ -83,7 +84,10 @@ def lookup(destination, fib_match=False):
     RTM_F_FIB_MATCH, when fib_match) and prints the reply datagram as hex."""
     family = socket.AF_INET6 if ":" in destination else socket.AF_INET
     packed = socket.inet_pton(family, destination)
-    rtmsg = struct.pack("BBBBBBBBI", family, 0, len(packed) * 8, 0, 0, 0, 0, 0, 0x2000 if fib_match else 0)
+    # As reachd asks: the destination's length, and RTM_F_LOOKUP_TABLE, for
+    # the table the route came from (without it the kernel says main).
+    flags = 0x1000 | (0x2000 if fib_match else 0)
+    rtmsg = struct.pack("BBBBBBBBI", family, len(packed) * 8, 0, 0, 0, 0, 0, 0, flags)
     rta = struct.pack("HH", 4 + len(packed), 1) + packed  # RTA_DST
     body = rtmsg + rta
     message = struct.pack("IHHII", 16 + len(body), 26, 1, 7, 0) + body  # RTM_GETROUTE, NLM_F_REQUEST
@@ -125,6 +129,18 @@ def record_lookups():
          f"ip -n {HOST} route del default && ip -n {HOST} route add blackhole default", "1.1.1.1")
     step("prohibit default: lookup 1.1.1.1",
          f"ip -n {HOST} route del default && ip -n {HOST} route add prohibit default", "1.1.1.1")
+    # Several next hops: a FIB match names each (RTA_MULTIPATH, the first
+    # is read); a lookup, the one it chose (RTA_OIF, RTA_GATEWAY).
+    step("multipath default via 10.77.0.1 and 10.77.0.3 in table 1000: fib match for 1.1.1.1",
+         f"ip -n {HOST} route del default && ip -n {HOST} route add default table 1000"
+         " nexthop via 10.77.0.1 dev vh nexthop via 10.77.0.3 dev vh"
+         f" && ip -n {HOST} rule add to 1.1.1.1 lookup 1000", "1.1.1.1", fib_match=True)
+    step("multipath default in table 1000: lookup 1.1.1.1", None, "1.1.1.1")
+    # An IPv4 route through an IPv6 gateway (RFC 5549, as babeld and
+    # BGP unnumbered set it): RTA_VIA, not RTA_GATEWAY.
+    step("default via inet6 fd77::1: lookup 1.1.1.1",
+         f"ip -n {HOST} rule del to 1.1.1.1 lookup 1000"
+         f" && ip -n {HOST} -4 route add default via inet6 fd77::1 dev vh", "1.1.1.1")
     write("route-lookups", out)
 
 
@@ -212,8 +228,8 @@ def main():
         return lookup(sys.argv[2], fib_match=len(sys.argv) == 4)
     if sys.argv[1:] == ["listen-closes"]:
         return listen_closes()
-    if sys.argv[1:] == ["closed-connections"]:
-        record_closes()
+    if sys.argv[1:] in (["closed-connections"], ["route-lookups"]):
+        record_closes() if sys.argv[1] == "closed-connections" else record_lookups()
         for ns in (HOST, GATEWAY):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
         return
