@@ -32,4 +32,13 @@ public enum Connectivity: ProtocolValue {
         case .unrecognized(let rawValue): rawValue
         }
     }
+
+    /// Whether this version does not know the value: a newer daemon's. A
+    /// match, not a search of ``allCases``: read for every status written.
+    package var isUnrecognized: Bool {
+        switch self {
+        case .unknown, .none, .portal, .limited, .full: false
+        case .unrecognized: true
+        }
+    }
 }

@@ -34,9 +34,6 @@ extension ProtocolValue {
         allCases.first { $0.rawValue == rawValue } ?? .unrecognized(rawValue)
     }
 
-    /// Whether this version does not know the value: a newer daemon's.
-    package var isUnrecognized: Bool { !Self.allCases.contains(self) }
-
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)

@@ -34,6 +34,15 @@ public enum ReachabilityLevel: ProtocolValue, Comparable {
         }
     }
 
+    /// Whether this version does not know the value: a newer daemon's. A
+    /// match, not a search of ``allCases``: read for every status written.
+    package var isUnrecognized: Bool {
+        switch self {
+        case .offline, .local, .online: false
+        case .unrecognized: true
+        }
+    }
+
     private var rank: Int {
         switch self {
         case .unrecognized: -1
