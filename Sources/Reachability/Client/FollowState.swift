@@ -61,7 +61,7 @@ struct FollowState: Equatable {
     /// When the session must look again even if nothing is ready: a retry,
     /// or a first answer, due.
     var nextDeadline: ContinuousClock.Instant? {
-        Deadline.earliest(discovery.due, phase.link?.firstAnswerBy)
+        Deadline.earliest(discovery.due, phase.firstAnswerBy)
     }
 
     /// What `input` at `now` changes: the updates to deliver, then the
@@ -91,10 +91,10 @@ struct FollowState: Equatable {
                 stream.passed(status)
                 receive(lines, now)
             case .failure(let error):
-                if phase.link != nil { daemonFailed(error, now) }
+                if phase.hasLink { daemonFailed(error, now) }
             }
         case .passedUndecoded(let update): stream.passed(update)
-        case .daemonFailed(let error): if phase.link != nil { daemonFailed(error, now) }
+        case .daemonFailed(let error): if phase.hasLink { daemonFailed(error, now) }
         case .liveness(let verdict): heed(verdict, now)
         case .engineStarted(let lastStatus): engineStarted(lastStatus, now)
         case .engineFailed(let error): engineFailed(error, now)
@@ -121,9 +121,9 @@ struct FollowState: Equatable {
         case .inProcess:
             startEngine()
         case .automatic, .daemon:
-            if phase.link == nil, let first = discovery.beginAttempt() {
+            if !phase.hasLink, let first = discovery.beginAttempt() {
                 connect(first)
-            } else if phase.link == nil, configuration.source == .daemon {
+            } else if !phase.hasLink, configuration.source == .daemon {
                 // Every daemon is another network's (found in an earlier run):
                 // nothing to wait for.
                 end(.noDaemonAnswered([.otherNetwork(path: configuration.socketPaths.last ?? "")]))
@@ -183,7 +183,7 @@ struct FollowState: Equatable {
     /// changed since the one before, so the newest alone would hide a
     /// handover in an older one read with it.
     private mutating func receive(_ lines: [[UInt8]], _ now: ContinuousClock.Instant) {
-        for (index, line) in lines.enumerated() where phase.link != nil {
+        for (index, line) in lines.enumerated() where phase.hasLink {
             if let news = receive(line, now) {
                 effects.append(.decode(news, then: Array(lines[(index + 1)...])))
                 return
@@ -194,7 +194,7 @@ struct FollowState: Equatable {
     /// One line from the daemon; a status passed on undecoded, if it is one.
     private mutating func receive(_ line: [UInt8], _ now: ContinuousClock.Instant) -> StatusUpdate? {
         guard let events = read(line) else { return nil }
-        for event in events where phase.link != nil {
+        for event in events where phase.hasLink {
             switch event {
             case .news(let update):
                 updates.append(.status(update))

@@ -14,7 +14,7 @@ extension FollowState {
 
     mutating func follow(_ key: DestinationKey) {
         guard let id = followed.add(key) else { return }
-        if phase.link != nil { effects.append(.send([watch(key, id: id)])) }
+        if phase.hasLink { effects.append(.send([watch(key, id: id)])) }
         holdInProcess()
     }
 
@@ -22,7 +22,7 @@ extension FollowState {
         guard let entry = followed.remove(key) else { return }
         effects.append(.dropInProcess(key))
         // What the daemon refused, it does not hold.
-        if entry.daemonHolds, phase.link != nil { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
+        if entry.daemonHolds, phase.hasLink { effects.append(.send([ClientRequest(.unwatch, id: entry.wireID)])) }
         // An engine kept for what the daemon refused goes with the last of it.
         if phase.daemonAnswers, !followed.anyRefusedByDaemon { stopEngine() }
     }

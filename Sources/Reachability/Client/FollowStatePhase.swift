@@ -22,6 +22,24 @@ extension FollowState {
             }
         }
 
+        /// Whether there is a ``link``, without copying it out: asked for
+        /// each line and event the daemon sends.
+        var hasLink: Bool {
+            switch self {
+            case .connecting, .answered, .unresponsive: true
+            case .idle, .ended: false
+            }
+        }
+
+        /// When the link's first answer is due, without copying the link
+        /// out: asked at every turn of the loop.
+        var firstAnswerBy: ContinuousClock.Instant? {
+            switch self {
+            case .connecting(let link), .answered(let link), .unresponsive(let link): link.firstAnswerBy
+            case .idle, .ended: nil
+            }
+        }
+
         var hasEnded: Bool { if case .ended = self { true } else { false } }
 
         /// Whether the daemon has answered, responsive or not since (its
