@@ -16,7 +16,8 @@
 # host's own connections as evidence: a dying path's verdict beside the neighbour path's,
 # the daemon's CPU per 10,000 closed connections with and without the kernel's filter, and
 # ten minutes of 2% loss that must raise no suspicion (bench/passive.py), and the
-# instructions one route change costs in-process, in the daemon and in GLib (bench/instructions.py), and
+# instructions one route change costs in-process, in the daemon, in a client following it and in GLib
+# (bench/instructions.py), and
 # IPv4 route removals the kernel tells of before it unlinks the route (bench/removal.py).
 # Needs root (network namespaces). Usage: make bench, or bash bench/run.sh [ROUTES]
 set -euo pipefail

@@ -18,7 +18,7 @@ enum Benches {
         ("destinations.py", "watches, 1 s under strace -c -f:"),
         ("gio.py", "spurious signals; the removal afterwards:"),
         ("monitor_cost.py", "destinations: +"),
-        ("instructions.py", "daemon, one bare subscriber"),
+        ("instructions.py", "monitor --json through the daemon"),
     ]
     static let pathsAndLatency: [(script: String, measured: String)] = [
         ("expiry.py", "after the lookup failed"),
