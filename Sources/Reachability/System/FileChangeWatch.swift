@@ -88,18 +88,34 @@ package final class FileChangeWatch {
         }, names: names)
     }
 
-    /// Where `/etc/resolv.conf` links to, whether or not that exists yet;
-    /// `nil` when it is a file. A relative link is read from `/etc`, and a
-    /// target that exists is followed to its end.
+    /// Where `/etc/resolv.conf` leads, whether or not that exists yet:
+    /// each link followed in turn, a relative one from the directory it is
+    /// in (NixOS chains two, through `/etc/static`, into resolved's
+    /// directory), to a path that is no link; that path's real one where it
+    /// exists. `nil` when `/etc/resolv.conf` is a file, or the links loop.
     private static func resolvConfTarget() -> String? {
+        var path = "/etc/resolv.conf"
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/etc/resolv.conf", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        let link = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let path = link.hasPrefix("/") ? link : "/etc/" + link
-        guard let real = realpath(path, nil) else { return path }
-        defer { free(real) }
-        return String(cString: real)
+        // The kernel's own limit (MAXSYMLINKS).
+        for hop in 0...40 {
+            let count = readlink(path, &buffer, buffer.count - 1)
+            guard count > 0 else {
+                guard hop > 0 else { return nil }
+                guard let real = realpath(path, nil) else { return normalised(path) }
+                defer { free(real) }
+                return String(cString: real)
+            }
+            let link = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            // The link's directory exists (the link was read in it), and is
+            // taken as it really is: `..` climbs from there, not from a
+            // linked name of it.
+            let directory = realpath(split(path).directory, nil).map { real in
+                defer { free(real) }
+                return String(cString: real)
+            } ?? split(path).directory
+            path = link.hasPrefix("/") ? link : directory + "/" + link
+        }
+        return nil
     }
 
     /// Watches each awaited directory that exists, and the nearest

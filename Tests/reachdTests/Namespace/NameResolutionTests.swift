@@ -154,25 +154,38 @@ struct NameResolutionTests {
     /// links into a /run/systemd/resolve that does not exist yet. Once
     /// resolved makes it and writes its files, the daemon judges its
     /// servers. Before, it said `none` until it restarted, and
-    /// `wait-online --dns` through it timed out. `linked`: /etc/resolv.conf
-    /// is resolved's link, or else a file naming its stub (a copy of it).
-    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
-    func resolvedsFilesMadeAfterTheDaemonStartedAreRead(linked: Bool) async throws {
+    /// `wait-online --dns` through it timed out. /etc/resolv.conf is
+    /// resolved's link, two links that lead there (NixOS's, through
+    /// /etc/static), or a file naming its stub (a copy of it).
+    @Test(.timeLimit(.minutes(1)), arguments: ["a link", "two links", "a file"])
+    func resolvedsFilesMadeAfterTheDaemonStartedAreRead(resolvConf way: String) async throws {
         let network = try await TestNetwork()
         try await network.bringUpIPv4(defaultRoute: true)
         let etc = try await DestinationReachabilityTests.resolverFiles(network, hosts: nil, nameServer: "127.0.0.53")
-        if linked {
-            let resolvConf = etc.appendingPathComponent("resolv.conf")
+        let resolvConf = etc.appendingPathComponent("resolv.conf")
+        let stub = "run/systemd/resolve/stub-resolv.conf"
+        switch way {
+        case "a link":
             try FileManager.default.removeItem(at: resolvConf)
-            try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "../run/systemd/resolve/stub-resolv.conf")
+            try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "../" + stub)
+        case "two links":
+            try FileManager.default.removeItem(at: resolvConf)
+            let staticFolder = etc.appendingPathComponent("static")
+            try? FileManager.default.removeItem(at: staticFolder)
+            try FileManager.default.createDirectory(at: staticFolder, withIntermediateDirectories: false)
+            try FileManager.default.createSymbolicLink(
+                atPath: staticFolder.appendingPathComponent("resolv.conf").path, withDestinationPath: "../../" + stub)
+            try FileManager.default.createSymbolicLink(atPath: resolvConf.path, withDestinationPath: "static/resolv.conf")
+        default:
+            break  // the file naming the stub
         }
         let runSystemd = try network.folder("run-systemd")
         let daemon = try await network.startDaemon([], etc: etc, runSystemd: runSystemd)
         defer { daemon.signal(SIGTERM) }
-        // The link leads nowhere yet; the file names the stub, the server
+        // The links lead nowhere yet; the file names the stub, the server
         // there is while resolved's own are unknown.
         try await network.waitForStatus("no server of resolved's yet") {
-            linked ? $0.dns.state == .none : $0.dns.servers.map(\.address) == ["127.0.0.53"]
+            way == "a file" ? $0.dns.servers.map(\.address) == ["127.0.0.53"] : $0.dns.state == .none
         }
 
         // As resolved writes them: its directory, then each file renamed into place.
