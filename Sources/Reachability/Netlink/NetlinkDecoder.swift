@@ -20,7 +20,7 @@ enum NetlinkDecoder {
     private static let routePrefixLengthOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_dst_len)!
     private static let routeTypeOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_type)!
     private static let routeTableOffset = MemoryLayout<rtmsg>.offset(of: \.rtm_table)!
-    private static let hopIndexOffset = MemoryLayout<rtnexthop>.offset(of: \.rtnh_ifindex)!
+    private static let nextHopInterfaceOffset = MemoryLayout<rtnexthop>.offset(of: \.rtnh_ifindex)!
     private static let cacheExpiresOffset = MemoryLayout<rta_cacheinfo>.offset(of: \.rta_expires)!
 
     /// Decodes every message in a datagram, or in a recorded fixture.
@@ -55,23 +55,20 @@ enum NetlinkDecoder {
     /// The prefix a route notification names and, `withNextHop`, its one
     /// next hop (a removal's: ``RemovedRoute``), read from its header and
     /// attributes by hand: a route flood is thousands of these, and libnl's
-    /// parser would build a whole route object for each. `nil` where the
-    /// family is not IPv4 or IPv6, or the message is not framed as the
-    /// kernel frames it.
+    /// parser would build a whole route object for each. The next hop is
+    /// read as a lookup's answer reads it (``NextHop``), so the two compare.
+    /// `nil` where the family is not IPv4 or IPv6, the message is not framed
+    /// as the kernel frames it, or a next hop's attribute read cannot hold
+    /// what the kernel writes there.
     static func route(in message: UnsafeRawBufferPointer, withNextHop: Bool) -> RemovedRoute? {
         let header = NetlinkFrame.headerLength
-        guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
-        let family: AddressFamily
-        switch Int32(message[header + routeFamilyOffset]) {
-        case AF_INET: family = .ipv4
-        case AF_INET6: family = .ipv6
-        default: return nil
-        }
+        guard message.count >= header + MemoryLayout<rtmsg>.size,
+            let family = AddressFamily(kernelValue: Int32(message[header + routeFamilyOffset]))
+        else { return nil }
         let width = family == .ipv4 ? 4 : 16
         let length = Int(message[header + routePrefixLengthOffset])
         var destination: [UInt8]?
-        var outputInterface: Int?
-        var gateway: IPAddress?
+        var own = NextHop()
         // Several next hops, or one named otherwise: no one link to name.
         var anyNextHop = Int32(message[header + routeTypeOffset]) != RTN_UNICAST
         var offset = header + MemoryLayout<rtmsg>.size
@@ -84,14 +81,12 @@ enum NetlinkDecoder {
             case UInt16(RTA_DST.rawValue):
                 guard payload.count == width else { return nil }
                 destination = Array(payload)
-            case UInt16(RTA_OIF.rawValue) where withNextHop && payload.count >= 4:
-                outputInterface = Int(payload.loadUnaligned(as: UInt32.self))
-            case UInt16(RTA_GATEWAY.rawValue) where withNextHop:
-                gateway = IPAddress(family: family, bytes: Array(payload))
             case UInt16(RTA_MULTIPATH.rawValue), UInt16(RTA_VIA.rawValue):
                 anyNextHop = true
             default:
-                break
+                // Only a removal's next hop is read: a flood of additions
+                // reads no more than their prefixes.
+                guard !withNextHop || own.take(type, payload, family: family) else { return nil }
             }
             offset += (attributeLength + 3) & ~3
         }
@@ -99,7 +94,7 @@ enum NetlinkDecoder {
         guard let bytes = destination ?? (length == 0 ? [UInt8](repeating: 0, count: width) : nil),
             let address = IPAddress(family: family, bytes: bytes), let prefix = RoutePrefix(address: address, length: length)
         else { return nil }
-        let nextHop = anyNextHop ? nil : outputInterface.map { RemovedRoute.NextHop(outputInterface: $0, gateway: gateway) }
+        let nextHop = anyNextHop ? nil : own.outputInterface.map { RemovedRoute.NextHop(outputInterface: $0, gateway: own.gateway) }
         return RemovedRoute(prefix: prefix, nextHop: nextHop)
     }
 
@@ -126,18 +121,14 @@ enum NetlinkDecoder {
     /// (RTA_MULTIPATH, in a `fib match` answer), else the route's own
     /// (RTA_OIF, and RTA_GATEWAY, or RTA_VIA where the gateway's family is
     /// not the route's, as babeld sets it); a table in RTA_TABLE stands for
-    /// the header's. `nil` where an attribute it reads is shorter than the
-    /// kernel writes it. The attributes were found framed as the kernel
-    /// frames them (``routeAttributesAreSound(_:)``).
+    /// the header's. `nil` where an attribute it reads cannot hold what the
+    /// kernel writes there (cut short, or an address not of its family's
+    /// length). The attributes were found framed as the kernel frames them
+    /// (``routeAttributesAreSound(_:)``).
     private static func answeredRoute(in message: UnsafeRawBufferPointer) -> RouteLookupResult? {
         let header = NetlinkFrame.headerLength
         guard message.count >= header + MemoryLayout<rtmsg>.size else { return nil }
-        let family: AddressFamily? =
-            switch Int32(message[header + routeFamilyOffset]) {
-            case AF_INET: .ipv4
-            case AF_INET6: .ipv6
-            default: nil
-            }
+        let family = AddressFamily(kernelValue: Int32(message[header + routeFamilyOffset]))
         var table = UInt32(message[header + routeTableOffset])
         var source: IPAddress?
         var own = NextHop()
@@ -153,9 +144,11 @@ enum NetlinkDecoder {
                 guard payload.count >= 4 else { return nil }
                 table = payload.loadUnaligned(as: UInt32.self)
             case UInt16(RTA_PREFSRC.rawValue):
-                source = family.flatMap { IPAddress(family: $0, bytes: Array(payload)) }
+                guard let family else { break }
+                guard let address = IPAddress(family: family, bytes: Array(payload)) else { return nil }
+                source = address
             case UInt16(RTA_CACHEINFO.rawValue):
-                guard payload.count >= cacheExpiresOffset + 4 else { return nil }
+                guard payload.count >= MemoryLayout<rta_cacheinfo>.size else { return nil }
                 lifetime = routeLifetime(ticks: payload.loadUnaligned(fromByteOffset: cacheExpiresOffset, as: Int32.self))
             case UInt16(RTA_MULTIPATH.rawValue):
                 // Framed as the kernel frames next hops: each fits, padded.
@@ -163,7 +156,8 @@ enum NetlinkDecoder {
                 firstOfSeveral = nil
                 guard payload.count >= hopHeader else { break }
                 let hopLength = Int(payload.loadUnaligned(as: UInt16.self))
-                var hop = NextHop(outputInterface: Int(payload.loadUnaligned(fromByteOffset: hopIndexOffset, as: Int32.self)))
+                var hop = NextHop()
+                hop.outputInterface = Int(payload.loadUnaligned(fromByteOffset: nextHopInterfaceOffset, as: Int32.self))
                 var hopOffset = hopHeader
                 while hopOffset + 4 <= hopLength {
                     let length = Int(payload.loadUnaligned(fromByteOffset: hopOffset, as: UInt16.self))
@@ -181,37 +175,37 @@ enum NetlinkDecoder {
         }
         let hop = firstOfSeveral ?? own
         return .route(
-            type: RouteType(kernelValue: message[header + routeTypeOffset]), outputInterface: hop.outputInterface,
+            type: RouteType(kernelValue: message[header + routeTypeOffset]), outputInterface: hop.outputInterface ?? 0,
             gateway: hop.gateway ?? hop.via, table: table, source: source, lifetime: lifetime)
     }
 
-    /// A next hop of a lookup's answer: a route's own, or one of a multipath
-    /// route's (`struct rtnexthop`'s attributes).
+    /// A route's next hop, as its message names it: the route's own
+    /// attributes, or one of a multipath route's (`struct rtnexthop`'s).
     private struct NextHop {
-        var outputInterface = 0
+        /// RTA_OIF, or the multipath next hop's `rtnh_ifindex`.
+        var outputInterface: Int?
         var gateway: IPAddress?
         /// RTA_VIA: a gateway in a family of its own (`struct rtvia`).
         var via: IPAddress?
 
         /// Takes in an attribute of the next hop's (RTA_OIF, RTA_GATEWAY,
-        /// RTA_VIA; any other is no concern of it): false where it is shorter
-        /// than the kernel writes it.
+        /// RTA_VIA; any other is no concern of it): false where it cannot
+        /// hold what the kernel writes there. An address of a family this
+        /// version does not read is none.
         mutating func take(_ type: UInt16, _ payload: UnsafeRawBufferPointer, family: AddressFamily?) -> Bool {
             switch type {
             case UInt16(RTA_OIF.rawValue):
                 guard payload.count >= 4 else { return false }
                 outputInterface = Int(payload.loadUnaligned(as: Int32.self))
             case UInt16(RTA_GATEWAY.rawValue):
-                gateway = family.flatMap { IPAddress(family: $0, bytes: Array(payload)) }
+                guard let family else { break }
+                guard let address = IPAddress(family: family, bytes: Array(payload)) else { return false }
+                gateway = address
             case UInt16(RTA_VIA.rawValue):
                 guard payload.count >= 2 else { return false }
-                let viaFamily: AddressFamily? =
-                    switch Int32(payload.loadUnaligned(as: UInt16.self)) {
-                    case AF_INET: .ipv4
-                    case AF_INET6: .ipv6
-                    default: nil
-                    }
-                via = viaFamily.flatMap { IPAddress(family: $0, bytes: Array(payload[2...])) }
+                guard let viaFamily = AddressFamily(kernelValue: Int32(payload.loadUnaligned(as: UInt16.self))) else { break }
+                guard let address = IPAddress(family: viaFamily, bytes: Array(payload[2...])) else { return false }
+                via = address
             default:
                 break
             }
@@ -321,12 +315,7 @@ enum NetlinkDecoder {
 
     private static func ipAddress(_ address: OpaquePointer?) -> IPAddress? {
         guard let address, let raw = nl_addr_get_binary_addr(address) else { return nil }
-        let family: AddressFamily
-        switch nl_addr_get_family(address) {
-        case AF_INET: family = .ipv4
-        case AF_INET6: family = .ipv6
-        default: return nil
-        }
+        guard let family = AddressFamily(kernelValue: nl_addr_get_family(address)) else { return nil }
         let bytes = UnsafeRawBufferPointer(start: raw, count: Int(nl_addr_get_len(address)))
         return IPAddress(family: family, bytes: Array(bytes))
     }
@@ -354,5 +343,16 @@ enum NetlinkDecoder {
         defer { nl_object_put(object) }
         guard status >= 0 else { return nil }
         return body(object)
+    }
+}
+
+private extension AddressFamily {
+    /// The family an AF_* value names; `nil` for any but AF_INET and AF_INET6.
+    init?(kernelValue value: Int32) {
+        switch value {
+        case AF_INET: self = .ipv4
+        case AF_INET6: self = .ipv6
+        default: return nil
+        }
     }
 }
