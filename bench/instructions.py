@@ -75,7 +75,15 @@ def counted(binary, which, changes, work):
             counted_process = reader = subprocess.Popen(
                 net.exec(*valgrind, binary, "monitor", "--json", "--no-daemon"), stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL)
-        if not reader.stdout.readline():
+        def line():
+            text = reader.stdout.readline()
+            # Its figure is the daemon's follower's only while it follows:
+            # past its first answer's deadline it would go on in-process.
+            if which == "client" and text and b'"source":"daemon"' not in text:
+                raise SystemExit(f"client: a line not from the daemon under valgrind: {text[:200]!r}")
+            return text
+
+        if not line():
             raise SystemExit(f"{which}: said nothing under valgrind")
         time.sleep(1)
         online = True
@@ -83,7 +91,7 @@ def counted(binary, which, changes, work):
             verb = ["del", "default"] if online else ["add", "default", "via", "10.77.0.1"]
             subprocess.run(["ip", "-n", net.host, "route", *verb], check=True)
             online = not online
-            if not reader.stdout.readline():
+            if not line():
                 raise SystemExit(f"{which}: ended before a change's line")
             time.sleep(0.02)  # GLib repeats itself: its trailing lines come now
         time.sleep(0.5)
