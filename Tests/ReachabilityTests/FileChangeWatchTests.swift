@@ -99,8 +99,34 @@ struct FileChangeWatchTests {
         #expect(Self.readable(watch) && watch.takeChanges(), "its file written after it came back")
     }
 
-    static func readable(_ watch: FileChangeWatch) -> Bool {
+    /// A directory reached, then no longer awaited (the resolver left
+    /// systemd-resolved): its writes wake the reader no more. Before, its
+    /// watch stayed, and each of resolved's rewrites woke a quiet client.
+    @Test func aDirectoryNoLongerAwaitedIsNoLongerWatched() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fcw-\(UUID().uuidString)")
+        let etc = directory.appendingPathComponent("etc"), resolve = directory.appendingPathComponent("resolve")
+        for folder in [etc, resolve] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        final class Awaited { var paths: [String] = [] }
+        let awaited = Awaited()
+        awaited.paths = [resolve.path]
+        let watch = try FileChangeWatch(directories: [etc.path], awaiting: { awaited.paths }, names: ["resolv.conf"])
+        try "nameserver 10.77.0.53\n".write(to: resolve.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "awaited and reached: its file counts")
+
+        awaited.paths = []
+        try "nameserver 10.77.0.1\n".write(to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "the configuration changed")
+        // The removed watch's own IN_IGNORED, which is no change.
+        #expect(!(Self.readable(watch, within: 100) && watch.takeChanges()))
+        try "nameserver 10.77.0.54\n".write(to: resolve.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(!Self.readable(watch, within: 300), "a directory no longer awaited woke the reader")
+        try "nameserver 10.77.0.2\n".write(to: etc.appendingPathComponent("resolv.conf"), atomically: true, encoding: .utf8)
+        #expect(Self.readable(watch) && watch.takeChanges(), "the directory watched for itself still counts")
+    }
+
+    static func readable(_ watch: FileChangeWatch, within milliseconds: Int32 = 1000) -> Bool {
         var descriptor = pollfd(fd: watch.fileDescriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&descriptor, 1, 1000) == 1
+        return poll(&descriptor, 1, milliseconds) == 1
     }
 }

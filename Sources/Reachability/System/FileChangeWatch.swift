@@ -20,8 +20,8 @@ package final class FileChangeWatch {
     /// The directories watched once they exist, as they are now: each
     /// called for again at every change (a link re-pointed moves one).
     private let awaited: () -> [String]
-    /// Those of them that exist and are watched.
-    private var reached: Set<String> = []
+    /// Those of them that exist and are watched, and their watches.
+    private var reached: [String: Int32] = [:]
     /// Where the others would appear: the nearest existing directory of
     /// each, watched for the next name down the path, and those names.
     private var descentWatches: [String: Int32] = [:]
@@ -123,17 +123,17 @@ package final class FileChangeWatch {
     /// reached since the last call: its files may be there already.
     private func descend() -> Bool {
         let paths = awaited()
-        var nowReached: Set<String> = []
+        var nowReached: [String: Int32] = [:]
         var ancestors: [String: Set<String>] = [:]
         // A directory made between finding it missing and watching its
         // parent sends the parent no event: looked for again once watched.
         for _ in 0..<8 {
             let before = Self.nearestExisting(paths)
-            nowReached = []
+            nowReached = [:]
             ancestors = [:]
             for (path, nearest) in zip(paths, before) {
-                if access(path, F_OK) == 0, inotify_add_watch(fileDescriptor, path, mask) >= 0 {
-                    nowReached.insert(path)
+                if access(path, F_OK) == 0, case let watch = inotify_add_watch(fileDescriptor, path, mask), watch >= 0 {
+                    nowReached[path] = watch
                 } else {
                     ancestors[nearest.directory, default: []].insert(nearest.name)
                 }
@@ -147,15 +147,26 @@ package final class FileChangeWatch {
         }
         for (directory, watch) in descentWatches where ancestors[directory] == nil {
             descentWatches[directory] = nil
-            // One inotify watch per directory, whoever asked for it: kept
-            // while it is watched for itself, reached, or another's ancestor.
-            let stillWanted = watchedDirectories.contains(directory) || nowReached.contains(directory)
-                || descentWatches.values.contains(watch)
-            if !stillWanted, inotify_rm_watch(fileDescriptor, watch) == 0 { removedWatches.insert(watch) }
+            release(watch, of: directory, reached: nowReached)
+        }
+        // A directory no longer awaited (the resolver is no longer resolved)
+        // would wake a quiet reader at each of its writes.
+        for (directory, watch) in reached where nowReached[directory] == nil {
+            release(watch, of: directory, reached: nowReached)
         }
         descentNames = ancestors.values.reduce(into: []) { $0.formUnion($1) }
         defer { reached = nowReached }
-        return !nowReached.subtracting(reached).isEmpty
+        return !Set(nowReached.keys).subtracting(reached.keys).isEmpty
+    }
+
+    /// Removes `watch` of `directory`, no longer wanted for what added it,
+    /// unless it is still wanted otherwise: inotify keeps one watch per
+    /// directory, whoever asked for it, kept while the directory is watched
+    /// for itself, reached, or another awaited path's nearest ancestor.
+    private func release(_ watch: Int32, of directory: String, reached nowReached: [String: Int32]) {
+        let stillWanted = watchedDirectories.contains(directory) || nowReached.values.contains(watch)
+            || descentWatches.values.contains(watch)
+        if !stillWanted, inotify_rm_watch(fileDescriptor, watch) == 0 { removedWatches.insert(watch) }
     }
 
     /// `path` with `.` and `..` taken lexically (`/etc/../run` is `/run`),
