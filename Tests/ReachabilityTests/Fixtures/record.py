@@ -229,7 +229,10 @@ def main():
     if sys.argv[1:] == ["listen-closes"]:
         return listen_closes()
     if sys.argv[1:] in (["closed-connections"], ["route-lookups"]):
-        record_closes() if sys.argv[1] == "closed-connections" else record_lookups()
+        if sys.argv[1] == "closed-connections":
+            record_closes()
+        else:
+            record_lookups()
         for ns in (HOST, GATEWAY):
             subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
         return
