@@ -218,7 +218,7 @@ final class DaemonServer {
 
     /// Publishes a new status: to the subscribers before anything else
     /// (``StatusFanOut``), then to every service, the announcer (the log,
-    /// the journal) last.
+    /// the journal) last, which announces it a moment later.
     private func publish(_ status: NetworkStatus) {
         let now = ContinuousClock.now
         let written = fanOut.publish(status, now)
@@ -233,7 +233,7 @@ final class DaemonServer {
     }
 
     private func shutDown() {
-        announcer.stopping()
+        announcer.stopping(poll: poll)
         clients.closeAll()
         metrics.stop()
         logger.info("stopped", metadata: ["socket.path": "\(clients.socketPath)"])
