@@ -9,11 +9,9 @@ import Reachability
 ///
 /// Run after the subscribers are written to, and a moment later
 /// (``announceAfter``): the log line, journal entry and STATUS= cost about
-/// 40k instructions, a quarter of a change's work in the daemon, which on
-/// two cores the subscribers it had just woken shared the cores with. In
-/// bench/latency.py's five watchers, a daemon that announced nothing was
-/// 0.05 to 0.07 ms quicker through; announcing 1 ms later moved the median
-/// less than the noise, and the rounds' p99 from up to 1.4 ms to under 0.8.
+/// 40k instructions, a quarter of a change's work in the daemon, and on two
+/// cores the subscribers it had just woken waited for them (through the
+/// daemon, 0.05 to 0.07 ms of p50 in bench/latency.py's five watchers).
 final class StatusAnnouncer {
     private let logger: Logger
     private let systemd: SystemdNotifier
