@@ -218,7 +218,7 @@ final class DaemonServer {
 
     /// Publishes a new status: to the subscribers before anything else
     /// (``StatusFanOut``), then to every service, the announcer (the log,
-    /// the journal) last, which announces it a moment later.
+    /// the journal) last.
     private func publish(_ status: NetworkStatus) {
         let now = ContinuousClock.now
         let written = fanOut.publish(status, now)
@@ -233,7 +233,7 @@ final class DaemonServer {
     }
 
     private func shutDown() {
-        announcer.stopping(poll: poll)
+        announcer.stopping()
         clients.closeAll()
         metrics.stop()
         logger.info("stopped", metadata: ["socket.path": "\(clients.socketPath)"])

@@ -7,11 +7,8 @@ import Reachability
 /// watchdog's pings; and journald's socket in the event poll while entries
 /// wait for room in its queue.
 ///
-/// Run after the subscribers are written to, and a moment later
-/// (``announceAfter``): the log line, journal entry and STATUS= cost about
-/// 40k instructions, a quarter of a change's work in the daemon, and on two
-/// cores the subscribers it had just woken waited for them (through the
-/// daemon, 0.05 to 0.07 ms of p50 in bench/latency.py's five watchers).
+/// Run after the subscribers are written to: the log line and STATUS= cost
+/// about 0.1 ms, which no subscriber should wait for.
 final class StatusAnnouncer {
     private let logger: Logger
     private let systemd: SystemdNotifier
@@ -25,16 +22,6 @@ final class StatusAnnouncer {
     private var journalRegistered: Int?
     private var journalWaited = false
     private var nextWatchdogPing: ContinuousClock.Instant?
-    /// Published statuses not announced yet, in order, and when they are.
-    private var unannounced: [NetworkStatus] = []
-    private var announceBy: ContinuousClock.Instant?
-
-    /// How long after a status is published it is announced: past its
-    /// subscribers' wake-up and read, well within a log reader's notice.
-    static let announceAfter = Duration.milliseconds(1)
-    /// A burst of statuses waits no more than this many: past it, they are
-    /// announced at once.
-    static let maximumUnannounced = 32
 
     init(systemd: SystemdNotifier, journal: JournalWriter?, logger: Logger) {
         self.systemd = systemd
@@ -45,9 +32,8 @@ final class StatusAnnouncer {
     /// Entries journald never took (its queue stayed full).
     var journalDropped: Int { journal?.dropped ?? 0 }
 
-    /// The watchdog's next ping, or the announcement of what was published,
-    /// whichever comes first; `nil` for neither.
-    var nextDeadline: ContinuousClock.Instant? { Deadline.earliest(nextWatchdogPing, announceBy) }
+    /// The watchdog's next ping; `nil` without a watchdog.
+    var nextDeadline: ContinuousClock.Instant? { nextWatchdogPing }
 
     /// The first status, announced once the socket listens: systemd hears READY=1.
     func ready(_ first: NetworkStatus, poll: EventPoll<DaemonEventToken>) {
@@ -84,21 +70,9 @@ final class StatusAnnouncer {
         nextWatchdogPing = now + interval
     }
 
-    /// Announces what was published and not yet announced, in order.
-    private func announceUnannounced(poll: EventPoll<DaemonEventToken>) {
-        let statuses = unannounced
-        unannounced = []
-        announceBy = nil
-        for status in statuses { announce(status, poll: poll) }
-    }
-
-    /// The loop is over: what was published is announced, then systemd
-    /// hears STOPPING=1, and what still waits for journald goes last, if
-    /// there is room.
-    func stopping(poll: EventPoll<DaemonEventToken>) {
-        announceUnannounced(poll: poll)
-        systemd.stopping()
-    }
+    /// The loop is over: systemd hears STOPPING=1 first, and what still
+    /// waits for journald goes last, if there is room.
+    func stopping() { systemd.stopping() }
     func stopped() { journal?.flush() }
 
     /// Waits for room in journald's queue while entries wait for it, and
@@ -123,19 +97,11 @@ final class StatusAnnouncer {
 }
 
 extension StatusAnnouncer: DaemonService {
-    /// Announces what was published once its time came. (The journal's
-    /// socket is waited on only while a line waits for it, which announcing
-    /// sets.)
-    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
-        if let announceBy, now >= announceBy { announceUnannounced(poll: poll) }
-    }
+    /// The journal's socket is waited on only while a line waits for it,
+    /// which announcing sets.
+    func endPass(_ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {}
 
     func observe(_ status: NetworkStatus, _ now: ContinuousClock.Instant, poll: EventPoll<DaemonEventToken>) {
-        unannounced.append(status)
-        if unannounced.count >= Self.maximumUnannounced {
-            announceUnannounced(poll: poll)
-        } else if announceBy == nil {
-            announceBy = now + Self.announceAfter
-        }
+        announce(status, poll: poll)
     }
 }
