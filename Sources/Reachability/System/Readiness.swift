@@ -31,7 +31,20 @@ package struct ReadinessEvent<Token> {
 package enum Deadline {
     /// The earliest of `deadlines`; `nil` when none is set.
     package static func earliest(_ deadlines: ContinuousClock.Instant?...) -> ContinuousClock.Instant? {
-        deadlines.compactMap { $0 }.min()
+        var found: ContinuousClock.Instant?
+        for deadline in deadlines { found = earliest(found, deadline) }
+        return found
+    }
+
+    /// The earlier of two deadlines; `nil` when neither is set. Without the
+    /// arrays the list's form makes: every service asks it at every pass of
+    /// the daemon's loop, and it was about 1.5k instructions a pass.
+    package static func earliest(_ first: ContinuousClock.Instant?, _ second: ContinuousClock.Instant?)
+        -> ContinuousClock.Instant?
+    {
+        guard let first else { return second }
+        guard let second else { return first }
+        return min(first, second)
     }
 
     /// Milliseconds from now until `deadline` for `poll(2)` and
