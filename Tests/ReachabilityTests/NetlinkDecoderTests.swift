@@ -86,6 +86,26 @@ struct NetlinkDecoderTests {
         #expect(removed == [.routeRemoved(RemovedRoute(prefix: everywhere, nextHop: .init(outputInterface: 14, gateway: IPAddress("10.77.0.1"))))], "\(removed)")
     }
 
+    /// A removal whose next hop can't be read (an RTA_OIF cut short, a
+    /// gateway not of the route's family's length), or is named otherwise
+    /// (RTA_VIA), names no one link: any answer under its prefix may have
+    /// been its, and is asked again. It is still a removal of that prefix.
+    @Test(arguments: [
+        ([8, 0, 4, 0, 3, 0, 0, 0, 8, 0, 5, 0, 10, 77, 0, 1] as [UInt8], RemovedRoute.NextHop(outputInterface: 3, gateway: IPAddress("10.77.0.1"))),
+        ([6, 0, 4, 0, 3, 0, 0, 0, 8, 0, 5, 0, 10, 77, 0, 1], nil),
+        ([8, 0, 4, 0, 3, 0, 0, 0, 7, 0, 5, 0, 10, 77, 0, 0], nil),
+        ([8, 0, 4, 0, 3, 0, 0, 0, 10, 0, 18, 0, 10, 0, 192, 0, 2, 1, 0, 0], nil),
+    ])
+    func aRemovalsNextHopIsItsLinkAndGatewayOrNone(attributes: [UInt8], nextHop: RemovedRoute.NextHop?) throws {
+        let rtmsg: [UInt8] = [2, 24, 0, 0, 254, 3, 0, 1, 0, 0, 0, 0]  // AF_INET /24, main, boot, unicast
+        let body = rtmsg + [8, 0, 1, 0, 192, 0, 2, 0] + attributes  // RTA_DST 192.0.2.0
+        let length = withUnsafeBytes(of: UInt32(16 + body.count).littleEndian, Array.init)
+        let message = length + [25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] + body  // RTM_DELROUTE
+        let events = message.withUnsafeBytes { NetlinkDecoder.events(in: $0) }
+        let prefix = try #require(RoutePrefix(address: IPAddress("192.0.2.0")!, length: 24))
+        #expect(events == [.routeRemoved(RemovedRoute(prefix: prefix, nextHop: nextHop))], "\(events)")
+    }
+
     @Test func deletingALinkEndsWithItsRemoval() throws {
         let added = try lifecycle.step("veth vh moved").events
         let vh = try #require(Self.link(added.first), "expected a link first, got \(added)")

@@ -55,11 +55,12 @@ enum NetlinkDecoder {
     /// The prefix a route notification names and, `withNextHop`, its one
     /// next hop (a removal's: ``RemovedRoute``), read from its header and
     /// attributes by hand: a route flood is thousands of these, and libnl's
-    /// parser would build a whole route object for each. The next hop is
-    /// read as a lookup's answer reads it (``NextHop``), so the two compare.
-    /// `nil` where the family is not IPv4 or IPv6, the message is not framed
-    /// as the kernel frames it, or a next hop's attribute read cannot hold
-    /// what the kernel writes there.
+    /// parser would build a whole route object for each. The next hop's
+    /// link and gateway are read as a lookup's answer reads them
+    /// (``NextHop``), so the two compare; a next hop named otherwise
+    /// (RTA_VIA, RTA_MULTIPATH) or unreadable is none. `nil` where the
+    /// family is not IPv4 or IPv6, or the message is not framed as the
+    /// kernel frames it.
     static func route(in message: UnsafeRawBufferPointer, withNextHop: Bool) -> RemovedRoute? {
         let header = NetlinkFrame.headerLength
         guard message.count >= header + MemoryLayout<rtmsg>.size,
@@ -85,8 +86,9 @@ enum NetlinkDecoder {
                 anyNextHop = true
             default:
                 // Only a removal's next hop is read: a flood of additions
-                // reads no more than their prefixes.
-                guard !withNextHop || own.take(type, payload, family: family) else { return nil }
+                // reads no more than their prefixes. One that can't be read
+                // names no one link: any answer under the prefix may be its.
+                if withNextHop, !own.take(type, payload, family: family) { anyNextHop = true }
             }
             offset += (attributeLength + 3) & ~3
         }

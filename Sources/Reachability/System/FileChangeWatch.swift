@@ -26,9 +26,12 @@ package final class FileChangeWatch {
     /// each, watched for the next name down the path, and those names.
     private var descentWatches: [String: Int32] = [:]
     private var descentNames: Set<String> = []
-    /// The directories watched for themselves, whose watch a descent never removes.
-    private let watchedDirectories: Set<String>
-    /// Descent watches removed, whose IN_IGNORED is ours and no change.
+    /// The watches of the directories watched for themselves, never
+    /// removed: by watch, not by name, as an awaited path may be another
+    /// name of one of them.
+    private let watchedDirectories: Set<Int32>
+    /// Watches removed here (a descent's, or a directory's no longer
+    /// awaited), whose IN_IGNORED is ours and no change.
     private var removedWatches: Set<Int32> = []
 
     /// Files written, replaced or removed: what a reader of their contents
@@ -44,16 +47,21 @@ package final class FileChangeWatch {
     ) throws(SystemError) {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard fd >= 0 else { throw SystemError("inotify_init1") }
-        for directory in directories where inotify_add_watch(fd, directory, mask) < 0 {
-            let error = SystemError("inotify_add_watch \(directory)")
-            close(fd)
-            throw error
+        var watched: Set<Int32> = []
+        for directory in directories {
+            let watch = inotify_add_watch(fd, directory, mask)
+            guard watch >= 0 else {
+                let error = SystemError("inotify_add_watch \(directory)")
+                close(fd)
+                throw error
+            }
+            watched.insert(watch)
         }
         fileDescriptor = fd
         self.names = names
         self.mask = mask
         self.awaited = { awaiting().map(Self.normalised) }
-        watchedDirectories = Set(directories.map(Self.normalised))
+        watchedDirectories = watched
         _ = descend()
     }
 
@@ -164,7 +172,7 @@ package final class FileChangeWatch {
     /// directory, whoever asked for it, kept while the directory is watched
     /// for itself, reached, or another awaited path's nearest ancestor.
     private func release(_ watch: Int32, of directory: String, reached nowReached: [String: Int32]) {
-        let stillWanted = watchedDirectories.contains(directory) || nowReached.values.contains(watch)
+        let stillWanted = watchedDirectories.contains(watch) || nowReached.values.contains(watch)
             || descentWatches.values.contains(watch)
         if !stillWanted, inotify_rm_watch(fileDescriptor, watch) == 0 { removedWatches.insert(watch) }
     }
@@ -252,7 +260,7 @@ package final class FileChangeWatch {
                 // A watched directory went (removed, moved, or its file system
                 // unmounted): what it held may come back anywhere below.
                 let directoryWent = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
-                // But a descent watch this removed itself ended, and no more.
+                // But a watch this removed itself ended, and no more.
                 let ours = mask & UInt32(IN_IGNORED) != 0 && removedWatches.remove(watch) != nil
                 if !ours, mask & (UInt32(IN_Q_OVERFLOW) | directoryWent) != 0 || names.contains(name) { changed = true }
                 if descentNames.contains(name) { descended = true }
