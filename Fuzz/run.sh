@@ -40,7 +40,7 @@ sources() {
     StatusDecoder|RequestParser|GIOLine) ;;
     NetlinkDecoder) echo Sources/Reachability/Netlink/NetlinkDecoder.swift Sources/Reachability/Netlink/NetlinkFrame.swift \
         Sources/Reachability/Netlink/NetlinkEvent.swift Sources/Reachability/Netlink/RoutePrefix.swift \
-        Sources/Reachability/Netlink/RemovedRoute.swift \
+        Sources/Reachability/Netlink/RemovedRoute.swift Sources/Reachability/Netlink/NetlinkAttributes.swift \
         Sources/Reachability/Netlink/RouteLookupResult.swift \
         Sources/Reachability/Netlink/RouteLookupRefusal.swift \
         Sources/Reachability/Netlink/RouteType.swift Sources/Reachability/Netlink/AddressScope.swift \

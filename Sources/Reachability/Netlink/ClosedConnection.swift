@@ -88,19 +88,9 @@ package struct ClosedConnection: Sendable, Hashable {
     }
 
     /// The payload of the first attribute of `type` after `offset`, each
-    /// length checked against the message's: the walk NetlinkFrame does
-    /// for messages, on the bytes as received (libnl's would first copy
-    /// them into an `nl_msg`).
+    /// length checked against the message's (``NetlinkAttributes``).
     private static func attribute(_ type: Int, in bytes: UnsafeRawBufferPointer, from offset: Int) -> UnsafeRawBufferPointer? {
-        var at = offset
-        while at + 4 <= bytes.count {
-            let length = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self))
-            let kind = Int(bytes.loadUnaligned(fromByteOffset: at + 2, as: UInt16.self)) & 0x3fff  // less NLA_F_NESTED and NLA_F_NET_BYTEORDER
-            guard length >= 4, at + length <= bytes.count else { return nil }
-            if kind == type { return UnsafeRawBufferPointer(rebasing: bytes[(at + 4)..<(at + length)]) }
-            at += (length + 3) & ~3
-        }
-        return nil
+        NetlinkAttributes(UnsafeRawBufferPointer(rebasing: bytes[offset...])).first { Int($0.type) == type }?.payload
     }
 
     /// An IPv6 address, or the IPv4 one it maps (`::ffff:a.b.c.d`).

@@ -72,12 +72,8 @@ enum NetlinkDecoder {
         var own = NextHop()
         // Several next hops, or one named otherwise: no one link to name.
         var anyNextHop = Int32(message[header + routeTypeOffset]) != RTN_UNICAST
-        var offset = header + MemoryLayout<rtmsg>.size
-        while offset + 4 <= message.count {
-            let attributeLength = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
-            guard attributeLength >= 4, offset + attributeLength <= message.count else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: message[(offset + 4)..<(offset + attributeLength)])
+        var attributes = NetlinkAttributes(UnsafeRawBufferPointer(rebasing: message[(header + MemoryLayout<rtmsg>.size)...]))
+        while let (type, payload) = attributes.next() {
             switch type {
             case UInt16(RTA_DST.rawValue):
                 guard payload.count == width else { return nil }
@@ -90,8 +86,8 @@ enum NetlinkDecoder {
                 // names no one link: any answer under the prefix may be its.
                 if withNextHop, !own.take(type, payload, family: family) { anyNextHop = true }
             }
-            offset += (attributeLength + 3) & ~3
         }
+        guard !attributes.isBroken else { return nil }
         // The default route has no RTA_DST; any other prefix has one.
         guard let bytes = destination ?? (length == 0 ? [UInt8](repeating: 0, count: width) : nil),
             let address = IPAddress(family: family, bytes: bytes), let prefix = RoutePrefix(address: address, length: length)
@@ -136,11 +132,7 @@ enum NetlinkDecoder {
         var own = NextHop()
         var firstOfSeveral: NextHop?
         var lifetime: Duration?
-        var offset = header + MemoryLayout<rtmsg>.size
-        while offset + 4 <= message.count {
-            let length = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            let type = message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF
-            let payload = UnsafeRawBufferPointer(rebasing: message[(offset + 4)..<(offset + length)])
+        for (type, payload) in NetlinkAttributes(UnsafeRawBufferPointer(rebasing: message[(header + MemoryLayout<rtmsg>.size)...])) {
             switch type {
             case UInt16(RTA_TABLE.rawValue):
                 guard payload.count >= 4 else { return nil }
@@ -160,20 +152,14 @@ enum NetlinkDecoder {
                 let hopLength = Int(payload.loadUnaligned(as: UInt16.self))
                 var hop = NextHop()
                 hop.outputInterface = Int(payload.loadUnaligned(fromByteOffset: nextHopInterfaceOffset, as: Int32.self))
-                var hopOffset = hopHeader
-                while hopOffset + 4 <= hopLength {
-                    let length = Int(payload.loadUnaligned(fromByteOffset: hopOffset, as: UInt16.self))
-                    let type = payload.loadUnaligned(fromByteOffset: hopOffset + 2, as: UInt16.self) & 0x3FFF
-                    let attribute = UnsafeRawBufferPointer(rebasing: payload[(hopOffset + 4)..<(hopOffset + length)])
+                for (type, attribute) in NetlinkAttributes(UnsafeRawBufferPointer(rebasing: payload[hopHeader..<hopLength])) {
                     // A next hop's link is in its header, never an RTA_OIF.
                     guard type == UInt16(RTA_OIF.rawValue) || hop.take(type, attribute, family: family) else { return nil }
-                    hopOffset += (length + 3) & ~3
                 }
                 firstOfSeveral = hop
             default:
                 guard own.take(type, payload, family: family) else { return nil }
             }
-            offset += (length + 3) & ~3
         }
         let hop = firstOfSeveral ?? own
         return .route(
@@ -243,27 +229,22 @@ enum NetlinkDecoder {
         _ message: UnsafeRawBufferPointer, from start: Int, to end: Int, withinNextHop: Bool
     ) -> Bool {
         let nextHopHeader = MemoryLayout<rtnexthop>.size
-        var offset = start
-        while offset + 4 <= end {
-            let length = Int(message.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-            // Without NLA_F_NESTED and NLA_F_NET_BYTEORDER.
-            let type = Int32(message.loadUnaligned(fromByteOffset: offset + 2, as: UInt16.self) & 0x3FFF)
-            guard length >= 4, offset + length <= end else { return false }
-            if type == Int32(RTA_VIA.rawValue), length - 4 < 2 { return false }
-            if type == Int32(RTA_MULTIPATH.rawValue) {
+        var attributes = NetlinkAttributes(UnsafeRawBufferPointer(rebasing: message[start..<end]))
+        while let (type, payload) = attributes.next() {
+            if type == UInt16(RTA_VIA.rawValue), payload.count < 2 { return false }
+            if type == UInt16(RTA_MULTIPATH.rawValue) {
                 guard !withinNextHop else { return false }
-                var hop = offset + 4
-                while hop + nextHopHeader <= offset + length {
-                    let hopLength = Int(message.loadUnaligned(fromByteOffset: hop, as: UInt16.self))
-                    guard hopLength >= nextHopHeader, hop + ((hopLength + 3) & ~3) <= offset + length,
-                        attributesAreSound(message, from: hop + nextHopHeader, to: hop + hopLength, withinNextHop: true)
+                var hop = 0
+                while hop + nextHopHeader <= payload.count {
+                    let hopLength = Int(payload.loadUnaligned(fromByteOffset: hop, as: UInt16.self))
+                    guard hopLength >= nextHopHeader, hop + ((hopLength + 3) & ~3) <= payload.count,
+                        attributesAreSound(payload, from: hop + nextHopHeader, to: hop + hopLength, withinNextHop: true)
                     else { return false }
                     hop += (hopLength + 3) & ~3
                 }
             }
-            offset += (length + 3) & ~3
         }
-        return true
+        return !attributes.isBroken
     }
 
     private static func link(in frame: NetlinkFrame) -> LinkRecord? {
