@@ -33,13 +33,13 @@ package struct RemovalRecheck: Sendable {
     /// Notifications were lost at `now` (an overrun, a failed socket), a
     /// removal among them perhaps: the answers are asked again as after one.
     mutating func lost(at now: ContinuousClock.Instant) {
-        due = min(due ?? now + Self.settles, now + Self.settles)
+        due = Deadline.earliest(due, now + Self.settles)
     }
 
     /// `expiry` (when an answer's route expires), or this time where it
     /// comes first and is still to come after `now`.
     func bounding(_ expiry: ContinuousClock.Instant?, after now: ContinuousClock.Instant? = nil) -> ContinuousClock.Instant? {
         guard let due, now.map({ due > $0 }) ?? true else { return expiry }
-        return min(expiry ?? due, due)
+        return Deadline.earliest(expiry, due)
     }
 }
