@@ -147,12 +147,10 @@ struct QuietClientTests {
         try await Self.settled(client.pid)
         async let traced = Self.systemCalls(of: client.pid)
         try await Self.traced(client.pid)
-        for name in ["systemd-units-load", "transient", "journal"] {
-            if name == "systemd-units-load" {
-                try "".write(to: runSystemd.appendingPathComponent(name), atomically: false, encoding: .utf8)
-            } else {
-                try FileManager.default.createDirectory(at: runSystemd.appendingPathComponent(name), withIntermediateDirectories: false)
-            }
+        // A file, as systemd-analyze makes it, and directories, as systemd does.
+        try "".write(to: runSystemd.appendingPathComponent("systemd-units-load"), atomically: false, encoding: .utf8)
+        for name in ["transient", "journal"] {
+            try FileManager.default.createDirectory(at: runSystemd.appendingPathComponent(name), withIntermediateDirectories: false)
         }
         let calls = try await traced
         #expect(calls.isEmpty, "entries made in /run/systemd woke the client:\n\(calls.joined(separator: "\n"))")
