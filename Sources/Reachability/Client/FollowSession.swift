@@ -152,8 +152,10 @@ package final class FollowSession {
             }
             descriptors.add(socketWatch?.fileDescriptor, .sockets)
             for (input, fd) in inProcess.descriptors { descriptors.add(fd, .engine(input)) }
+            // In pairs: the list's form makes an array, at every turn.
             let wake = Deadline.earliest(
-                deadline, due, connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline)
+                Deadline.earliest(deadline, due),
+                Deadline.earliest(connection == nil ? nil : liveness?.nextDeadline, inProcess.nextDeadline))
             let events: [ReadinessEvent<Token>]
             do { events = try descriptors.wait(until: wake) } catch { return .failed(.waitFailed(error)) }
             // A few events at most, looked through where asked: nothing is
