@@ -32,7 +32,10 @@ struct DaemonLink: Equatable {
     }
 
     /// Until the first status arrives: when to give up on it.
-    private(set) var firstAnswerBy: ContinuousClock.Instant?
+    var firstAnswerBy: ContinuousClock.Instant? { answerDue?.instant }
+    /// Stored in a fixed layout: a phase holds the link, and the session's
+    /// state the phase, all copied at each step (``StoredInstant``).
+    private var answerDue: StoredInstant?
     /// Destination answers that came before the first status: they count
     /// once it says the daemon serves this network.
     private var held: [Event] = []
@@ -46,10 +49,10 @@ struct DaemonLink: Equatable {
     init(path: String, ownNetwork: NetworkNamespace?, firstAnswerBy: ContinuousClock.Instant) {
         self.path = path
         self.ownNetwork = ownNetwork
-        self.firstAnswerBy = firstAnswerBy
+        answerDue = StoredInstant(firstAnswerBy)
     }
 
-    var hasAnswered: Bool { firstAnswerBy == nil }
+    var hasAnswered: Bool { answerDue == nil }
 
     /// What `line` means. `passesThrough`: the session would deliver the
     /// line as it came, were it a change on a subscription that answered.
@@ -65,7 +68,7 @@ struct DaemonLink: Equatable {
             do throws(DaemonClientError) { try DaemonConnection.checkServes(status, network: ownNetwork, path: path) } catch {
                 return [.failed(error, otherNetwork: true)]
             }
-            firstAnswerBy = nil
+            answerDue = nil
             defer { held = [] }
             return [.answered(status, line: line)] + held
         case .destination(let status):
