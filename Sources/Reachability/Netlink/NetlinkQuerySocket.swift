@@ -174,22 +174,21 @@ final class NetlinkQuerySocket {
     ) throws(NetlinkError) -> Bool {
         let count = batch.count
         // Slots 0..<count are the lookups, count + slot their FIB matches.
-        var messages: [OpaquePointer] = []
-        var slots: [Int] = []
-        defer { messages.forEach { nlmsg_free($0) } }
+        var datagram = RouteRequestDatagram(requests: 2 * count)
+        var requests = SentRequests(capacity: 2 * count)
+        let port = socket.localPort
         for (slot, position) in zip(0..., batch) {
             let query = queries[position]
-            messages.append(try request(query, matchingRoute: false))
-            slots.append(slot)
+            let sequence = socket.nextSequence()
+            datagram.append(query, matchingRoute: false, sequence: sequence, port: port)
+            requests.add(sequence, slot: slot)
             if query.destination.family == .ipv6 {
-                messages.append(try request(query, matchingRoute: true))
-                slots.append(count + slot)
+                let sequence = socket.nextSequence()
+                datagram.append(query, matchingRoute: true, sequence: sequence, port: port)
+                requests.add(sequence, slot: count + slot)
             }
         }
-        var requests = SentRequests(capacity: 2 * count)
-        for (sequence, slot) in zip(try socket.send(messages, operation: "send route lookups"), slots) {
-            requests.add(sequence, slot: slot)
-        }
+        try socket.send(datagram, operation: "send route lookups")
         var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)
         var missing = requests.count
         var overran = false
@@ -216,62 +215,6 @@ final class NetlinkQuerySocket {
             }
         }
         return overran
-    }
-
-    /// Room for one route request: its header, `rtmsg`, and every
-    /// attribute `send(_:matchingRoute:)` may add, with room to spare.
-    private static let routeRequestBytes = 256
-
-    /// One RTM_GETROUTE for `query`; with `matchingRoute`, for the route
-    /// the table holds (RTM_F_FIB_MATCH). The caller frees it.
-    private func request(_ query: RouteQuery, matchingRoute: Bool) throws(NetlinkError) -> OpaquePointer {
-        let destination = query.destination
-        // Sized for the request (about 100 bytes with every attribute):
-        // libnl's default is a page, zeroed per lookup, which cost more than
-        // building the request (callgrind).
-        guard let message = nlmsg_alloc_size(Self.routeRequestBytes) else {
-            throw NetlinkError("allocate a route request", libnlCode: -NLE_NOMEM)
-        }
-        var built = false
-        defer { if !built { nlmsg_free(message) } }
-        guard nlmsg_put(message, UInt32(NL_AUTO_PORT), UInt32(NL_AUTO_SEQ), Int32(RTM_GETROUTE), 0, 0) != nil else {
-            throw NetlinkError("build a route request", libnlCode: -NLE_NOMEM)
-        }
-        var header = rtmsg()
-        header.rtm_family = UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6)
-        header.rtm_dst_len = UInt8(destination.bytes.count * 8)
-        // Without it the kernel answers an IPv4 lookup with table `main`
-        // whichever table the route came from (as `ip route get` knows).
-        header.rtm_flags = UInt32(RTM_F_LOOKUP_TABLE) | (matchingRoute ? UInt32(RTM_F_FIB_MATCH) : 0)
-        if let source = query.source, source.family == destination.family {
-            header.rtm_src_len = UInt8(source.bytes.count * 8)
-        }
-        try libnl("build a route request",
-                  nlmsg_append(message, &header, MemoryLayout<rtmsg>.size, Int32(NLMSG_ALIGNTO)))
-        try libnl("build a route request", destination.bytes.withUnsafeBytes {
-            nla_put(message, Int32(RTA_DST.rawValue), Int32($0.count), $0.baseAddress)
-        })
-        if let source = query.source, source.family == destination.family {
-            try libnl("build a route request", source.bytes.withUnsafeBytes {
-                nla_put(message, Int32(RTA_SRC.rawValue), Int32($0.count), $0.baseAddress)
-            })
-        }
-        if let uid = query.uid {
-            try libnl("build a route request", nla_put_u32(message, Int32(RTA_UID.rawValue), uid))
-        }
-        if let link = query.outputInterface {
-            // The kernel reads 0 as no link at all: an index no link has is
-            // asked as one it refuses.
-            let index = link > 0 ? UInt32(exactly: link) ?? UInt32.max : UInt32.max
-            try libnl("build a route request", nla_put_u32(message, Int32(RTA_OIF.rawValue), index))
-        }
-        if let port = query.tcpPort {
-            try libnl("build a route request", nla_put_u8(message, Int32(RTA_IP_PROTO.rawValue), UInt8(IPPROTO_TCP)))
-            // Network byte order, as the kernel reads RTA_DPORT.
-            try libnl("build a route request", nla_put_u16(message, Int32(RTA_DPORT.rawValue), port.bigEndian))
-        }
-        built = true
-        return message
     }
 
     /// Files each frame of one datagram under the position its sequence

@@ -80,33 +80,32 @@ final class NetlinkSocket {
         }
     }
 
-    /// Sends a message built with libnl, stamped with a fresh sequence number,
-    /// and returns that number so that replies can be matched to it.
+    /// Sends a message built with libnl, stamped with a fresh sequence
+    /// number and completed as libnl completes a message it sends, and
+    /// returns that number so that replies can be matched to it.
     func send(_ message: OpaquePointer, operation: @autoclosure () -> String) throws(NetlinkError) -> UInt32 {
-        try send([message], operation: operation())[0]
+        let header = nlmsg_hdr(message)!
+        header.pointee.nlmsg_seq = nextSequence()
+        nl_complete_msg(handle, message)
+        try libnl(operation(), nl_sendto(handle, header, Int(header.pointee.nlmsg_len)))
+        datagramsSent += 1
+        return header.pointee.nlmsg_seq
     }
 
-    /// Sends `messages` in one datagram, each stamped with a fresh sequence
-    /// number and completed as libnl completes a message it sends, and
-    /// returns their sequence numbers in order. The kernel
-    /// takes every request in a datagram in turn and answers each on its
-    /// own: a batch costs one system call, not one per request.
-    func send(_ messages: [OpaquePointer], operation: @autoclosure () -> String) throws(NetlinkError) -> [UInt32] {
-        var datagram: [UInt8] = []
-        var sequences: [UInt32] = []
-        sequences.reserveCapacity(messages.count)
-        for message in messages {
-            let header = nlmsg_hdr(message)!
-            header.pointee.nlmsg_seq = nl_socket_use_seq(handle)
-            nl_complete_msg(handle, message)
-            sequences.append(header.pointee.nlmsg_seq)
-            datagram.append(contentsOf: UnsafeRawBufferPointer(start: header, count: Int(header.pointee.nlmsg_len)))
-        }
-        let sent = datagram.withUnsafeMutableBytes { nl_sendto(handle, $0.baseAddress, $0.count) }
+    /// Sends route lookups written by hand, in one datagram: the kernel
+    /// takes every request in it in turn and answers each on its own, so a
+    /// batch costs one system call, not one per request. Their sequence
+    /// numbers were taken with ``nextSequence()``.
+    func send(_ datagram: RouteRequestDatagram, operation: @autoclosure () -> String) throws(NetlinkError) {
+        let sent = datagram.bytes.withUnsafeBytes { nl_sendto(handle, UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
         try libnl(operation(), sent)
         datagramsSent += 1
-        return sequences
     }
+    /// A fresh sequence number, as libnl stamps a message it sends.
+    func nextSequence() -> UInt32 { nl_socket_use_seq(handle) }
+
+    /// The port the socket is bound to, which a request names as its sender.
+    var localPort: UInt32 { nl_socket_get_local_port(handle) }
 
     /// Asks for a receive buffer of `bytes` and returns what the socket got,
     /// as SO_RCVBUF reads back (the kernel doubles it for its bookkeeping).
