@@ -31,10 +31,14 @@ enum LookupScope: Sendable, Equatable {
         }
     }
 
+    // The set is taken out of `self` before it grows: while `self` still
+    // held it, each insertion copied the whole set, and a batch of 20,000
+    // routes (a full table loading) took seconds in a test build.
     private mutating func widen(within prefix: RoutePrefix) {
         switch self {
         case .nothing: self = .within([prefix])
         case .within(var prefixes):
+            self = .nothing
             prefixes.insert(prefix)
             self = .within(prefixes)
         case .everything: return
@@ -46,7 +50,10 @@ enum LookupScope: Sendable, Equatable {
         switch (self, other) {
         case (_, .nothing), (.everything, _): return
         case (.nothing, _), (_, .everything): self = other
-        case (.within(let mine), .within(let theirs)): self = .within(mine.union(theirs))
+        case (.within(var mine), .within(let theirs)):
+            self = .nothing
+            mine.formUnion(theirs)
+            self = .within(mine)
         }
     }
 
