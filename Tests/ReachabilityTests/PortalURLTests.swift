@@ -119,4 +119,23 @@ struct ControlCharacterEscapingTests {
         #expect(lines.withUnsafeBufferPointer { ControlCharacters.absent(from: $0, newlines: true) })
         #expect(!lines.withUnsafeBufferPointer { ControlCharacters.absent(from: $0) })
     }
+
+    /// The check reads printable ASCII eight bytes at a time: a scalar it
+    /// must find is found at every offset of a longer text, each byte of
+    /// it in any lane, and text with none passes whole.
+    @Test func theByteCheckFindsAControlCharacterAtAnyOffset() {
+        let escaped: [[UInt8]] = (0..<0x20).map { [UInt8($0)] } + [[0x7F], [0xC2, 0x80], [0xC2, 0x9F], [0xE2, 0x80, 0xA8],
+                                                                 [0xE2, 0x80, 0xAE], [0xE2, 0x81, 0xA6], [0xE2, 0x81, 0xA9]]
+        let passed: [[UInt8]] = [[0x20], [0x7E], [0xC2, 0xA0], [0xE2, 0x80, 0xA7], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98, 0x80]]
+        for offset in 0..<20 {
+            for (sequence, found) in escaped.map({ ($0, true) }) + passed.map({ ($0, false) }) {
+                let text = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + sequence + [UInt8](repeating: UInt8(ascii: "b"), count: 19)
+                let absent = text.withUnsafeBufferPointer { ControlCharacters.absent(from: $0) }
+                #expect(absent == !found, "\(sequence) at \(offset)")
+            }
+            let line = [UInt8](repeating: UInt8(ascii: "a"), count: offset) + [UInt8(ascii: "\n")] + [UInt8](repeating: UInt8(ascii: "b"), count: 19)
+            #expect(line.withUnsafeBufferPointer { ControlCharacters.absent(from: $0, newlines: true) }, "newline at \(offset)")
+            #expect(!line.withUnsafeBufferPointer { ControlCharacters.absent(from: $0) }, "newline at \(offset)")
+        }
+    }
 }
