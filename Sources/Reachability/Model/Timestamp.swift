@@ -26,29 +26,30 @@ package enum Timestamp {
         let milliseconds = Int32(total - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        // Digits into 24 fixed bytes: a String per field was 3 % of a route
-        // change's CPU in-process (issue 45's profile).
-        var text = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int32, width: Int, at offset: Int) {
-            var value = value
-            for index in stride(from: offset + width - 1, through: offset, by: -1) {
-                text[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
+        // Digits into the string's own 24 bytes: a String per field was 3 %
+        // of a route change's CPU in-process (issue 45's profile), and an
+        // array of the bytes first cost an allocation more than the string.
+        return String(unsafeUninitializedCapacity: 24) { text in
+            func put(_ value: Int32, width: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
             }
+            // Years past 9999 (or before 1) are no timestamp a kernel event has;
+            // clamped rather than cut to the wrong digits.
+            put(min(max(parts.tm_year + 1900, 0), 9999), width: 4, at: 0)
+            put(parts.tm_mon + 1, width: 2, at: 5)
+            put(parts.tm_mday, width: 2, at: 8)
+            put(parts.tm_hour, width: 2, at: 11)
+            put(parts.tm_min, width: 2, at: 14)
+            put(parts.tm_sec, width: 2, at: 17)
+            put(milliseconds, width: 3, at: 20)
+            (text[4], text[7], text[10]) = (UInt8(ascii: "-"), UInt8(ascii: "-"), UInt8(ascii: "T"))
+            (text[13], text[16], text[19], text[23]) = (UInt8(ascii: ":"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "Z"))
+            return 24
         }
-        // Years past 9999 (or before 1) are no timestamp a kernel event has;
-        // clamped rather than cut to the wrong digits.
-        put(min(max(parts.tm_year + 1900, 0), 9999), width: 4, at: 0)
-        put(parts.tm_mon + 1, width: 2, at: 5)
-        put(parts.tm_mday, width: 2, at: 8)
-        put(parts.tm_hour, width: 2, at: 11)
-        put(parts.tm_min, width: 2, at: 14)
-        put(parts.tm_sec, width: 2, at: 17)
-        put(milliseconds, width: 3, at: 20)
-        for (offset, byte) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
-            text[offset] = UInt8(ascii: byte)
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// What ``format(_:)`` writes by hand, through Foundation's formatter.
