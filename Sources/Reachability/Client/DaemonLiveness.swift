@@ -47,17 +47,37 @@ struct DaemonLiveness {
     private(set) var path = ""
     private let sentinel: NetlinkEventSocket
     private var probe: DaemonConnection?
-    private var probeAnswerBy: ContinuousClock.Instant?
-    private var nextProbeAllowed: ContinuousClock.Instant = .now
+    // Its times are kept as ``StoredInstant``s: the session reads its
+    // descriptors and deadline at each turn, and a value holding a
+    // ContinuousClock.Instant is copied through runtime witnesses.
+    private var probeAnswerBy: ContinuousClock.Instant? {
+        get { storedProbeAnswerBy?.instant }
+        set { storedProbeAnswerBy = newValue.map(StoredInstant.init) }
+    }
+    private var storedProbeAnswerBy: StoredInstant?
+    private var nextProbeAllowed: ContinuousClock.Instant {
+        get { storedNextProbeAllowed.instant }
+        set { storedNextProbeAllowed = StoredInstant(newValue) }
+    }
+    private var storedNextProbeAllowed = StoredInstant(.now)
     /// A kernel change not yet probed for, waiting for its news or the spacing.
     private struct PendingProbe {
         /// When the probe is sent, unless news came first.
-        var due: ContinuousClock.Instant
+        var due: ContinuousClock.Instant {
+            get { storedDue.instant }
+            set { storedDue = StoredInstant(newValue) }
+        }
+        private var storedDue: StoredInstant
         /// The subscription's byte count past which a byte was written after
         /// the latest change: what it had received and had queued when the
         /// sentinel was read. `nil`: the kernel would not say, and only the
         /// probe counts.
         var newsFence: Int?
+
+        init(due: ContinuousClock.Instant, newsFence: Int?) {
+            storedDue = StoredInstant(due)
+            self.newsFence = newsFence
+        }
     }
 
     private var pending: PendingProbe?
