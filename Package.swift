@@ -91,7 +91,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachabilityTests",
-            dependencies: ["Reachability", "ReachabilityPlaceholders", "TestSupport"],
+            // CNetlink: the hand-written route requests are compared with libnl's.
+            dependencies: ["Reachability", "ReachabilityPlaceholders", "TestSupport", "CNetlink"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

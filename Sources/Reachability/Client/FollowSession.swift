@@ -134,7 +134,7 @@ package final class FollowSession {
             if let ending = perform(.commands(remote.takeCommands()), now, deliver) { return ending }
             // Time matters only when something is due: a route change's
             // wake-up steps the state once, for what it read. Asked once a
-            // turn (again only after a tick): each ask copies the state.
+            // turn (again only after a tick), in place (FollowState.nextDeadline).
             var due = state.nextDeadline
             if let overdue = due, now >= overdue {
                 if let ending = perform(.tick, now, deliver) { return ending }

@@ -188,7 +188,7 @@ final class NetlinkQuerySocket {
                 requests.add(sequence, slot: count + slot)
             }
         }
-        try socket.send(datagram, operation: "send route lookups")
+        try socket.send(datagram.bytes, operation: "send route lookups")
         var replies = [RouteLookupResult?](repeating: nil, count: 2 * count)
         var missing = requests.count
         var overran = false

@@ -34,7 +34,8 @@ final class NetlinkSocket {
         self.buffer = .allocate(byteCount: 64 * 1024, alignment: 16)
         if !sequenceChecks { nl_socket_disable_seq_check(handle) }
         // Requests are answered by their reply or an error; libnl's automatic
-        // ACK request would add a second message to every answer.
+        // ACK request would add a second message to every answer. The route
+        // lookups written by hand (RouteRequestDatagram) ask for none either.
         nl_socket_disable_auto_ack(handle)
         try libnl(family == NETLINK_ROUTE ? "connect to rtnetlink" : "connect to netlink family \(family)", nl_connect(handle, family))
     }
@@ -92,15 +93,16 @@ final class NetlinkSocket {
         return header.pointee.nlmsg_seq
     }
 
-    /// Sends route lookups written by hand, in one datagram: the kernel
-    /// takes every request in it in turn and answers each on its own, so a
-    /// batch costs one system call, not one per request. Their sequence
-    /// numbers were taken with ``nextSequence()``.
-    func send(_ datagram: RouteRequestDatagram, operation: @autoclosure () -> String) throws(NetlinkError) {
-        let sent = datagram.bytes.withUnsafeBytes { nl_sendto(handle, UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
+    /// Sends requests written by hand (``RouteRequestDatagram``) in one
+    /// datagram: the kernel takes every request in it in turn and answers
+    /// each on its own, so a batch costs one system call, not one per
+    /// request. Their sequence numbers were taken with ``nextSequence()``.
+    func send(_ datagram: [UInt8], operation: @autoclosure () -> String) throws(NetlinkError) {
+        let sent = datagram.withUnsafeBytes { nl_sendto(handle, UnsafeMutableRawPointer(mutating: $0.baseAddress), $0.count) }
         try libnl(operation(), sent)
         datagramsSent += 1
     }
+
     /// A fresh sequence number, as libnl stamps a message it sends.
     func nextSequence() -> UInt32 { nl_socket_use_seq(handle) }
 

@@ -14,14 +14,11 @@ import Glibc
 /// random queries.
 struct RouteRequestDatagram {
     private(set) var bytes: [UInt8] = []
-    /// The sequence number of each request, in the order written.
-    private(set) var sequences: [UInt32] = []
 
     /// Room for `requests` requests of the usual size, so that a batch
     /// grows its buffer once.
     init(requests: Int) {
         bytes.reserveCapacity(requests * 64)
-        sequences.reserveCapacity(requests)
     }
 
     /// One request for `query` under `sequence`, from the socket bound to
@@ -37,25 +34,27 @@ struct RouteRequestDatagram {
         if query.uid != nil { length += Self.attributeBytes(4) }
         if query.outputInterface != nil { length += Self.attributeBytes(4) }
         if query.tcpPort != nil { length += Self.attributeBytes(1) + Self.attributeBytes(2) }
-        var at = bytes.count
+        let start = bytes.count
+        var at = start
         bytes.append(contentsOf: repeatElement(0, count: length))
         bytes.withUnsafeMutableBytes { buffer in
             // Host order, as netlink's headers and integer attributes are.
-            func put<Value>(_ value: Value) {
-                buffer.storeBytes(of: value, toByteOffset: at, as: Value.self)
-                at += MemoryLayout<Value>.size
-            }
-            func put(_ value: [UInt8]) {
-                for byte in value {
-                    buffer[at] = byte
-                    at += 1
-                }
+            func put(_ value: some FixedWidthInteger) {
+                buffer.storeBytes(of: value, toByteOffset: at, as: type(of: value))
+                at += MemoryLayout.size(ofValue: value)
             }
             /// `struct rtattr`, then its value; `at` moves past the padding.
-            func attribute(_ type: UInt32, _ write: () -> Void, size: Int) {
+            func attribute(_ type: UInt32, _ value: [UInt8]) {
+                put(UInt16(4 + value.count))
+                put(UInt16(type))
+                for byte in value { put(byte) }
+                at += (4 - value.count % 4) % 4
+            }
+            func attribute(_ type: UInt32, _ value: some FixedWidthInteger) {
+                let size = MemoryLayout.size(ofValue: value)
                 put(UInt16(4 + size))
                 put(UInt16(type))
-                write()
+                put(value)
                 at += (4 - size % 4) % 4
             }
             // struct nlmsghdr
@@ -74,22 +73,23 @@ struct RouteRequestDatagram {
             // with table `main` whichever table the route came from (as `ip
             // route get` knows).
             put(UInt32(RTM_F_LOOKUP_TABLE) | (matchingRoute ? UInt32(RTM_F_FIB_MATCH) : 0))
-            attribute(RTA_DST.rawValue, { put(destination.bytes) }, size: destination.bytes.count)
-            if let source { attribute(RTA_SRC.rawValue, { put(source.bytes) }, size: source.bytes.count) }
-            if let uid = query.uid { attribute(RTA_UID.rawValue, { put(uid) }, size: 4) }
+            attribute(RTA_DST.rawValue, destination.bytes)
+            if let source { attribute(RTA_SRC.rawValue, source.bytes) }
+            if let uid = query.uid { attribute(RTA_UID.rawValue, uid) }
             if let link = query.outputInterface {
                 // The kernel reads 0 as no link at all: an index no link has
                 // is asked as one it refuses.
-                let index = link > 0 ? UInt32(exactly: link) ?? UInt32.max : UInt32.max
-                attribute(RTA_OIF.rawValue, { put(index) }, size: 4)
+                attribute(RTA_OIF.rawValue, link > 0 ? UInt32(exactly: link) ?? UInt32.max : UInt32.max)
             }
             if let port = query.tcpPort {
-                attribute(RTA_IP_PROTO.rawValue, { put(UInt8(IPPROTO_TCP)) }, size: 1)
+                attribute(RTA_IP_PROTO.rawValue, UInt8(IPPROTO_TCP))
                 // Network byte order, as the kernel reads RTA_DPORT.
-                attribute(RTA_DPORT.rawValue, { put(port.bigEndian) }, size: 2)
+                attribute(RTA_DPORT.rawValue, port.bigEndian)
             }
         }
-        sequences.append(sequence)
+        // The length counted above is what was written: past it, the
+        // stores above would have gone beyond the request's zeros.
+        precondition(at == start + length, "a route request's length was miscounted")
     }
 
     /// `struct nlmsghdr` and `struct rtmsg`.

@@ -8,7 +8,7 @@
 /// answer's deadline, and so cost the value witnesses of the whole phase
 /// at each step. `Duration` is frozen: a value holding this one is laid
 /// out, copied and compared inline.
-struct StoredInstant: Hashable, Comparable, Sendable {
+struct StoredInstant: Equatable, Sendable {
     /// The origin every stored instant is measured from: any instant will
     /// do, as long as it stays the same for the process.
     private static let origin = ContinuousClock.Instant.now
@@ -20,5 +20,4 @@ struct StoredInstant: Hashable, Comparable, Sendable {
 
     var instant: ContinuousClock.Instant { Self.origin.advanced(by: sinceOrigin) }
 
-    static func < (lhs: StoredInstant, rhs: StoredInstant) -> Bool { lhs.sinceOrigin < rhs.sinceOrigin }
 }
