@@ -304,7 +304,12 @@ public struct NetworkStatus: Codable, Sendable, Equatable {
         summary.summaryMetered = metered
         summary.interfaces = []
         summary.watched = []
-        summary.changes = changes.filter(\.isInSummary)
+        // Room for them all first: `filter` grew the list, a new buffer
+        // and a copy, at each change it kept (a handover keeps three).
+        var kept: [StatusChange] = []
+        kept.reserveCapacity(changes.count)
+        for change in changes where change.isInSummary { kept.append(change) }
+        summary.changes = kept
         return summary
     }
 
