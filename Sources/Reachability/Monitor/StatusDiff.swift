@@ -9,6 +9,10 @@ enum StatusDiff {
     /// target gone from the list, which the daemon's fixed list never has.
     static func changes(from old: NetworkStatus, to new: NetworkStatus) -> [StatusChange] {
         var changes: [StatusChange] = []
+        // Asked of two statuses that differ: a change or more, a route's
+        // going three (a family's reachability and path, name resolution).
+        // Grown from empty, the list was made anew at each of them.
+        changes.reserveCapacity(4)
         for family in AddressFamily.allCases {
             let (before, after) = (old.family(family), new.family(family))
             if before.reachability != after.reachability || before.reason != after.reason {

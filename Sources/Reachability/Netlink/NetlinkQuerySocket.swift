@@ -123,6 +123,15 @@ final class NetlinkQuerySocket {
     /// order first asked, none expecting more than `replyBudget` replies (an
     /// IPv6 query brings two, see ``lookUp(_:of:into:)``).
     static func batches(_ positions: [Int], of queries: [RouteQuery], replyBudget: Int) -> [[Int]] {
+        // The host's own lookups at a route change, one user's and within
+        // the budget: one batch, the positions as they came, where the
+        // cutting below made three arrays for them.
+        let first = positions.first.map { queries[$0].uid }
+        if positions.allSatisfy({ queries[$0].uid == first }),
+            positions.reduce(0, { $0 + replyCount(of: queries[$1]) }) <= replyBudget
+        {
+            return positions.isEmpty ? [] : [positions]
+        }
         var batches: [[Int]] = []
         for group in byUser(positions, of: queries) {
             var batch: [Int] = []
