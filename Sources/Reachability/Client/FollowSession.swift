@@ -127,6 +127,8 @@ package final class FollowSession {
     private func loop(until deadline: ContinuousClock.Instant?, _ deliver: (Update) -> Bool) -> Ending {
         // Commands sent before the run are waiting already.
         var signalled = true
+        // Listed afresh before each wait, in room kept from the last.
+        var descriptors = PollSet<Token>()
         while true {
             let now = ContinuousClock.now
             if let deadline, now >= deadline { return .stopped }
@@ -141,7 +143,7 @@ package final class FollowSession {
                 due = state.nextDeadline
             }
 
-            var descriptors = PollSet<Token>()
+            descriptors.removeAll()
             descriptors.add(remote.wake.fileDescriptor, .commands)
             if let connection {
                 descriptors.add(connection.fd, .daemon)

@@ -14,6 +14,13 @@ package struct PollSet<Token> {
 
     package init() {}
 
+    /// Empties the set for the next wait, keeping its room: a loop that
+    /// lists its descriptors before every wait then makes no arrays for them.
+    package mutating func removeAll() {
+        descriptors.removeAll(keepingCapacity: true)
+        tokens.removeAll(keepingCapacity: true)
+    }
+
     /// Waits on `fd` under `token`; a `nil` or negative descriptor is skipped.
     package mutating func add(_ fd: Int32?, _ token: Token, interest: Interest = .readable) {
         guard let fd, fd >= 0 else { return }
