@@ -67,10 +67,12 @@ package final class NetworkEngine {
     /// reopened (``takeNewDescriptors()`` says when).
     package var descriptors: [(input: Input, fd: Int32)] {
         // Labelled as returned: an unlabelled array is converted element by
-        // element, through a dynamic cast, on every wake-up (callgrind).
-        var descriptors: [(input: Input, fd: Int32)] = [
-            (.netlink, watcher.fileDescriptor), (.resolver, tracker.resolverDescriptor),
-        ]
+        // element, through a dynamic cast, on every wake-up (callgrind). Room
+        // for all three first: a literal of two grew for the third.
+        var descriptors: [(input: Input, fd: Int32)] = []
+        descriptors.reserveCapacity(3)
+        descriptors.append((.netlink, watcher.fileDescriptor))
+        descriptors.append((.resolver, tracker.resolverDescriptor))
         if let resolverFiles { descriptors.append((.resolverFiles, resolverFiles.fileDescriptor)) }
         return descriptors
     }
