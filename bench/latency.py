@@ -4,7 +4,8 @@ figures behind issue 11.
 
 Default-route flips go through one long-lived `ip -batch -` in a throw-away
 namespace. First issue 45's five watchers in one run per round, with the
-ratios its goals are set in; then each watcher in a run of its own beside
+ratios its goals are set in and each one's CPU time per flip in the same
+rounds (the daemon's counted with its client's); then each watcher in a run of its own beside
 `ip monitor`, then all in one run. Every watcher's output line is stamped by one epoll loop here, the
 same way as the line of `ip monitor route` (the kernel's own notification, the
 limit), and each watcher is reported as its difference from that line, never
@@ -78,6 +79,8 @@ class Watcher:
 
     def __init__(self, name, fd, owner=None):
         self.name, self.fd, self.owner = name, fd, owner
+        # A `reachd monitor` of the daemon's: its CPU counts with the daemon's.
+        self.follows_daemon = False
         self.buffer = b""
         self.lines = []  # (monotonic ns, line)
 
@@ -102,9 +105,32 @@ SOCKET = "@SOCKET@"
 
 
 def start(net, name, argv):
+    watcher_of_daemon = any(SOCKET in word for word in argv)
     argv = [word.replace(SOCKET, net.sock) for word in argv]
     process = subprocess.Popen(net.exec(*argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    return Watcher(name, process.stdout.fileno(), process)
+    watcher = Watcher(name, process.stdout.fileno(), process)
+    watcher.follows_daemon = watcher_of_daemon
+    return watcher
+
+
+def cpu_ns(pid):
+    """Nanoseconds on a CPU of process `pid`: its threads and the processes
+    it started (relay.c's hop forks its reader), from the scheduler's own
+    account; 0 for one that is gone."""
+    total = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+            with open(f"/proc/{pid}/task/{thread}/children") as children:
+                total += sum(cpu_ns(int(child)) for child in children.read().split())
+        except OSError:
+            continue
+    return total
 
 
 def subscriber(path, name):
@@ -166,7 +192,7 @@ def latency(flips, together=False):
 DEFAULT_ROUTE_FLIP = ("route del default", "route add default via 10.77.0.1")
 
 
-def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None, timeline=None):
+def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrivals=None, timeline=None, cpu=None):
     """Each watcher's line after `ip monitor`'s for the same flip; with
     `daemon_stopped`, the daemon is stopped (SIGSTOP) once they all listen.
     `flip`: the two `ip` commands that alternate (the default route going
@@ -174,7 +200,10 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
     arrival per flip (monotonic ns, None where none came), by name.
     `timeline`, a dict: the flips are recorded with `perf sched record`, and
     it is given the recording's path ("perf"), the daemon's pid ("daemon")
-    and each watcher's ("pids", by name); the caller removes the file."""
+    and each watcher's ("pids", by name); the caller removes the file. `cpu`, a
+    dict: filled with each watcher's CPU time per flip over the flips (µs),
+    by name, the daemon's counted with a watcher of it (here it serves that
+    one alone)."""
     net = reachd_bench.Network()
     rows = []
     daemon, watchers = None, []
@@ -204,6 +233,11 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1)  # perf has its events open
 
+        def spent():
+            daemon_ns = cpu_ns(daemon.pid)
+            return {w.name: cpu_ns(w.owner.pid) + (daemon_ns if w.follows_daemon else 0)
+                    for w in watchers[1:] if w.owner is not None}
+        spent_before = spent()
         batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
         starts = []
         online = True
@@ -218,6 +252,8 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
             drain(poller, watchers, 0.02 + random.random() * 0.03)
         batch.stdin.close()
         batch.wait()
+        if cpu is not None:
+            cpu.update({name: (ns - spent_before[name]) / flips / 1e3 for name, ns in spent().items()})
         if recorder is not None:
             recorder.send_signal(signal.SIGINT)
             recorder.wait()
@@ -292,22 +328,33 @@ def hop(flips, rounds=4):
     if python is None:
         rows.append("  (no python3-gi here: GLib's watcher skipped, and the ratios against it)")
     p50s = {name: [] for name, _ in watchers}
+    cpus = {name: [] for name, _ in watchers}
     try:
         for n in range(rounds):
-            arrivals = {}
-            for row in measure(flips, watchers, arrivals=arrivals):
+            arrivals, cpu = {}, {}
+            for row in measure(flips, watchers, arrivals=arrivals, cpu=cpu):
                 rows.append(f"  round {n + 1}: {row.strip()}")
             reference = arrivals["ip monitor route (reference)"]
             for name, _ in watchers:
                 differences = [t - r for t, r in zip(arrivals[name], reference) if t is not None and r is not None]
                 if differences:
                     p50s[name].append(statistics.median(differences))
+                if name in cpu:
+                    cpus[name].append(cpu[name])
     finally:
         if build:
             shutil.rmtree(build, ignore_errors=True)
     p50 = {name: statistics.median(values) for name, values in p50s.items() if values}
     for name, value in p50.items():
         rows.append(f"  {name:44} {value / 1e6:+.3f} ms, median of {len(p50s[name])} rounds' p50")
+    # What each costs per flip, beside when it answers: the same rounds'
+    # CPU time, which on two cores decides who waits for whom, and which
+    # moves less from run to run than the latencies do.
+    for name, values in cpus.items():
+        if values:
+            rows.append(f"  {name:44} {statistics.median(values):6.0f} µs CPU per flip"
+                        + (" (the daemon and its client)" if name == THROUGH_DAEMON[0] else "")
+                        + f", median of {len(values)} rounds")
     if glib[0] in p50 and IN_PROCESS[0] in p50:
         ratio = p50[IN_PROCESS[0]] / p50[glib[0]] if p50[glib[0]] > 0 else float("inf")
         rows.append(f"  in-process ÷ GLib:                           {ratio:.2f}  (goal: at most 1)")
