@@ -28,6 +28,9 @@ let package = Package(
         ),
         // epoll, which Swift's Glibc module leaves out: the daemon's loop.
         .systemLibrary(name: "CEventPoll"),
+        // sched_setattr(2), which glibc before 2.41 does not wrap: the short
+        // time slice reachd's own loops ask for.
+        .systemLibrary(name: "CScheduling"),
         // sd-bus, for logind's word that the host resumed from suspend: the
         // daemon's alone (libsystemd0 is on every systemd host).
         .systemLibrary(
@@ -40,6 +43,7 @@ let package = Package(
             dependencies: [
                 "CNetlink",
                 "CEventPoll",
+                "CScheduling",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

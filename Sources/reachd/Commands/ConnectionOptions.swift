@@ -157,6 +157,10 @@ struct ConnectionOptions: ParsableArguments {
         // Not announcing (`--quiet`), it says none of them.
         var logger = Logger(label: "reachd.monitor")
         logger.logLevel = .error
+        // The session runs on this thread: the kernel's latency hint for it
+        // (TimeSlice). Refused, the command follows as well, only later
+        // when the cores are busy.
+        TimeSlice.request()
         do {
             let session = try FollowSession(configuration, logger: logger, traceDatagrams: traceDatagrams)
             for key in destinations { session.remote.follow(key) }

@@ -75,6 +75,13 @@ struct DaemonCommand: ParsableCommand {
             logger.error("running without the connectivity check: \(reason)")
             settings.check = nil
         }
+        // The loop runs on this thread: the kernel's latency hint for it
+        // (TimeSlice). Refused (an older systemd unit's seccomp filter), the
+        // daemon serves as well, only later when the cores are busy.
+        if let refusal = TimeSlice.request() {
+            logger.info("the kernel refused a short time slice; changes reach clients later on a busy host",
+                        metadata: ["errno": "\(refusal)"])
+        }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)
         let server = try DaemonServer(settings, DaemonServer.Environment(

@@ -56,14 +56,15 @@ struct SystemdUnitTests {
     /// 0.8 without Internet sockets; the connectivity check needs AF_INET and
     /// AF_INET6 to any address (its URL is configurable), which costs 0.5,
     /// and PrivateMounts=yes wins back 0.2; without PrivateUsers=, so that the
-    /// daemon sees each caller's uid, 0.2 more (the unit says so too).
-    @Test func theServiceIsHardenedToAnExposureOfOnePointThreeOrLess() async throws {
+    /// daemon sees each caller's uid, 0.2 more (the unit says so too); and
+    /// sched_setattr out of @resources, for the loop's short time slice, 0.1.
+    @Test func theServiceIsHardenedToAnExposureOfOnePointFourOrLess() async throws {
         let result = try await Subprocess.run(
             ["/usr/bin/env", "systemd-analyze", "security", "--offline=true", unitFiles[0]])
         let line = result.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let score = line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) }
         let exposure = try #require(score, "no exposure in: \(result.output)")
-        #expect(exposure <= 1.3, "\(line)")
+        #expect(exposure <= 1.4, "\(line)")
     }
 
     /// GLib loads modules from its own directory only (GIO_EXTRA_MODULES
@@ -157,7 +158,7 @@ struct SystemdUnitTests {
              "needs systemd-nspawn (Debian's systemd-container; make test installs it)"))
 struct SystemdContainerTests {
     static let checks = [
-        "socket-first", "activation", "active", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "journal-dns", "dead-gateway", "dead-gateway-back", "passive-as-user", "passive-watched", "passive-private", "spoofed-resume-as-user", "resume-as-unit", "flip-back",
+        "socket-first", "activation", "active", "time-slice", "status-text", "route-change", "connectivity", "check-as-user", "dns-as-user", "journal-dns", "dead-gateway", "dead-gateway-back", "passive-as-user", "passive-watched", "passive-private", "spoofed-resume-as-user", "resume-as-unit", "flip-back",
         "journal-family", "journal-destination", "journal-connectivity", "journal-path", "journal-said-once", "monitor-handover-as-user", "journal-catalog",
         "watched-status", "other-user-client", "per-user-routing", "other-network-as-user", "per-user-limit", "metrics-listener", "metrics-path-changes",
         "metrics-rebinding", "journal-none-dropped", "textfile",

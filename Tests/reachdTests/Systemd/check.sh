@@ -42,6 +42,22 @@ systemctl is-active -q reachd.socket && [ "$(systemctl is-active reachd.service)
 from_daemon() { answer=$("$reachd" status --json); case "$answer" in *'"source":"daemon"'*) return 0;; *) return 1;; esac; }
 if wait_for 10 from_daemon; then pass activation; else fail activation "$answer"; fi
 check active systemctl is-active -q reachd.service
+# 1b. The unit's seccomp filter lets the daemon's loop ask for its short time
+# slice: the daemon keeps the slice a `reachd monitor` started here is given
+# (100000 ns on Linux 6.12 and later; the default where the kernel keeps none).
+slice_of() { sed -n 's/^se\.slice *: *//p' "/proc/$1/sched"; }
+"$reachd" monitor --json > /tmp/slice-monitor.out 2>&1 &
+monitor=$!
+# Its first line is printed after it asked.
+monitor_printed() { [ -s /tmp/slice-monitor.out ]; }
+wait_for 5 monitor_printed
+given=$(slice_of "$monitor"); daemon_slice=$(slice_of "$(main_pid)")
+kill "$monitor"
+kernel=$(uname -r); major=${kernel%%.*}; minor=${kernel#*.}; minor=${minor%%.*}
+keeps_slices() { [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 12 ]; }; }
+if keeps_slices && [ "$given" != 100000 ]; then fail time-slice "a monitor's slice is $given on Linux $kernel"
+elif [ -n "$given" ] && [ "$daemon_slice" = "$given" ]; then pass time-slice
+else fail time-slice "the daemon's slice $daemon_slice, a monitor's $given"; fi
 status_is_current() { [ "$(status_text)" = "$("$reachd" status --short)" ]; }
 check status-text wait_for 5 status_is_current
 

@@ -130,15 +130,16 @@ struct DocumentationExampleTests {
         let file = scratch.appendingPathComponent("Examples.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
         let modules = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("Modules")
-        // A test build exposes the library's internal imports of CNetlink and
-        // CEventPoll: give swiftc their module maps and libnl's headers, as
+        // A test build exposes the library's internal imports of CNetlink,
+        // CEventPoll and CScheduling: give swiftc their module maps and libnl's headers, as
         // the package does.
         let libnl = try await Subprocess.run(["/usr/bin/env", "pkg-config", "--cflags-only-I", "libnl-route-3.0"])
         let headers = libnl.output.split(separator: " ").flatMap { ["-Xcc", $0.trimmingCharacters(in: .whitespacesAndNewlines)] }
         return try await Subprocess.run(
             ["/usr/bin/env", "swiftc", "-typecheck", "-I", modules.path,
              "-I", Self.root.appendingPathComponent("Sources/CNetlink").path,
-             "-I", Self.root.appendingPathComponent("Sources/CEventPoll").path] + headers + [file.path],
+             "-I", Self.root.appendingPathComponent("Sources/CEventPoll").path,
+             "-I", Self.root.appendingPathComponent("Sources/CScheduling").path] + headers + [file.path],
             timeout: .seconds(120))
     }
 

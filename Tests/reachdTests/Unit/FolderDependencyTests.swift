@@ -113,6 +113,7 @@ struct FolderDependencyTests {
     static let cImporters: [String: @Sendable (String) -> Bool] = [
         "CNetlink": { $0.hasPrefix("Reachability/Netlink/") },
         "CEventPoll": { $0 == "Reachability/System/EventPoll.swift" },
+        "CScheduling": { $0 == "Reachability/System/TimeSlice.swift" },
         "CSystemd": { ["reachd/Daemon/SleepWatch.swift", "reachd/Daemon/LogindInbox.swift"].contains($0) },
     ]
 
