@@ -116,7 +116,8 @@ def start(net, name, argv):
 def cpu_ns(pid):
     """Nanoseconds on a CPU of process `pid`: its threads and the processes
     it started (relay.c's hop forks its reader), from the scheduler's own
-    account; 0 for one that is gone."""
+    account; 0 for one that is gone. Only tasks alive when it is read count:
+    none of the watchers starts or ends one while it is measured."""
     total = 0
     try:
         threads = os.listdir(f"/proc/{pid}/task")

@@ -31,29 +31,42 @@ struct reachd_sched_attr {
 };
 
 /*
+ * From <linux/sched.h>: the bit sched_getscheduler(2) adds to a policy whose
+ * children start afresh (glibc names it only under _GNU_SOURCE), and
+ * sched_setattr's flag that keeps it.
+ */
+#define REACHD_SCHED_RESET_ON_FORK 0x40000000
+#define REACHD_SCHED_FLAG_RESET_ON_FORK 0x01
+
+/*
  * Asks, for the calling thread, that its slice be `nanoseconds` long (EEVDF's
  * custom slice, Linux 6.12 and later; older kernels ignore it), keeping its
- * policy and nice value: only a thread of the normal policy asks, so a user's
- * choice of SCHED_BATCH, SCHED_IDLE or a real-time policy stands. Returns 0,
- * or -1 with errno set (EPERM under a seccomp filter that denies it).
+ * policy, nice value and reset-on-fork flag. Only a thread of the normal
+ * policy asks, so that a user's choice of SCHED_BATCH, SCHED_IDLE or a
+ * real-time policy stands. Returns 0 where the kernel took the request, -1
+ * where the thread has another policy and nothing was asked, or the error
+ * number of a refusal (EPERM under a seccomp filter that denies the call):
+ * returned, not left in errno, for a caller that cannot trust errno to last.
  */
 static inline int reachd_request_time_slice(unsigned long long nanoseconds)
 {
-	if (sched_getscheduler(0) != SCHED_OTHER) {
-		errno = EPERM;
+	int policy = sched_getscheduler(0);
+	if (policy == -1)
+		return errno;
+	if ((policy & ~REACHD_SCHED_RESET_ON_FORK) != SCHED_OTHER)
 		return -1;
-	}
 	errno = 0;
 	int nice = getpriority(PRIO_PROCESS, 0);
 	if (nice == -1 && errno != 0)
-		return -1;
+		return errno;
 	struct reachd_sched_attr attr;
 	memset(&attr, 0, sizeof attr);
 	attr.size = sizeof attr;
 	attr.sched_policy = SCHED_OTHER;
+	attr.sched_flags = (policy & REACHD_SCHED_RESET_ON_FORK) ? REACHD_SCHED_FLAG_RESET_ON_FORK : 0;
 	attr.sched_nice = nice;
 	attr.sched_runtime = nanoseconds;
-	return (int)syscall(SYS_sched_setattr, 0, &attr, 0);
+	return syscall(SYS_sched_setattr, 0, &attr, 0) == 0 ? 0 : errno;
 }
 
 #endif

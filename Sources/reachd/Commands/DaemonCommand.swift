@@ -78,9 +78,9 @@ struct DaemonCommand: ParsableCommand {
         // The loop runs on this thread: the kernel's latency hint for it
         // (TimeSlice). Refused (an older systemd unit's seccomp filter), the
         // daemon serves as well, only later when the cores are busy.
-        if let refusal = TimeSlice.request() {
+        if case .refused(let error) = TimeSlice.request() {
             logger.info("the kernel refused a short time slice; changes reach clients later on a busy host",
-                        metadata: ["errno": "\(refusal)"])
+                        metadata: ["errno": "\(error)"])
         }
         let stop = try WakeSignal()
         ShutdownSignals.install(stop)

@@ -28,7 +28,7 @@ enum AskedTimeSlice {
         let given = Mutex<Int?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
-            if TimeSlice.request() == nil { given.withLock { $0 = slice(of: "thread-self") } }
+            if TimeSlice.request() == .granted { given.withLock { $0 = slice(of: "thread-self") } }
             done.signal()
         }
         thread.start()
