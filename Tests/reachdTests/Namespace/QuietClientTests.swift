@@ -19,6 +19,15 @@ import Glibc
 struct QuietClientTests {
     static let banner = URL(fileURLWithPath: Reachd.binary).deletingLastPathComponent().appendingPathComponent("OnlineBanner").path
 
+    /// Tests beside these make /etc/netns/HOST (`ip netns exec` mounts its
+    /// files over /etc's), and /etc/netns with it where it is missing: a new
+    /// entry in /etc, which every client here watches for the resolver's
+    /// files, woke the in-process monitor in a make test run (a read and
+    /// its EAGAIN). Made first, /etc/netns is never new while one is measured.
+    init() throws {
+        try FileManager.default.createDirectory(atPath: "/etc/netns", withIntermediateDirectories: true)
+    }
+
     /// Every system call of every thread of `pid` over `seconds` quiet seconds
     /// (`everyThread` false: of its main thread only). Throws when strace
     /// could not attach: its silence then says nothing of `pid`'s.
