@@ -123,17 +123,14 @@ final class NetlinkQuerySocket {
     /// order first asked, none expecting more than `replyBudget` replies (an
     /// IPv6 query brings two, see ``lookUp(_:of:into:)``).
     static func batches(_ positions: [Int], of queries: [RouteQuery], replyBudget: Int) -> [[Int]] {
-        // The host's own lookups at a route change, one user's and within
-        // the budget: one batch, the positions as they came, where the
-        // cutting below made three arrays for them.
-        let first = positions.first.map { queries[$0].uid }
-        if positions.allSatisfy({ queries[$0].uid == first }),
-            positions.reduce(0, { $0 + replyCount(of: queries[$1]) }) <= replyBudget
-        {
-            return positions.isEmpty ? [] : [positions]
-        }
         var batches: [[Int]] = []
-        for group in byUser(positions, of: queries) {
+        for group in byUser(positions, of: queries) where !group.isEmpty {
+            // A group within the budget is one batch as it came (the host's
+            // own lookups at a route change): cut, it made two arrays more.
+            if group.reduce(0, { $0 + replyCount(of: queries[$1]) }) <= replyBudget {
+                batches.append(group)
+                continue
+            }
             var batch: [Int] = []
             var replies = 0
             for position in group {
