@@ -155,23 +155,23 @@ package final class FileChangeWatch {
         }
         for (directory, watch) in descentWatches where ancestors[directory] == nil {
             descentWatches[directory] = nil
-            release(watch, of: directory, reached: nowReached)
+            release(watch, reached: nowReached)
         }
         // A directory no longer awaited (the resolver is no longer resolved)
         // would wake a quiet reader at each of its writes.
         for (directory, watch) in reached where nowReached[directory] == nil {
-            release(watch, of: directory, reached: nowReached)
+            release(watch, reached: nowReached)
         }
         descentNames = ancestors.values.reduce(into: []) { $0.formUnion($1) }
         defer { reached = nowReached }
         return !Set(nowReached.keys).subtracting(reached.keys).isEmpty
     }
 
-    /// Removes `watch` of `directory`, no longer wanted for what added it,
-    /// unless it is still wanted otherwise: inotify keeps one watch per
-    /// directory, whoever asked for it, kept while the directory is watched
-    /// for itself, reached, or another awaited path's nearest ancestor.
-    private func release(_ watch: Int32, of directory: String, reached nowReached: [String: Int32]) {
+    /// Removes `watch`, no longer wanted for what added it, unless it is
+    /// still wanted otherwise: inotify keeps one watch per directory,
+    /// whoever asked for it, kept while the directory is watched for
+    /// itself, reached, or another awaited path's nearest ancestor.
+    private func release(_ watch: Int32, reached nowReached: [String: Int32]) {
         let stillWanted = watchedDirectories.contains(watch) || nowReached.values.contains(watch)
             || descentWatches.values.contains(watch)
         if !stillWanted, inotify_rm_watch(fileDescriptor, watch) == 0 { removedWatches.insert(watch) }

@@ -19,5 +19,4 @@ struct StoredInstant: Equatable, Sendable {
     }
 
     var instant: ContinuousClock.Instant { Self.origin.advanced(by: sinceOrigin) }
-
 }
