@@ -44,10 +44,10 @@ if wait_for 10 from_daemon; then pass activation; else fail activation "$answer"
 check active systemctl is-active -q reachd.service
 # 1b. The unit's seccomp filter lets the daemon's loop ask for its short time
 # slice: where the kernel shows a thread's slice (se.slice, Linux 6.14 and
-# some stable kernels before), a `reachd monitor` started here has the
+# some stable kernels before), a `reachd monitor` a real user starts has the
 # 100000 ns it asks for, and the daemon the same.
 slice_of() { sed -n 's/^se\.slice *: *//p' "/proc/$1/sched"; }
-"$reachd" monitor --json > /tmp/slice-monitor.out 2>&1 &
+setpriv --reuid=4343 --regid=4343 --clear-groups "$reachd" monitor --json > /tmp/slice-monitor.out 2>&1 &
 monitor=$!
 # Its first line is printed after it asked.
 monitor_printed() { [ -s /tmp/slice-monitor.out ]; }
