@@ -211,6 +211,8 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
     try:
         daemon, _ = reachd_bench.start_daemon(net, "--no-check")
         watchers.append(start(net, "ip monitor route (reference)", REFERENCE))
+        poller = select.poll()
+        poller.register(watchers[0].fd, select.POLLIN)
         for name, argv, *matches in specs:
             if argv == "bare":
                 watchers.append(subscriber(net.sock, name))
@@ -218,11 +220,12 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
                 watchers.append(start(net, name, argv))
             # A spec's third element: which of its lines count (all, unless said).
             watchers[-1].matches = matches[0] if matches else (lambda line: True)
-        poller = select.poll()
-        for w in watchers:
-            poller.register(w.fd, select.POLLIN)
-        # Every watcher has said something (its first status, or ready); ip monitor says nothing until a change.
-        pump(poller, watchers, lambda: all(w.lines for w in watchers[1:]))
+            poller.register(watchers[-1].fd, select.POLLIN)
+            # Each has said something (its first status, or ready), so has
+            # joined the kernel's groups, before the next starts: the order
+            # they are handed a notice in is the reverse of the specs'. ip
+            # monitor says nothing until a change.
+            pump(poller, watchers, lambda: bool(watchers[-1].lines))
         drain(poller, watchers, 0.5)
         if daemon_stopped:
             os.kill(daemon.pid, signal.SIGSTOP)
@@ -307,12 +310,14 @@ def no_compiler():
     return None
 
 
-def hop(flips, rounds=4):
+def hop(flips, rounds=6):
     """Issue 45's five watchers, in one run per round, each after `ip
     monitor route` for the same flip: bench/relay.c direct (the kernel to
     one process) and hop (one process more, over a Unix socket), GLib's
     netlink backend from Python, reachd in-process and through the daemon.
-    Interleaved so that each round's machine is the same for all five; the
+    Interleaved so that each round's machine is the same for all five, and
+    started in a new order each round (the kernel hands a notice to the
+    newest subscriber first), each order followed by its reverse; the
     figure of each is the median over rounds of its p50. Then the two
     ratios the goals are set in: in-process against GLib (at most 1), and
     through the daemon less GLib against the bare hop (relay hop less relay
@@ -330,10 +335,23 @@ def hop(flips, rounds=4):
         rows.append("  (no python3-gi here: GLib's watcher skipped, and the ratios against it)")
     p50s = {name: [] for name, _ in watchers}
     cpus = {name: [] for name, _ in watchers}
+    short = {direct[0]: "relay.c direct", relay_hop[0]: "relay.c hop", glib[0]: "GLib",
+             IN_PROCESS[0]: "reachd in-process", THROUGH_DAEMON[0]: "reachd's client"}
     try:
         for n in range(rounds):
             arrivals, cpu = {}, {}
-            for row in measure(flips, watchers, arrivals=arrivals, cpu=cpu):
+            # The kernel hands a route notice to the newest subscriber first
+            # (netlink_broadcast walks its list from the head, where a socket
+            # joining a group is added), and on two cores the first woken
+            # takes the free core: a fixed start order would fix who waits.
+            # So the rounds go in pairs: a random order, then its reverse, so
+            # that of any two watchers each is handed the notice first
+            # equally often. The daemon starts before them all, so it is
+            # handed the notice last: that favours the others, never us.
+            order = random.sample(watchers, len(watchers)) if n % 2 == 0 else order[::-1]
+            rows.append(f"  round {n + 1}: handed the notice first to last: "
+                        + ", ".join(short[name] for name, _ in reversed(order)) + ", ip monitor, the daemon")
+            for row in measure(flips, order, arrivals=arrivals, cpu=cpu):
                 rows.append(f"  round {n + 1}: {row.strip()}")
             reference = arrivals["ip monitor route (reference)"]
             for name, _ in watchers:
@@ -453,7 +471,7 @@ def timeline_hop(flips):
 
 
 def print_hop(flips):
-    print("\n".join(hop(flips, 1 if reachd_bench.TINY else 4)))
+    print("\n".join(hop(flips, 1 if reachd_bench.TINY else 6)))
     print("the same hop on the scheduler's timeline (perf sched):")
     print("\n".join(timeline_hop(flips)))
 
