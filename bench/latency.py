@@ -5,7 +5,8 @@ figures behind issue 11.
 Default-route flips go through one long-lived `ip -batch -` in a throw-away
 namespace. First issue 45's five watchers in one run per round, with the
 ratios its goals are set in and each one's CPU time per flip in the same
-rounds (the daemon's counted with its client's); then each watcher in a run of its own beside
+rounds (the daemon's counted with its client's); then the CPU a flip costs
+reachd in-process and bench/relay.c alone, cold and warm; then each watcher in a run of its own beside
 `ip monitor`, then all in one run. Every watcher's output line is stamped by one epoll loop here, the
 same way as the line of `ip monitor route` (the kernel's own notification, the
 limit), and each watcher is reported as its difference from that line, never
@@ -391,6 +392,63 @@ def hop(flips, rounds=6):
     return rows
 
 
+
+def switches(pid):
+    """Context switches of `pid`'s threads so far (voluntary and not)."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{thread}/status") as status:
+            total += sum(int(line.split()[1]) for line in status
+                         if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")))
+    return total
+
+
+def cold_and_warm(flips):
+    """CPU per flip, each watcher alone, with flips 20 ms apart (cold: as
+    in the rounds above, and as route changes come) and 0.5 ms apart
+    (warm: the caches still hold what the last one touched). The cold
+    figure less the warm one is what a wake-up after a pause costs beyond
+    the work itself, which grows with the memory a change touches, not with
+    its instructions; bench/relay.c direct is the floor of both. Context
+    switches per flip are given, so that flips taken two at a time show."""
+    skipped = no_compiler()
+    if skipped:
+        return [skipped]
+    build, relay = compiled("relay.c")
+    rows = []
+    try:
+        for name, argv in (("floor: relay.c, the kernel to one process", [relay, "direct"]), IN_PROCESS):
+            net = reachd_bench.Network()
+            try:
+                watcher = start(net, name, argv)
+                poller = select.poll()
+                poller.register(watcher.fd, select.POLLIN)
+                pump(poller, [watcher], lambda: bool(watcher.lines))
+                drain(poller, [watcher], 0.5)
+                batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
+                figures = []
+                for gap in (0.02, 0.0005):
+                    spent, woken = cpu_ns(watcher.owner.pid), switches(watcher.owner.pid)
+                    for i in range(flips):
+                        batch.stdin.write(DEFAULT_ROUTE_FLIP[i % 2] + "\n")
+                        batch.stdin.flush()
+                        drain(poller, [watcher], gap)
+                    drain(poller, [watcher], 0.2)
+                    figures.append(((cpu_ns(watcher.owner.pid) - spent) / flips / 1e3,
+                                    (switches(watcher.owner.pid) - woken) / flips))
+                batch.stdin.close()
+                batch.wait()
+                watcher.owner.kill()
+                watcher.owner.wait()
+            finally:
+                net.close()
+            (cold, cold_woken), (warm, warm_woken) = figures
+            rows.append(f"  {name:44} {cold:5.0f} µs cold, {warm:5.0f} µs warm, {cold - warm:+5.0f} µs for the pause"
+                        f"  ({cold_woken:.1f} and {warm_woken:.1f} context switches a flip)")
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    return rows
+
 # The end of a task as `perf sched timehist` writes it: "[pid/tid]" or "[pid]".
 TASK = re.compile(r"\[(\d+)(?:/\d+)?\]$")
 
@@ -677,6 +735,8 @@ def main():
         return
     print("five watchers in one run, each after `ip monitor route` for the same flip (issue 45's goals):")
     print_hop(flips)
+    print("\nCPU per flip, each alone, flips 20 ms apart (cold) and 0.5 ms apart (warm):")
+    print("\n".join(cold_and_warm(flips)))
     print("\nroute change to the dns verdict (a name server routed as the Internet is), after `ip monitor route`:")
     print("\n".join(dns_verdict(flips)))
     print(f"event to subscriber, added over `ip monitor route` in the same run, one watcher at a time ({REACHD}):")
