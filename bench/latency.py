@@ -313,7 +313,7 @@ def no_compiler():
     return None
 
 
-def hop(flips, rounds=6):
+def hop(flips, rounds=10):
     """Issue 45's five watchers, in one run per round, each after `ip
     monitor route` for the same flip: bench/relay.c direct (the kernel to
     one process) and hop (one process more, over a Unix socket), GLib's
@@ -531,7 +531,7 @@ def timeline_hop(flips):
 
 
 def print_hop(flips):
-    print("\n".join(hop(flips, 1 if reachd_bench.TINY else 6)))
+    print("\n".join(hop(flips, 1 if reachd_bench.TINY else 10)))
     print("the same hop on the scheduler's timeline (perf sched):")
     print("\n".join(timeline_hop(flips)))
 
