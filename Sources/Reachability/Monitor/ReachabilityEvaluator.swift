@@ -64,9 +64,7 @@ enum ReachabilityEvaluator {
     /// IPv4 before IPv6, then by address bytes, then by prefix.
     private static func listedBefore(_ a: AddressRecord, _ b: AddressRecord) -> Bool {
         if a.family != b.family { return a.family == .ipv4 }
-        if a.address.bytes != b.address.bytes {
-            return a.address.bytes.lexicographicallyPrecedes(b.address.bytes)
-        }
+        if a.address != b.address { return a.address.precedes(b.address) }
         return a.prefixLength < b.prefixLength
     }
 

@@ -67,11 +67,11 @@ package struct ClosedConnection: Sendable, Hashable {
         // (4 bytes), source (16), destination (16).
         switch Int32(message[0]) {
         case AF_INET:
-            source = IPAddress(family: .ipv4, bytes: Array(message[8..<12]))
-            peer = IPAddress(family: .ipv4, bytes: Array(message[24..<28]))
+            source = IPAddress(family: .ipv4, bytes: UnsafeRawBufferPointer(rebasing: message[8..<12]))
+            peer = IPAddress(family: .ipv4, bytes: UnsafeRawBufferPointer(rebasing: message[24..<28]))
         case AF_INET6:
-            source = Self.unmapped(Array(message[8..<24]))
-            peer = Self.unmapped(Array(message[24..<40]))
+            source = Self.unmapped(UnsafeRawBufferPointer(rebasing: message[8..<24]))
+            peer = Self.unmapped(UnsafeRawBufferPointer(rebasing: message[24..<40]))
         default:
             return nil
         }
@@ -94,9 +94,12 @@ package struct ClosedConnection: Sendable, Hashable {
     }
 
     /// An IPv6 address, or the IPv4 one it maps (`::ffff:a.b.c.d`).
-    private static func unmapped(_ bytes: [UInt8]) -> IPAddress? {
-        let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xff, 0xff]
-        if bytes.starts(with: mappedPrefix) { return IPAddress(family: .ipv4, bytes: Array(bytes[12...])) }
+    private static func unmapped(_ bytes: UnsafeRawBufferPointer) -> IPAddress? {
+        if bytes.starts(with: mappedPrefix) {
+            return IPAddress(family: .ipv4, bytes: UnsafeRawBufferPointer(rebasing: bytes[12...]))
+        }
         return IPAddress(family: .ipv6, bytes: bytes)
     }
+
+    private static let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xff, 0xff]
 }

@@ -55,7 +55,7 @@ package final class NeighbourEventSocket {
         header.ndm_ifindex = Int32(interfaceIndex)
         try libnl("build a neighbour request",
                   nlmsg_append(message, &header, MemoryLayout<ndmsg>.size, Int32(NLMSG_ALIGNTO)))
-        try libnl("build a neighbour request", address.bytes.withUnsafeBytes {
+        try libnl("build a neighbour request", address.withUnsafeBytes {
             nla_put(message, Int32(NDA_DST), Int32($0.count), $0.baseAddress)
         })
         _ = try socket.send(message, operation: "ask for a neighbour entry")

@@ -66,9 +66,8 @@ enum NetlinkDecoder {
         guard message.count >= header + MemoryLayout<rtmsg>.size,
             let family = AddressFamily(kernelValue: Int32(message[header + routeFamilyOffset]))
         else { return nil }
-        let width = family == .ipv4 ? 4 : 16
         let length = Int(message[header + routePrefixLengthOffset])
-        var destination: [UInt8]?
+        var destination: IPAddress?
         var own = NextHop()
         // Several next hops, or one named otherwise: no one link to name.
         var anyNextHop = Int32(message[header + routeTypeOffset]) != RTN_UNICAST
@@ -76,8 +75,8 @@ enum NetlinkDecoder {
         while let (type, payload) = attributes.next() {
             switch type {
             case UInt16(RTA_DST.rawValue):
-                guard payload.count == width else { return nil }
-                destination = Array(payload)
+                guard let address = IPAddress(family: family, bytes: payload) else { return nil }
+                destination = address
             case UInt16(RTA_MULTIPATH.rawValue), UInt16(RTA_VIA.rawValue):
                 anyNextHop = true
             default:
@@ -89,8 +88,8 @@ enum NetlinkDecoder {
         }
         guard !attributes.isBroken else { return nil }
         // The default route has no RTA_DST; any other prefix has one.
-        guard let bytes = destination ?? (length == 0 ? [UInt8](repeating: 0, count: width) : nil),
-            let address = IPAddress(family: family, bytes: bytes), let prefix = RoutePrefix(address: address, length: length)
+        guard let address = destination ?? (length == 0 ? IPAddress.zero(family) : nil),
+            let prefix = RoutePrefix(address: address, length: length)
         else { return nil }
         let nextHop = anyNextHop ? nil : own.outputInterface.map { RemovedRoute.NextHop(outputInterface: $0, gateway: own.gateway) }
         return RemovedRoute(prefix: prefix, nextHop: nextHop)
@@ -139,7 +138,7 @@ enum NetlinkDecoder {
                 table = payload.loadUnaligned(as: UInt32.self)
             case UInt16(RTA_PREFSRC.rawValue):
                 guard let family else { break }
-                guard let address = IPAddress(family: family, bytes: Array(payload)) else { return nil }
+                guard let address = IPAddress(family: family, bytes: payload) else { return nil }
                 source = address
             case UInt16(RTA_CACHEINFO.rawValue):
                 guard payload.count >= MemoryLayout<rta_cacheinfo>.size else { return nil }
@@ -187,12 +186,12 @@ enum NetlinkDecoder {
                 outputInterface = Int(payload.loadUnaligned(as: Int32.self))
             case UInt16(RTA_GATEWAY.rawValue):
                 guard let family else { break }
-                guard let address = IPAddress(family: family, bytes: Array(payload)) else { return false }
+                guard let address = IPAddress(family: family, bytes: payload) else { return false }
                 gateway = address
             case UInt16(RTA_VIA.rawValue):
                 guard payload.count >= 2 else { return false }
                 guard let viaFamily = AddressFamily(kernelValue: Int32(payload.loadUnaligned(as: UInt16.self))) else { break }
-                guard let address = IPAddress(family: viaFamily, bytes: Array(payload[2...])) else { return false }
+                guard let address = IPAddress(family: viaFamily, bytes: UnsafeRawBufferPointer(rebasing: payload[2...])) else { return false }
                 via = address
             default:
                 break
@@ -300,7 +299,7 @@ enum NetlinkDecoder {
         guard let address, let raw = nl_addr_get_binary_addr(address) else { return nil }
         guard let family = AddressFamily(kernelValue: nl_addr_get_family(address)) else { return nil }
         let bytes = UnsafeRawBufferPointer(start: raw, count: Int(nl_addr_get_len(address)))
-        return IPAddress(family: family, bytes: Array(bytes))
+        return IPAddress(family: family, bytes: bytes)
     }
 
     /// Hands the libnl object that `nl_msg_parse` builds from this message to

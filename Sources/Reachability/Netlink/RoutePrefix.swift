@@ -12,7 +12,7 @@ struct RoutePrefix: Sendable, Hashable {
     var length: Int
 
     init?(address: IPAddress, length: Int) {
-        guard length >= 0, length <= address.bytes.count * 8 else { return nil }
+        guard length >= 0, length <= address.count * 8 else { return nil }
         self.address = address
         self.length = length
     }
@@ -21,10 +21,10 @@ struct RoutePrefix: Sendable, Hashable {
     func contains(_ destination: IPAddress) -> Bool {
         guard destination.family == address.family else { return false }
         let whole = length / 8
-        for index in 0..<whole where destination.bytes[index] != address.bytes[index] { return false }
+        for index in 0..<whole where destination[index] != address[index] { return false }
         let bits = length % 8
         guard bits > 0 else { return true }
         let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - bits))
-        return destination.bytes[whole] & mask == address.bytes[whole] & mask
+        return destination[whole] & mask == address[whole] & mask
     }
 }

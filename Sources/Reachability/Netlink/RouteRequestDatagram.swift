@@ -29,8 +29,8 @@ struct RouteRequestDatagram {
         let source = query.source.flatMap { $0.family == destination.family ? $0 : nil }
         // Its length first, then the bytes written in place over zeros:
         // what is not written (the padding, rtmsg's unused fields) is zero.
-        var length = Self.headerBytes + Self.attributeBytes(destination.bytes.count)
-        if let source { length += Self.attributeBytes(source.bytes.count) }
+        var length = Self.headerBytes + Self.attributeBytes(destination.count)
+        if let source { length += Self.attributeBytes(source.count) }
         if query.uid != nil { length += Self.attributeBytes(4) }
         if query.outputInterface != nil { length += Self.attributeBytes(4) }
         if query.tcpPort != nil { length += Self.attributeBytes(1) + Self.attributeBytes(2) }
@@ -44,10 +44,10 @@ struct RouteRequestDatagram {
                 at += MemoryLayout.size(ofValue: value)
             }
             /// `struct rtattr`, then its value; `at` moves past the padding.
-            func attribute(_ type: UInt32, _ value: [UInt8]) {
+            func attribute(_ type: UInt32, _ value: IPAddress) {
                 put(UInt16(4 + value.count))
                 put(UInt16(type))
-                for byte in value { put(byte) }
+                value.withUnsafeBytes { for byte in $0 { put(byte) } }
                 at += (4 - value.count % 4) % 4
             }
             func attribute(_ type: UInt32, _ value: some FixedWidthInteger) {
@@ -66,15 +66,15 @@ struct RouteRequestDatagram {
             // struct rtmsg: family, dst_len, src_len, then tos, table,
             // protocol, scope and type (all 0), and flags.
             put(UInt8(destination.family == .ipv4 ? AF_INET : AF_INET6))
-            put(UInt8(destination.bytes.count * 8))
-            put(UInt8((source?.bytes.count ?? 0) * 8))
+            put(UInt8(destination.count * 8))
+            put(UInt8((source?.count ?? 0) * 8))
             at += 5
             // Without RTM_F_LOOKUP_TABLE the kernel answers an IPv4 lookup
             // with table `main` whichever table the route came from (as `ip
             // route get` knows).
             put(UInt32(RTM_F_LOOKUP_TABLE) | (matchingRoute ? UInt32(RTM_F_FIB_MATCH) : 0))
-            attribute(RTA_DST.rawValue, destination.bytes)
-            if let source { attribute(RTA_SRC.rawValue, source.bytes) }
+            attribute(RTA_DST.rawValue, destination)
+            if let source { attribute(RTA_SRC.rawValue, source) }
             if let uid = query.uid { attribute(RTA_UID.rawValue, uid) }
             if let link = query.outputInterface {
                 // The kernel reads 0 as no link at all: an index no link has

@@ -207,11 +207,11 @@ final class HostResolver: Sendable {
         switch entry.ai_family {
         case AF_INET:
             return socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                withUnsafeBytes(of: $0.pointee.sin_addr) { IPAddress(family: .ipv4, bytes: Array($0)) }
+                withUnsafeBytes(of: $0.pointee.sin_addr) { IPAddress(family: .ipv4, bytes: $0) }
             }
         case AF_INET6:
             return socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                withUnsafeBytes(of: $0.pointee.sin6_addr) { IPAddress(family: .ipv6, bytes: Array($0)) }
+                withUnsafeBytes(of: $0.pointee.sin6_addr) { IPAddress(family: .ipv6, bytes: $0) }
             }
         default:
             return nil
