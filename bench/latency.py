@@ -650,8 +650,10 @@ def print_fanout(flips, sizes):
             # first (the floor can beat ip monitor itself): a ratio of them
             # says nothing, so only the difference is given.
             ratio = f"{ours[1] / floor[1]:.2f}" if floor[1] >= 1e6 else "not given under 1 ms"
+            # Issue 45 sets its goal at 10,000; a smaller fan-out is shown beside it.
+            goal = "  (goal: at most 1.1)" if subscribers == 10000 else ""
             print(f"  to the last of {subscribers} ({length}-byte lines): the daemon less the floor"
-                  f" {(ours[1] - floor[1]) / 1e6:+.3f} ms, the daemon ÷ the floor {ratio}  (goal: at most 1.1)")
+                  f" {(ours[1] - floor[1]) / 1e6:+.3f} ms, the daemon ÷ the floor {ratio}{goal}")
 
 
 def wakeups(pids, seconds=10):
