@@ -392,17 +392,6 @@ def hop(flips, rounds=10):
     return rows
 
 
-
-def switches(pid):
-    """Context switches of `pid`'s threads so far (voluntary and not)."""
-    total = 0
-    for thread in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{thread}/status") as status:
-            total += sum(int(line.split()[1]) for line in status
-                         if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")))
-    return total
-
-
 def cold_and_warm(flips):
     """CPU per flip, each watcher alone, with flips 20 ms apart (cold: as
     in the rounds above, and as route changes come) and 0.5 ms apart
@@ -623,15 +612,12 @@ def daemon_line_length():
     net = reachd_bench.Network(resolver=False)
     try:
         reachd_bench.start_daemon(net, "--no-check")
-        s = subscriber(net.sock, "length").socket
-        received = b""
-        while b"\n" not in received:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise SystemExit("the daemon closed a subscriber before its first line")
-            received += chunk
-        s.close()
-        return received.index(b"\n") + 1
+        with reachd_bench.connect(net.sock) as s:
+            s.sendall(b'{"op":"subscribe"}\n')
+            line = s.makefile("rb").readline()
+        if not line.endswith(b"\n"):
+            raise SystemExit("the daemon closed a subscriber before its first line")
+        return len(line)
     finally:
         net.close()
 
@@ -656,22 +642,25 @@ def print_fanout(flips, sizes):
                   f" {(ours[1] - floor[1]) / 1e6:+.3f} ms, the daemon ÷ the floor {ratio}{goal}")
 
 
+def switches(pid):
+    """Context switches of every thread of `pid` so far, voluntary and not."""
+    count = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            for line in f:
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    count += int(line.split()[1])
+    return count
+
+
 def wakeups(pids, seconds=10):
     """Context switches of every thread of each of `pids` over the same
     `seconds`: each is a wake-up. Measured together, since a waiting
     process's count does not depend on the others, and an idle host does
     not change meanwhile."""
-    def total(pid):
-        count = 0
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/status") as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                        count += int(line.split()[1])
-        return count
-    before = [total(pid) for pid in pids]
+    before = [switches(pid) for pid in pids]
     time.sleep(seconds)
-    return [total(pid) - b for pid, b in zip(pids, before)]
+    return [switches(pid) - b for pid, b in zip(pids, before)]
 
 
 def idle(seconds=10):

@@ -210,14 +210,14 @@ def rss_kib(pid):
     return 0
 
 
-def startup(n, tries=None):
+def startup(n):
     """The daemon's start-up to its first answer and an in-process `reachd
-    status`, each the median of `tries`, and the daemon's RSS, with `n`
-    routes in the table. A median: the first start-up after a million
-    routes went in measured 15 to 19 ms more than the ones after it (the
-    whole process slower from exec on, the kernel still settling), where
-    seven in a row measured no growth."""
-    tries = tries or (1 if TINY else 7)
+    status`, each the median of seven (one in a tiny run), and the daemon's
+    RSS, with `n` routes in the table. A median: the first start-up after a
+    million routes went in measured 15 to 19 ms more than the ones after it
+    (the whole process slower from exec on, the kernel still settling),
+    where seven in a row measured no growth."""
+    tries = 1 if TINY else 7
     net = Network()
     try:
         if n:

@@ -124,8 +124,7 @@ package struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             }
         }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        let af = family == .ipv4 ? AF_INET : AF_INET6
-        _ = withUnsafeBytes { inet_ntop(af, $0.baseAddress, &text, socklen_t(text.count)) }
+        _ = withUnsafeBytes { inet_ntop(AF_INET6, $0.baseAddress, &text, socklen_t(text.count)) }
         return String(decoding: text.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
     }
 }
