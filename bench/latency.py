@@ -34,6 +34,8 @@ subscribers once, 1 s idle; the library client REACHD_BANNER names, else
 OnlineBanner under the package (.build/release, else .build/debug). Where
 there is no C compiler ($CC, else gcc), what needs one is skipped, saying so.
 """
+import atexit
+import functools
 import json
 import shutil
 import os
@@ -292,18 +294,23 @@ def measure(flips, specs, daemon_stopped=False, flip=DEFAULT_ROUTE_FLIP, arrival
     return rows
 
 
+@functools.cache
+def build_directory():
+    """A directory of this run's own for what it compiles (root builds it:
+    not at a name others can guess), removed when the script ends."""
+    directory = tempfile.mkdtemp(prefix="reachd-bench-c-")
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
+
+
+@functools.cache
 def compiled(source):
-    """bench/`source` built with gcc -O2 in a directory of its own (root
-    builds it: not at a name others can guess): (directory, binary). The
-    caller removes the directory."""
-    build = tempfile.mkdtemp(prefix="reachd-bench-c-")
-    binary = os.path.join(build, os.path.splitext(source)[0])
-    try:
-        subprocess.run([CC, "-O2", "-o", binary, os.path.join(HERE, source)], check=True)
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
-    return build, binary
+    """bench/`source` built with gcc -O2, once a run: the binary's path.
+    The five watchers, the timeline, the cold and warm figures and both
+    fan-outs run the same two."""
+    binary = os.path.join(build_directory(), os.path.splitext(source)[0])
+    subprocess.run([CC, "-O2", "-o", binary, os.path.join(HERE, source)], check=True)
+    return binary
 
 
 def no_compiler():
@@ -327,7 +334,7 @@ def hop(flips, rounds=10):
     direct), with the bare hop's spread over rounds, as on two cores it
     depends on which core the woken reader lands on."""
     skipped = no_compiler()
-    build, relay = compiled("relay.c") if skipped is None else (None, None)
+    relay = compiled("relay.c") if skipped is None else None
     python = glib_python()
     glib = ("GLib GNetworkMonitor (Python), in-process", [python, "-c", GLIB_WATCHER])
     direct = ("floor: relay.c, the kernel to one process", [relay, "direct"])
@@ -340,32 +347,28 @@ def hop(flips, rounds=10):
     cpus = {name: [] for name, _ in watchers}
     short = {direct[0]: "relay.c direct", relay_hop[0]: "relay.c hop", glib[0]: "GLib",
              IN_PROCESS[0]: "reachd in-process", THROUGH_DAEMON[0]: "reachd's client"}
-    try:
-        for n in range(rounds):
-            arrivals, cpu = {}, {}
-            # The kernel hands a route notice to the newest subscriber first
-            # (netlink_broadcast walks its list from the head, where a socket
-            # joining a group is added), and on two cores the first woken
-            # takes the free core: a fixed start order would fix who waits.
-            # So the rounds go in pairs: a random order, then its reverse, so
-            # that of any two watchers each is handed the notice first
-            # equally often. The daemon starts before them all, so it is
-            # handed the notice last: that favours the others, never us.
-            order = random.sample(watchers, len(watchers)) if n % 2 == 0 else order[::-1]
-            rows.append(f"  round {n + 1}: handed the notice first to last: "
-                        + ", ".join(short[name] for name, _ in reversed(order)) + ", ip monitor, the daemon")
-            for row in measure(flips, order, arrivals=arrivals, cpu=cpu):
-                rows.append(f"  round {n + 1}: {row.strip()}")
-            reference = arrivals["ip monitor route (reference)"]
-            for name, _ in watchers:
-                differences = [t - r for t, r in zip(arrivals[name], reference) if t is not None and r is not None]
-                if differences:
-                    p50s[name].append(statistics.median(differences))
-                if name in cpu:
-                    cpus[name].append(cpu[name])
-    finally:
-        if build:
-            shutil.rmtree(build, ignore_errors=True)
+    for n in range(rounds):
+        arrivals, cpu = {}, {}
+        # The kernel hands a route notice to the newest subscriber first
+        # (netlink_broadcast walks its list from the head, where a socket
+        # joining a group is added), and on two cores the first woken
+        # takes the free core: a fixed start order would fix who waits.
+        # So the rounds go in pairs: a random order, then its reverse, so
+        # that of any two watchers each is handed the notice first
+        # equally often. The daemon starts before them all, so it is
+        # handed the notice last: that favours the others, never us.
+        order = random.sample(watchers, len(watchers)) if n % 2 == 0 else order[::-1]
+        rows.append(f"  round {n + 1}: handed the notice first to last: "
+                    + ", ".join(short[name] for name, _ in reversed(order)) + ", ip monitor, the daemon")
+        for row in measure(flips, order, arrivals=arrivals, cpu=cpu):
+            rows.append(f"  round {n + 1}: {row.strip()}")
+        reference = arrivals["ip monitor route (reference)"]
+        for name, _ in watchers:
+            differences = [t - r for t, r in zip(arrivals[name], reference) if t is not None and r is not None]
+            if differences:
+                p50s[name].append(statistics.median(differences))
+            if name in cpu:
+                cpus[name].append(cpu[name])
     p50 = {name: statistics.median(values) for name, values in p50s.items() if values}
     for name, value in p50.items():
         rows.append(f"  {name:44} {value / 1e6:+.3f} ms, median of {len(p50s[name])} rounds' p50")
@@ -403,40 +406,38 @@ def cold_and_warm(flips):
     skipped = no_compiler()
     if skipped:
         return [skipped]
-    build, relay = compiled("relay.c")
+    relay = compiled("relay.c")
     rows = []
-    try:
-        for name, argv in (("floor: relay.c, the kernel to one process", [relay, "direct"]), IN_PROCESS):
-            net = reachd_bench.Network()
-            try:
-                watcher = start(net, name, argv)
-                poller = select.poll()
-                poller.register(watcher.fd, select.POLLIN)
-                pump(poller, [watcher], lambda: bool(watcher.lines))
-                drain(poller, [watcher], 0.5)
-                batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
-                figures = []
-                for gap in (0.02, 0.0005):
-                    spent, woken = cpu_ns(watcher.owner.pid), switches(watcher.owner.pid)
-                    for i in range(flips):
-                        batch.stdin.write(DEFAULT_ROUTE_FLIP[i % 2] + "\n")
-                        batch.stdin.flush()
-                        drain(poller, [watcher], gap)
-                    drain(poller, [watcher], 0.2)
-                    figures.append(((cpu_ns(watcher.owner.pid) - spent) / flips / 1e3,
-                                    (switches(watcher.owner.pid) - woken) / flips))
-                batch.stdin.close()
-                batch.wait()
-                watcher.owner.kill()
-                watcher.owner.wait()
-            finally:
-                net.close()
-            (cold, cold_woken), (warm, warm_woken) = figures
-            rows.append(f"  {name:44} {cold:5.0f} µs cold, {warm:5.0f} µs warm, {cold - warm:+5.0f} µs for the pause"
-                        f"  ({cold_woken:.1f} and {warm_woken:.1f} context switches a flip)")
-    finally:
-        shutil.rmtree(build, ignore_errors=True)
+    for name, argv in (("floor: relay.c, the kernel to one process", [relay, "direct"]), IN_PROCESS):
+        net = reachd_bench.Network()
+        try:
+            watcher = start(net, name, argv)
+            poller = select.poll()
+            poller.register(watcher.fd, select.POLLIN)
+            pump(poller, [watcher], lambda: bool(watcher.lines))
+            drain(poller, [watcher], 0.5)
+            batch = subprocess.Popen(["ip", "-n", net.host, "-batch", "-"], stdin=subprocess.PIPE, text=True)
+            figures = []
+            for gap in (0.02, 0.0005):
+                spent, woken = cpu_ns(watcher.owner.pid), switches(watcher.owner.pid)
+                for i in range(flips):
+                    batch.stdin.write(DEFAULT_ROUTE_FLIP[i % 2] + "\n")
+                    batch.stdin.flush()
+                    drain(poller, [watcher], gap)
+                drain(poller, [watcher], 0.2)
+                figures.append(((cpu_ns(watcher.owner.pid) - spent) / flips / 1e3,
+                                (switches(watcher.owner.pid) - woken) / flips))
+            batch.stdin.close()
+            batch.wait()
+            watcher.owner.kill()
+            watcher.owner.wait()
+        finally:
+            net.close()
+        (cold, cold_woken), (warm, warm_woken) = figures
+        rows.append(f"  {name:44} {cold:5.0f} µs cold, {warm:5.0f} µs warm, {cold - warm:+5.0f} µs for the pause"
+                    f"  ({cold_woken:.1f} and {warm_woken:.1f} context switches a flip)")
     return rows
+
 
 # The end of a task as `perf sched timehist` writes it: "[pid/tid]" or "[pid]".
 TASK = re.compile(r"\[(\d+)(?:/\d+)?\]$")
@@ -485,34 +486,30 @@ def timeline_hop(flips):
     if shutil.which("perf") is None:
         return ["  (no perf here: `make bench` installs linux-perf)"]
     skipped = no_compiler()
-    build, relay = compiled("relay.c") if skipped is None else (None, None)
+    relay = compiled("relay.c") if skipped is None else None
     reader = os.getpid()
     rows, p50 = [skipped] if skipped else [], {}
-    try:
-        for name, argv in (THROUGH_DAEMON, ("floor: bench/relay.c hop", [relay, "hop"]))[:1 if skipped else 2]:
-            timeline = {}
-            measure(flips, [(name, argv)], timeline=timeline)
-            try:
-                events = scheduler_wakeups(timeline["perf"])
-                started = timeline["pids"][name]
-                if argv[0] == relay:
-                    # `ip netns exec` execs the relay, which writes; the process it forks prints.
-                    writer = started
-                    # None where perf lost the wake-up (it drops events on a loaded machine).
-                    printer = next((woken for at, waker, woken in events if waker == writer and woken != reader), None)
-                else:
-                    writer, printer = timeline["daemon"], started
-                hops = relayed(events, writer, printer, reader) if printer is not None else []
-            finally:
-                shutil.rmtree(os.path.dirname(timeline["perf"]), ignore_errors=True)
-            if hops:
-                p50[name] = statistics.median(hops)
-                rows.append(f"  {name:44} {p50[name]:6.0f} µs p50 from the write to the printed line ({len(hops)} of {flips} flips)")
+    for name, argv in (THROUGH_DAEMON, ("floor: bench/relay.c hop", [relay, "hop"]))[:1 if skipped else 2]:
+        timeline = {}
+        measure(flips, [(name, argv)], timeline=timeline)
+        try:
+            events = scheduler_wakeups(timeline["perf"])
+            started = timeline["pids"][name]
+            if argv[0] == relay:
+                # `ip netns exec` execs the relay, which writes; the process it forks prints.
+                writer = started
+                # None where perf lost the wake-up (it drops events on a loaded machine).
+                printer = next((woken for at, waker, woken in events if waker == writer and woken != reader), None)
             else:
-                rows.append(f"  {name:44} no wake-ups recorded")
-    finally:
-        if build:
-            shutil.rmtree(build, ignore_errors=True)
+                writer, printer = timeline["daemon"], started
+            hops = relayed(events, writer, printer, reader) if printer is not None else []
+        finally:
+            shutil.rmtree(os.path.dirname(timeline["perf"]), ignore_errors=True)
+        if hops:
+            p50[name] = statistics.median(hops)
+            rows.append(f"  {name:44} {p50[name]:6.0f} µs p50 from the write to the printed line ({len(hops)} of {flips} flips)")
+        else:
+            rows.append(f"  {name:44} no wake-ups recorded")
     if len(p50) == 2:
         ours, floor = p50[THROUGH_DAEMON[0]], p50["floor: bench/relay.c hop"]
         rows.append(f"  the hop above the floor, on the timeline:       {(ours - floor) / 1e3:+.3f} ms")
@@ -551,14 +548,13 @@ def fanout(flips, subscribers=1000, floor=None):
     change and does nothing else, the least a fan-out costs."""
     if skipped := no_compiler():
         return [skipped], None
-    build, reader = compiled("fanout.c")
-    relay = compiled("relay.c") if floor else None
+    reader = compiled("fanout.c")
     net = None
     try:
         net = reachd_bench.Network()
         if floor:
             path = os.path.join(net.dir, "floor.sock")
-            writer = subprocess.Popen(net.exec(relay[1], "fan", path, str(floor)))
+            writer = subprocess.Popen(net.exec(compiled("relay.c"), "fan", path, str(floor)))
             deadline = time.monotonic() + 10
             while not os.path.exists(path) and writer.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -597,9 +593,6 @@ def fanout(flips, subscribers=1000, floor=None):
     finally:
         if net is not None:
             net.close()
-        shutil.rmtree(build, ignore_errors=True)
-        if relay:
-            shutil.rmtree(relay[0], ignore_errors=True)
     who = "floor: relay.c fan, " if floor else ""
     medians = (statistics.median(first), statistics.median(last)) if first else None
     return [f"  {who}event to the first of {subscribers}: {summary(first)}",

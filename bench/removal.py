@@ -60,7 +60,7 @@ def main():
     if shutil.which(CC) is None:
         print(f"no C compiler ({CC}): the removal race is not measured")
         return
-    build, listener = compiled("removal.c")
+    listener = compiled("removal.c")
     net = reachd_bench.Network(resolver=False)
     processes = []
     try:
@@ -112,7 +112,6 @@ def main():
                 process.kill()
                 process.wait()
         net.close()
-        shutil.rmtree(build, ignore_errors=True)
 
 
 if __name__ == "__main__":
